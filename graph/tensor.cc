@@ -1,0 +1,144 @@
+#include "graph/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+namespace tandem {
+
+std::string Device::ToString() const {
+  return type == DeviceType::kCpu ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+int64_t NumElements(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string DimsToString(const Dims& dims) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
+  os << ']';
+  return os.str();
+}
+
+Tensor::Tensor(DataType dtype, Dims dims, std::shared_ptr<Buffer> buffer, size_t byte_offset)
+    : dtype_(dtype), dims_(std::move(dims)), buffer_(std::move(buffer)), offset_(byte_offset) {}
+
+Tensor Tensor::Host(DataType dtype, Dims dims) {
+  size_t n = static_cast<size_t>(NumElements(dims));
+  auto buf = std::make_shared<Buffer>();
+  size_t bytes = n * SizeOf(dtype);
+  buf->bytes = bytes;
+  if (dtype == DataType::kString) {
+    auto* s = new std::string[n ? n : 1];
+    buf->data = s;
+    buf->release = [](Buffer& b) { delete[] static_cast<std::string*>(b.data); };
+  } else {
+    size_t alloc = ((bytes ? bytes : 1) + 63) / 64 * 64;
+    buf->data = std::aligned_alloc(64, alloc);
+    if (!buf->data) throw std::bad_alloc();
+    std::memset(buf->data, 0, alloc);
+    buf->release = [](Buffer& b) { std::free(b.data); };
+  }
+  return Tensor(dtype, std::move(dims), std::move(buf));
+}
+
+Tensor Tensor::Reshaped(Dims dims) const {
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t = Host(dtype_, dims_);
+  if (dtype_ == DataType::kString) {
+    for (int64_t i = 0; i < numel(); ++i) t.data<std::string>()[i] = data<std::string>()[i];
+  } else if (bytes()) {
+    std::memcpy(t.raw(), raw(), bytes());
+  }
+  return t;
+}
+
+namespace {
+template <typename From, typename To>
+To ConvertOne(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<float>(v) != 0.0f;
+  } else if constexpr (std::is_same_v<To, Float16> || std::is_same_v<To, BFloat16>) {
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<From, Float16> || std::is_same_v<From, BFloat16>) {
+    return static_cast<To>(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+}  // namespace
+
+Tensor Tensor::CastTo(DataType to) const {
+  if (to == dtype_) return Clone();
+  Tensor out = Host(to, dims_);
+  const int64_t n = numel();
+  if (dtype_ == DataType::kString) {
+    const auto* s = data<std::string>();
+    VisitNumericType(to, [&](auto tag) {
+      using To = decltype(tag);
+      for (int64_t i = 0; i < n; ++i) out.data<To>()[i] = ConvertOne<double, To>(std::strtod(s[i].c_str(), nullptr));
+    });
+    return out;
+  }
+  if (to == DataType::kString) {
+    auto* s = out.data<std::string>();
+    for (int64_t i = 0; i < n; ++i) {
+      std::ostringstream os;
+      os << ElementAsDouble(i);
+      s[i] = os.str();
+    }
+    return out;
+  }
+  VisitNumericType(dtype_, [&](auto from_tag) {
+    using From = decltype(from_tag);
+    const From* src = data<From>();
+    VisitNumericType(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      To* dst = out.data<To>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = ConvertOne<From, To>(src[i]);
+    });
+  });
+  return out;
+}
+
+double Tensor::ElementAsDouble(int64_t i) const {
+  double r = 0;
+  VisitNumericType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+      r = static_cast<float>(data<T>()[i]);
+    else
+      r = static_cast<double>(data<T>()[i]);
+  });
+  return r;
+}
+
+int64_t Tensor::ElementAsInt64(int64_t i) const {
+  int64_t r = 0;
+  VisitNumericType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+      r = static_cast<int64_t>(static_cast<float>(data<T>()[i]));
+    else
+      r = static_cast<int64_t>(data<T>()[i]);
+  });
+  return r;
+}
+
+std::vector<int64_t> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[i] = ElementAsInt64(i);
+  return v;
+}
+
+}  // namespace tandem

@@ -1,0 +1,36 @@
+#include "providers/cpu/cpu_provider.h"
+
+#include <cstring>
+
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem {
+
+const KernelRegistry& CpuKernelRegistry() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry;
+    cpu::RegisterAllCpuKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+CpuProvider::CpuProvider() = default;
+
+const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
+
+absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {
+  if (src.device().type != DeviceType::kCpu || dst.device().type != DeviceType::kCpu)
+    return absl::InvalidArgumentError("[cpu] copy between host tensors only");
+  if (src.bytes() != dst.bytes())
+    return absl::InvalidArgumentError("[cpu] copy size mismatch");
+  if (src.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < src.numel(); ++i)
+      dst.data<std::string>()[i] = src.data<std::string>()[i];
+  } else if (src.bytes()) {
+    std::memcpy(dst.raw(), src.raw(), src.bytes());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tandem

@@ -1,0 +1,26 @@
+// The CPU execution provider: oneDNN primitives for the heavy ops, plain C++ for the rest.
+#pragma once
+#include <memory>
+
+#include "providers/cpu/cpu_allocator.h"
+#include "providers/execution_provider.h"
+
+namespace tandem {
+
+class CpuProvider : public ExecutionProvider {
+ public:
+  CpuProvider();
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return Device{DeviceType::kCpu, 0}; }
+  Allocator& allocator() override { return allocator_; }
+  const KernelRegistry& registry() const override;
+  absl::Status Copy(const Tensor& src, Tensor& dst) override;
+
+ private:
+  CpuAllocator allocator_;
+};
+
+// The CPU kernel registry (built once).
+const KernelRegistry& CpuKernelRegistry();
+
+}  // namespace tandem

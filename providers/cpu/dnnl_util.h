@@ -1,0 +1,41 @@
+// oneDNN plumbing for CPU kernels: one engine and stream per process, dtype and
+// memory-descriptor helpers, and a small per-kernel primitive cache keyed by shape.
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "graph/tensor.h"
+
+namespace tandem::cpu {
+
+dnnl::engine& DnnlEngine();
+dnnl::stream& DnnlStream();
+
+// oneDNN data type for `t`, or nullopt when oneDNN has none (int64, double, ...).
+std::optional<dnnl::memory::data_type> ToDnnl(DataType t);
+dnnl::memory::dims ToDnnlDims(const Dims& d);
+// Plain row-major descriptor for dims (rank 0 is treated as [1]).
+dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt);
+// A dnnl::memory wrapping the tensor's storage (no copy).
+dnnl::memory WrapTensor(const Tensor& t, const dnnl::memory::desc& md);
+
+// Caches one built object (e.g. a primitive and its descriptors) per input shape key.
+template <typename Entry>
+class ShapeCache {
+ public:
+  template <typename Build>
+  Entry& Get(const std::vector<Dims>& key, Build&& build) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) it = entries_.emplace(key, build()).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::vector<Dims>, Entry> entries_;
+};
+
+}  // namespace tandem::cpu

@@ -1,0 +1,46 @@
+// One registration function per kernel file; cpu_provider.cc calls them all.
+// Adding a kernel file: declare its function here and call it in RegisterAllCpuKernels.
+#pragma once
+#include "providers/kernel_registry.h"
+
+namespace tandem::cpu {
+
+void RegisterUnaryKernels(KernelRegistry& r);        // unary.cc: activations, math
+void RegisterBinaryKernels(KernelRegistry& r);       // binary.cc: arithmetic, compare, logic
+void RegisterVariadicKernels(KernelRegistry& r);     // variadic.cc: Sum, Mean, Max, Min
+void RegisterReduceKernels(KernelRegistry& r);       // reduce.cc: Reduce*, ArgMax/ArgMin
+void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax.cc
+void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm
+void RegisterConvKernels(KernelRegistry& r);         // conv.cc: Conv, ConvTranspose
+void RegisterPoolKernels(KernelRegistry& r);         // pool.cc
+void RegisterNormKernels(KernelRegistry& r);         // norm.cc: BatchNorm, LRN, LayerNorm, ...
+void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape, Shape, ...
+void RegisterLayoutKernels(KernelRegistry& r);       // layout_ops.cc: Transpose, Concat, Split, ...
+void RegisterIndexKernels(KernelRegistry& r);        // index_ops.cc: Gather*, Scatter*, ...
+void RegisterGeneratorKernels(KernelRegistry& r);    // generator_ops.cc: Constant, Range, ...
+void RegisterMiscKernels(KernelRegistry& r);         // misc_ops.cc: TopK, CumSum, Resize, ...
+void RegisterLossKernels(KernelRegistry& r);         // loss.cc: NLLLoss, SoftmaxCrossEntropy
+void RegisterRnnKernels(KernelRegistry& r);          // rnn.cc: RNN, GRU, LSTM
+void RegisterControlFlowKernels(KernelRegistry& r);  // control_flow.cc: If, Loop, Scan
+
+inline void RegisterAllCpuKernels(KernelRegistry& r) {
+  RegisterUnaryKernels(r);
+  RegisterBinaryKernels(r);
+  RegisterVariadicKernels(r);
+  RegisterReduceKernels(r);
+  RegisterSoftmaxKernels(r);
+  RegisterMatMulKernels(r);
+  RegisterConvKernels(r);
+  RegisterPoolKernels(r);
+  RegisterNormKernels(r);
+  RegisterShapeKernels(r);
+  RegisterLayoutKernels(r);
+  RegisterIndexKernels(r);
+  RegisterGeneratorKernels(r);
+  RegisterMiscKernels(r);
+  RegisterLossKernels(r);
+  RegisterRnnKernels(r);
+  RegisterControlFlowKernels(r);
+}
+
+}  // namespace tandem::cpu

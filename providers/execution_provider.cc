@@ -1,0 +1,38 @@
+#include "providers/execution_provider.h"
+
+namespace tandem {
+
+namespace {
+const KernelDef* FindDef(const KernelRegistry& registry, const KernelInfo& info) {
+  // Try each plausible type input: most kernels key on input 0.
+  const KernelDef* any = registry.Find(info.node.domain, info.node.op_type, info.opset,
+                                       DataType::kUndefined);
+  if (!any) return nullptr;
+  return registry.Find(info.node.domain, info.node.op_type, info.opset,
+                       info.input_type(any->type_input));
+}
+}  // namespace
+
+DataType KernelLookupType(const KernelRegistry& registry, const KernelInfo& info) {
+  const KernelDef* any = registry.Find(info.node.domain, info.node.op_type, info.opset,
+                                       DataType::kUndefined);
+  return any ? info.input_type(any->type_input) : DataType::kUndefined;
+}
+
+std::optional<double> ExecutionProvider::Capability(const KernelInfo& info) const {
+  if (!FindDef(registry(), info)) return std::nullopt;
+  return launch_overhead_us();
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> ExecutionProvider::MakeKernel(const KernelInfo& info) {
+  const KernelDef* def = FindDef(registry(), info);
+  if (!def) {
+    DataType t = KernelLookupType(registry(), info);
+    return absl::UnimplementedError("[" + name() + "] " + info.node.Describe() + ": " +
+                                    registry().ExplainMiss(info.node.domain, info.node.op_type,
+                                                           info.opset, t));
+  }
+  return def->create(info);
+}
+
+}  // namespace tandem

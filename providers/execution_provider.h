@@ -1,0 +1,43 @@
+// ExecutionProvider: a device with its allocator, its kernel registry, a capability
+// query with a cost estimate (used by the partitioner) and data transfer for its device
+// edge. The runtime never includes a concrete provider's headers.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "providers/allocator.h"
+#include "providers/kernel.h"
+#include "providers/kernel_registry.h"
+
+namespace tandem {
+
+class ExecutionProvider {
+ public:
+  virtual ~ExecutionProvider() = default;
+  virtual std::string name() const = 0;
+  virtual Device device() const = 0;
+  virtual Allocator& allocator() = 0;
+  virtual const KernelRegistry& registry() const = 0;
+
+  // Estimated cost in microseconds of running `info.node` here, or nullopt when this
+  // provider has no kernel for it. The default: a kernel exists -> launch_overhead_us().
+  virtual std::optional<double> Capability(const KernelInfo& info) const;
+  // Fixed cost per kernel launch (the GPU's ~10 µs is why tiny graphs stay on the CPU).
+  virtual double launch_overhead_us() const { return 0.0; }
+
+  // Creates the kernel registered for the node's (domain, op, opset, dtype).
+  virtual absl::StatusOr<std::unique_ptr<Kernel>> MakeKernel(const KernelInfo& info);
+
+  // Copies between this device and the host (either side may be this device).
+  virtual absl::Status Copy(const Tensor& src, Tensor& dst) = 0;
+  virtual absl::Status Synchronize() { return absl::OkStatus(); }
+};
+
+// The registry lookup type for a node: the type of the registered type_input, taken from
+// what is known statically.
+DataType KernelLookupType(const KernelRegistry& registry, const KernelInfo& info);
+
+}  // namespace tandem

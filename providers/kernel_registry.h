@@ -1,0 +1,67 @@
+// KernelRegistry: kernels of one provider keyed by (domain, op, opset range, dtype).
+// Registration states the ONNX opset range each kernel implements, so a model importing
+// opset 11 never runs a kernel written for opset 13's semantics.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "providers/kernel.h"
+
+namespace tandem {
+
+using KernelFactory = std::function<absl::StatusOr<std::unique_ptr<Kernel>>(const KernelInfo&)>;
+
+struct KernelDef {
+  std::string domain;   // "" = ai.onnx, "ai.tandem" = our training ops
+  std::string op;
+  int since = 1;        // first opset (inclusive)
+  int until = 1 << 30;  // last opset (inclusive)
+  std::vector<DataType> types;  // accepted types of input `type_input`; empty = any
+  int type_input = 0;
+  KernelFactory create;
+};
+
+// Builds a factory for kernel class K constructible from `const KernelInfo&`.
+template <typename K>
+KernelFactory Make() {
+  return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(new K(info));
+  };
+}
+
+class KernelRegistry {
+ public:
+  void Add(KernelDef def);
+  // Shorthand for the default domain.
+  void Add(const std::string& op, int since, int until, std::vector<DataType> types,
+           KernelFactory create, int type_input = 0);
+
+  // The kernel for `op` at `opset` accepting `dtype` (kUndefined matches any), or null.
+  const KernelDef* Find(const std::string& domain, const std::string& op, int opset,
+                        DataType dtype) const;
+  // Why Find failed, e.g. "no kernel for Foo" or "Relu has kernels for opsets 6-12 and
+  // 13-13 but not opset 14" or "... not for type int64".
+  std::string ExplainMiss(const std::string& domain, const std::string& op, int opset,
+                          DataType dtype) const;
+  // All (domain, op) pairs with at least one kernel.
+  std::vector<std::string> Ops() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> defs_;
+};
+
+// Common type sets.
+namespace types {
+extern const std::vector<DataType> kFloats;      // float, double, float16, bfloat16
+extern const std::vector<DataType> kFloat;       // float
+extern const std::vector<DataType> kNumeric;     // all numbers (no bool, no string)
+extern const std::vector<DataType> kSignedNumeric;
+extern const std::vector<DataType> kIntegers;
+extern const std::vector<DataType> kAll;         // every type incl. bool and string
+}  // namespace types
+
+}  // namespace tandem

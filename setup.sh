@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package Tandem needs to build, test and run its demo.
+# Idempotent and non-interactive; run as root (or with sudo available).
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libdnnl-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  libopenblas0-openmp
+  libonnx-testdata dataset-fashion-mnist
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[setup] all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "[setup] installing: ${missing[*]}"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
