@@ -1,0 +1,35 @@
+#include "graph/passes.h"
+
+#include <set>
+
+namespace tandem {
+
+int EliminateDeadCode(Graph& graph) {
+  std::set<std::string> live;
+  for (const ValueInfo& o : graph.outputs) live.insert(o.name);
+  std::vector<bool> keep(graph.nodes.size(), false);
+  // Nodes are in topological order: walk backwards.
+  for (size_t k = graph.nodes.size(); k-- > 0;) {
+    const Node& n = graph.nodes[k];
+    bool used = false;
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && live.count(o)) used = true;
+    if (!used) continue;
+    keep[k] = true;
+    for (const std::string& i : n.inputs)
+      if (!i.empty()) live.insert(i);
+    for (const auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g)
+        live.insert(a.g->outer_scope_names.begin(), a.g->outer_scope_names.end());
+  }
+  std::vector<Node> kept;
+  for (size_t k = 0; k < graph.nodes.size(); ++k)
+    if (keep[k]) kept.push_back(std::move(graph.nodes[k]));
+  int removed = static_cast<int>(graph.nodes.size() - kept.size());
+  graph.nodes = std::move(kept);
+  for (auto it = graph.initializers.begin(); it != graph.initializers.end();)
+    it = live.count(it->first) ? std::next(it) : graph.initializers.erase(it);
+  return removed;
+}
+
+}  // namespace tandem

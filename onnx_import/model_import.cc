@@ -1,0 +1,262 @@
+// ModelProto -> Graph: parsing, validation, shape inference, subgraphs.
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "absl/strings/str_cat.h"
+#include "onnx_import/import.h"
+#include "onnx_import/tensor_proto.h"
+
+namespace tandem {
+
+namespace {
+
+ValueInfo ValueInfoFromProto(const onnx::ValueInfoProto& vi) {
+  ValueInfo out;
+  out.name = vi.name();
+  if (!vi.type().has_tensor_type()) return out;
+  const auto& tt = vi.type().tensor_type();
+  if (IsKnownDataType(tt.elem_type())) out.dtype = static_cast<DataType>(tt.elem_type());
+  if (tt.has_shape()) {
+    out.shape.rank_known = true;
+    for (const auto& d : tt.shape().dim()) {
+      Dim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      out.shape.dims.push_back(dim);
+    }
+  }
+  return out;
+}
+
+class Importer {
+ public:
+  Importer(std::string file, std::string model_dir)
+      : file_(std::move(file)), model_dir_(std::move(model_dir)) {}
+
+  absl::Status Fail(const std::string& what) const {
+    return absl::InvalidArgumentError("[import] " + file_ + ": " + what);
+  }
+
+  absl::StatusOr<Graph> ImportGraph(const onnx::GraphProto& gp,
+                                    const std::map<std::string, int>& opsets,
+                                    const std::set<std::string>& outer) {
+    Graph g;
+    g.name = gp.name();
+    g.opsets = opsets;
+    for (const auto& init : gp.initializer()) {
+      auto t = TensorFromProto(init, model_dir_);
+      if (!t.ok()) return Fail("graph '" + gp.name() + "': " + std::string(t.status().message()));
+      g.initializers[init.name()] = std::move(*t);
+    }
+    for (const auto& sp : gp.sparse_initializer())
+      return Fail("sparse initializer '" + sp.values().name() + "' is not supported");
+    for (const auto& in : gp.input())
+      if (!g.initializers.count(in.name())) g.inputs.push_back(ValueInfoFromProto(in));
+    for (const auto& out : gp.output()) g.outputs.push_back(ValueInfoFromProto(out));
+    for (const auto& vi : gp.value_info()) g.value_info[vi.name()] = ValueInfoFromProto(vi);
+
+    // Names this graph defines, for resolving subgraph outer scopes.
+    std::set<std::string> scope = outer;
+    for (const auto& in : gp.input()) scope.insert(in.name());
+    for (const auto& [n, t] : g.initializers) scope.insert(n);
+    for (const auto& np : gp.node())
+      for (const auto& o : np.output()) scope.insert(o);
+
+    for (const auto& np : gp.node()) {
+      Node node;
+      node.name = np.name();
+      node.op_type = np.op_type();
+      node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      node.inputs.assign(np.input().begin(), np.input().end());
+      node.outputs.assign(np.output().begin(), np.output().end());
+      if (node.op_type.empty()) return Fail("a node named '" + node.name + "' has no op_type");
+      if (!opsets.count(node.domain))
+        return Fail(node.Describe() + ": domain '" + node.domain + "' is not in the model's opset_import");
+      for (const auto& ap : np.attribute()) {
+        auto attr = ImportAttribute(ap, node, opsets, scope);
+        if (!attr.ok()) return attr.status();
+        node.attributes[ap.name()] = std::move(*attr);
+      }
+      if (node.domain.empty() && node.op_type == "Constant") {
+        auto s = ConstantToInitializer(node, g);
+        if (!s.ok()) return s;
+        continue;
+      }
+      g.nodes.push_back(std::move(node));
+    }
+    // Names read here but defined in an enclosing graph.
+    std::set<std::string> local;
+    for (const auto& in : g.inputs) local.insert(in.name);
+    for (const auto& [n, t] : g.initializers) local.insert(n);
+    for (const Node& n : g.nodes)
+      for (const auto& o : n.outputs) local.insert(o);
+    std::set<std::string> used;
+    for (const Node& n : g.nodes) {
+      for (const auto& i : n.inputs)
+        if (!i.empty()) used.insert(i);
+      for (const auto& [k, a] : n.attributes)
+        if (a.kind == Attribute::Kind::kGraph && a.g)
+          used.insert(a.g->outer_scope_names.begin(), a.g->outer_scope_names.end());
+    }
+    for (const auto& o : g.outputs) used.insert(o.name);
+    for (const auto& u : used)
+      if (!local.count(u) && outer.count(u)) g.outer_scope_names.push_back(u);
+    g.outer_scope_names.erase(std::unique(g.outer_scope_names.begin(), g.outer_scope_names.end()),
+                              g.outer_scope_names.end());
+
+    auto valid = g.Validate();
+    if (!valid.ok()) return Fail(std::string(valid.message()));
+    auto sorted = g.SortTopologically();
+    if (!sorted.ok()) return Fail(std::string(sorted.message()));
+    return g;
+  }
+
+ private:
+  absl::StatusOr<Attribute> ImportAttribute(const onnx::AttributeProto& ap, const Node& node,
+                                            const std::map<std::string, int>& opsets,
+                                            const std::set<std::string>& scope) {
+    Attribute a;
+    using AP = onnx::AttributeProto;
+    if (!ap.ref_attr_name().empty())
+      return Fail(node.Describe() + ": attribute '" + ap.name() + "' refers to a function attribute, which is not supported");
+    switch (ap.type()) {
+      case AP::FLOAT: a.kind = Attribute::Kind::kFloat; a.f = ap.f(); break;
+      case AP::INT: a.kind = Attribute::Kind::kInt; a.i = ap.i(); break;
+      case AP::STRING: a.kind = Attribute::Kind::kString; a.s = ap.s(); break;
+      case AP::FLOATS:
+        a.kind = Attribute::Kind::kFloats;
+        a.floats.assign(ap.floats().begin(), ap.floats().end());
+        break;
+      case AP::INTS:
+        a.kind = Attribute::Kind::kInts;
+        a.ints.assign(ap.ints().begin(), ap.ints().end());
+        break;
+      case AP::STRINGS:
+        a.kind = Attribute::Kind::kStrings;
+        a.strings.assign(ap.strings().begin(), ap.strings().end());
+        break;
+      case AP::TENSOR: {
+        auto t = TensorFromProto(ap.t(), model_dir_);
+        if (!t.ok())
+          return Fail(node.Describe() + ": attribute '" + ap.name() + "': " + std::string(t.status().message()));
+        a.kind = Attribute::Kind::kTensor;
+        a.t = std::move(*t);
+        break;
+      }
+      case AP::GRAPH: {
+        auto sub = ImportGraph(ap.g(), opsets, scope);
+        if (!sub.ok()) return sub.status();
+        a.kind = Attribute::Kind::kGraph;
+        a.g = std::make_shared<Graph>(std::move(*sub));
+        break;
+      }
+      default:
+        return Fail(node.Describe() + ": attribute '" + ap.name() + "' has unsupported type " +
+                    AP::AttributeType_Name(ap.type()));
+    }
+    return a;
+  }
+
+  absl::Status ConstantToInitializer(const Node& node, Graph& g) {
+    if (node.outputs.size() != 1 || node.outputs[0].empty())
+      return Fail(node.Describe() + ": Constant must have exactly one output");
+    if (node.attributes.size() != 1)
+      return Fail(node.Describe() + ": Constant needs exactly one value attribute");
+    const auto& [key, a] = *node.attributes.begin();
+    Tensor t;
+    if (key == "value" && a.kind == Attribute::Kind::kTensor) t = a.t;
+    else if (key == "value_float") t = Tensor::Scalar<float>(a.f);
+    else if (key == "value_int") t = Tensor::Scalar<int64_t>(a.i);
+    else if (key == "value_floats") t = Tensor::FromVector<float>(a.floats, {static_cast<int64_t>(a.floats.size())});
+    else if (key == "value_ints") t = Tensor::FromVector<int64_t>(a.ints, {static_cast<int64_t>(a.ints.size())});
+    else if (key == "value_string") t = Tensor::FromVector<std::string>({a.s}, {});
+    else if (key == "value_strings")
+      t = Tensor::FromVector<std::string>(a.strings, {static_cast<int64_t>(a.strings.size())});
+    else return Fail(node.Describe() + ": unsupported Constant attribute '" + key + "'");
+    g.initializers[node.outputs[0]] = std::move(t);
+    return absl::OkStatus();
+  }
+
+  std::string file_;
+  std::string model_dir_;
+};
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std::string& model_dir,
+                                        const std::string& name, const ImportOptions& options) {
+  auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError("[import] " + name + ": " + what);
+  };
+  if (size == 0) return fail("the model is empty (0 bytes)");
+  onnx::ModelProto model;
+  {
+    google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT32_MAX);
+    coded.SetRecursionLimit(256);
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+      return fail("not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  }
+  if (!model.has_graph()) return fail("the model has no graph (is this an ONNX file?)");
+  if (model.ir_version() <= 0) return fail("the model has no ir_version (is this an ONNX file?)");
+  std::map<std::string, int> opsets;
+  for (const auto& op : model.opset_import()) {
+    std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    opsets[domain] = static_cast<int>(op.version());
+  }
+  if (!opsets.count("")) {
+    if (model.ir_version() < 3) opsets[""] = 1;
+    else return fail("the model imports no ai.onnx opset");
+  }
+  int opset = opsets[""];
+  if (opset < 1 || opset > kMaxSupportedOpset)
+    return fail(absl::StrCat("ai.onnx opset ", opset, " is not supported (supported: 1-",
+                             kMaxSupportedOpset, ")"));
+  bool libonnx_knows = opset <= kMaxLibOnnxOpset;
+  for (const auto& [domain, version] : opsets)
+    if (domain == "ai.onnx.ml" && version > 3) libonnx_knows = false;
+  if (options.run_checker && libonnx_knows) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      return fail(std::string("ONNX checker: ") + e.what());
+    }
+  }
+  if (options.run_shape_inference && libonnx_knows) {
+    try {
+      onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0,
+                                     /*data_propagation=*/true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
+    } catch (const std::exception& e) {
+      return fail(std::string("ONNX shape inference: ") + e.what());
+    }
+  }
+  Importer importer(name, model_dir);
+  return importer.ImportGraph(model.graph(), opsets, {});
+}
+
+absl::StatusOr<Graph> ImportModelFile(const std::string& path, const ImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("[import] " + path + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  return ImportModelBuffer(bytes.data(), bytes.size(), DirName(path), path, options);
+}
+
+}  // namespace tandem

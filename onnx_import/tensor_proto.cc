@@ -1,0 +1,172 @@
+#include "onnx_import/tensor_proto.h"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace tandem {
+
+namespace {
+
+absl::Status Bad(const onnx::TensorProto& p, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("tensor '", p.name(), "': ", what));
+}
+
+// Resolves `location` inside `model_dir`, refusing anything that leaves it.
+absl::StatusOr<std::string> ResolveExternalPath(const onnx::TensorProto& p,
+                                                const std::string& location,
+                                                const std::string& model_dir) {
+  if (model_dir.empty())
+    return Bad(p, "external data '" + location + "' cannot be used by a model loaded from memory");
+  if (location.empty()) return Bad(p, "external data has no location");
+  if (location[0] == '/' || location.find(':') != std::string::npos)
+    return Bad(p, "external data location '" + location + "' must be relative to the model's folder");
+  for (size_t start = 0; start <= location.size();) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string::npos) end = location.size();
+    if (location.compare(start, end - start, "..") == 0)
+      return Bad(p, "external data location '" + location + "' escapes the model's folder");
+    start = end + 1;
+  }
+  char dir_real[PATH_MAX], file_real[PATH_MAX];
+  if (!realpath(model_dir.c_str(), dir_real)) return Bad(p, "cannot resolve model folder " + model_dir);
+  std::string full = model_dir + "/" + location;
+  if (!realpath(full.c_str(), file_real))
+    return Bad(p, "external data file '" + full + "' does not exist");
+  std::string dir(dir_real), file(file_real);
+  if (file.compare(0, dir.size() + 1, dir + "/") != 0)
+    return Bad(p, "external data location '" + location + "' resolves outside the model's folder (" + file + ")");
+  return file;
+}
+
+absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::string& model_dir,
+                                         size_t expected) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    char* end = nullptr;
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::strtoll(kv.value().c_str(), &end, 10);
+    else if (kv.key() == "length") length = std::strtoll(kv.value().c_str(), &end, 10);
+  }
+  auto path = ResolveExternalPath(p, location, model_dir);
+  if (!path.ok()) return path.status();
+  std::ifstream in(*path, std::ios::binary | std::ios::ate);
+  if (!in) return Bad(p, "cannot open external data file " + *path);
+  int64_t file_size = static_cast<int64_t>(in.tellg());
+  if (length < 0) length = file_size - offset;
+  if (offset < 0 || offset > file_size || length > file_size - offset)
+    return Bad(p, absl::StrCat("external data range offset=", offset, " length=", length,
+                               " exceeds file ", *path, " of ", file_size, " bytes"));
+  if (static_cast<size_t>(length) != expected)
+    return Bad(p, absl::StrCat("external data has ", length, " bytes, expected ", expected));
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in) return Bad(p, "short read from external data file " + *path);
+  return bytes;
+}
+
+template <typename Field, typename T>
+absl::Status CopyTyped(const onnx::TensorProto& p, const Field& field, T* out, int64_t n) {
+  if (field.size() != n)
+    return Bad(p, absl::StrCat("has ", field.size(), " values for ", n, " elements"));
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::string& model_dir) {
+  if (!IsKnownDataType(p.data_type()))
+    return Bad(p, absl::StrCat("unsupported element type ", p.data_type()));
+  if (p.has_segment()) return Bad(p, "segmented tensors are not supported");
+  DataType dtype = static_cast<DataType>(p.data_type());
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) return Bad(p, "has a negative dimension " + DimsToString(dims));
+  int64_t n = NumElements(dims);
+  if (n > (int64_t{1} << 40)) return Bad(p, "is implausibly large: " + DimsToString(dims));
+  Tensor t = Tensor::Host(dtype, dims);
+  size_t bytes = t.bytes();
+
+  if (dtype == DataType::kString) {
+    if (p.string_data_size() != n)
+      return Bad(p, absl::StrCat("has ", p.string_data_size(), " strings for ", n, " elements"));
+    for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
+    return t;
+  }
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto data = ReadExternal(p, model_dir, bytes);
+    if (!data.ok()) return data.status();
+    if (bytes) std::memcpy(t.raw(), data->data(), bytes);
+    return t;
+  }
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != bytes)
+      return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", bytes,
+                                 " for ", DataTypeName(dtype), DimsToString(dims)));
+    if (bytes) std::memcpy(t.raw(), p.raw_data().data(), bytes);
+    return t;
+  }
+  switch (dtype) {
+    case DataType::kFloat: {
+      auto s = CopyTyped(p, p.float_data(), t.data<float>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    case DataType::kDouble: {
+      auto s = CopyTyped(p, p.double_data(), t.data<double>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    case DataType::kInt64: {
+      auto s = CopyTyped(p, p.int64_data(), t.data<int64_t>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    case DataType::kUint32: {
+      auto s = CopyTyped(p, p.uint64_data(), t.data<uint32_t>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    case DataType::kUint64: {
+      auto s = CopyTyped(p, p.uint64_data(), t.data<uint64_t>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    case DataType::kFloat16:
+    case DataType::kBfloat16: {  // bit patterns stored in int32_data
+      auto s = CopyTyped(p, p.int32_data(), t.data<uint16_t>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
+    default: {  // int8/16/32, uint8/16, bool: stored in int32_data
+      absl::Status s;
+      VisitNumericType(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T>)
+          s = CopyTyped(p, p.int32_data(), t.data<T>(), n);
+      });
+      if (!s.ok()) return s;
+      return t;
+    }
+  }
+}
+
+void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  proto->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.dims()) proto->add_dims(d);
+  if (t.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(t.data<std::string>()[i]);
+  } else {
+    proto->set_raw_data(t.raw(), t.bytes());
+  }
+}
+
+}  // namespace tandem

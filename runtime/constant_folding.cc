@@ -1,0 +1,64 @@
+#include "runtime/constant_folding.h"
+
+#include <set>
+
+#include "providers/partitioner.h"
+
+namespace tandem {
+
+namespace {
+bool Foldable(const Node& node) {
+  static const std::set<std::string> kNondeterministic = {
+      "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+      "Multinomial", "Dropout"};
+  if (!node.domain.empty() || kNondeterministic.count(node.op_type)) return false;
+  for (const auto& [k, a] : node.attributes)
+    if (a.kind == Attribute::Kind::kGraph) return false;
+  return true;
+}
+}  // namespace
+
+absl::StatusOr<int> FoldConstants(Graph& graph, ExecutionProvider& cpu) {
+  int folded = 0;
+  std::vector<Node> kept;
+  for (Node& node : graph.nodes) {
+    bool all_const = Foldable(node) && !node.inputs.empty();
+    for (const std::string& in : node.inputs)
+      if (!in.empty() && !graph.initializers.count(in)) all_const = false;
+    if (!all_const) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    KernelInfo info = DescribeNode(graph, node, &cpu);
+    auto kernel = cpu.MakeKernel(info);
+    if (!kernel.ok()) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<const Tensor*> inputs;
+    for (const std::string& in : node.inputs)
+      inputs.push_back(in.empty() ? nullptr : &graph.initializers.at(in));
+    std::vector<Tensor> outputs(node.outputs.size());
+    std::vector<bool> wanted;
+    for (const std::string& o : node.outputs) wanted.push_back(!o.empty());
+    KernelContext ctx(inputs, &outputs, wanted, &cpu.allocator(), 1);
+    if (!(*kernel)->Compute(ctx).ok()) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    bool complete = true;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (wanted[i] && !outputs[i].defined()) complete = false;
+    if (!complete) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (wanted[i]) graph.initializers[node.outputs[i]] = outputs[i].Clone();
+    ++folded;
+  }
+  graph.nodes = std::move(kept);
+  return folded;
+}
+
+}  // namespace tandem

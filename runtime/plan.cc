@@ -1,0 +1,184 @@
+#include "runtime/plan.h"
+
+#include <chrono>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "providers/partitioner.h"
+
+namespace tandem {
+
+int Plan::Slot(const std::string& name) {
+  auto it = slot_of_.find(name);
+  if (it != slot_of_.end()) return it->second;
+  int s = static_cast<int>(slot_names_.size());
+  slot_names_.push_back(name);
+  slot_of_[name] = s;
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
+    const Graph& graph, const std::map<std::string, ExecutionProvider*>& providers,
+    int num_threads) {
+  std::unique_ptr<Plan> plan(new Plan(graph));
+  plan->num_threads_ = num_threads;
+  for (const auto& [name, t] : graph.initializers) plan->constants_.push_back({plan->Slot(name), &t});
+  for (const ValueInfo& in : graph.inputs) plan->input_slots_.push_back(plan->Slot(in.name));
+  for (const std::string& name : graph.outer_scope_names)
+    plan->outer_slots_.push_back({plan->Slot(name), name});
+
+  std::map<int, size_t> last_use;  // slot -> step index
+  for (const Node& node : graph.nodes) {
+    Step step;
+    step.node = &node;
+    auto pit = providers.find(node.provider);
+    if (pit == providers.end())
+      return absl::InternalError("[plan] " + node.Describe() + " is assigned to unknown provider '" +
+                                 node.provider + "'");
+    step.provider = pit->second;
+    KernelInfo info = DescribeNode(graph, node, step.provider);
+    const KernelRegistry& reg = step.provider->registry();
+    DataType lookup = KernelLookupType(reg, info);
+    step.def = reg.Find(node.domain, node.op_type, info.opset, lookup);
+    auto kernel = step.provider->MakeKernel(info);
+    if (!kernel.ok()) return kernel.status();
+    step.kernel = std::move(*kernel);
+    for (const std::string& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : plan->Slot(in));
+    for (const std::string& out : node.outputs) {
+      step.outputs.push_back(out.empty() ? -1 : plan->Slot(out));
+      step.wanted.push_back(!out.empty());
+    }
+    size_t index = plan->steps_.size();
+    for (int s : step.inputs)
+      if (s >= 0) last_use[s] = index;
+    for (const auto& [key, a] : node.attributes) {
+      if (a.kind != Attribute::Kind::kGraph || !a.g) continue;
+      for (const std::string& name : a.g->outer_scope_names)
+        if (plan->slot_of_.count(name)) last_use[plan->slot_of_[name]] = index;
+      auto sub = Build(*a.g, providers, num_threads);
+      if (!sub.ok())
+        return absl::Status(sub.status().code(), node.Describe() + ": subgraph '" + key + "': " +
+                                                     std::string(sub.status().message()));
+      step.subplans[key] = std::move(*sub);
+    }
+    plan->steps_.push_back(std::move(step));
+  }
+  std::set<int> keep;  // graph outputs, inputs and constants are never released
+  for (const ValueInfo& out : graph.outputs) {
+    auto it = plan->slot_of_.find(out.name);
+    if (it == plan->slot_of_.end())
+      return absl::InvalidArgumentError("[plan] graph output '" + out.name + "' is never produced");
+    plan->output_slots_.push_back(it->second);
+    keep.insert(it->second);
+  }
+  for (const auto& [slot, step] : last_use)
+    if (!keep.count(slot)) plan->steps_[step].release_after.push_back(slot);
+  return plan;
+}
+
+void Plan::set_profiling(bool on) {
+  profiling_ = on;
+  for (Step& s : steps_)
+    for (auto& [k, sub] : s.subplans) sub->set_profiling(on);
+}
+
+std::vector<StepProfile> Plan::profile() const {
+  std::vector<StepProfile> out;
+  for (const Step& s : steps_)
+    out.push_back({s.node->name.empty() ? s.node->outputs[0] : s.node->name, s.node->op_type,
+                   s.provider->name(), s.total_us, s.calls});
+  return out;
+}
+
+absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer) {
+  const Node& node = *step.node;
+  std::vector<const Tensor*> inputs;
+  inputs.reserve(step.inputs.size());
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    int s = step.inputs[i];
+    if (s < 0) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (!values[s].defined())
+      return absl::InvalidArgumentError(node.Describe() + ": input " + std::to_string(i) + " '" +
+                                        node.inputs[i] + "' has no value");
+    inputs.push_back(&values[s]);
+  }
+  // Types known only at run time must still match the kernel's registration.
+  if (step.def && !step.def->types.empty()) {
+    int ti = step.def->type_input;
+    if (ti < static_cast<int>(inputs.size()) && inputs[ti]) {
+      DataType t = inputs[ti]->dtype();
+      bool ok = false;
+      for (DataType d : step.def->types) ok |= d == t;
+      if (!ok)
+        return absl::UnimplementedError(node.Describe() + ": " + step.provider->registry().ExplainMiss(
+            node.domain, node.op_type, graph_.opset(node.domain), t));
+    }
+  }
+  std::vector<Tensor> outputs(step.outputs.size());
+  KernelContext ctx(std::move(inputs), &outputs, step.wanted, &step.provider->allocator(),
+                    num_threads_);
+  if (!step.subplans.empty()) {
+    ctx.set_subgraph_runner([&](const std::string& attr, const std::vector<Tensor>& sub_inputs)
+                                -> absl::StatusOr<std::vector<Tensor>> {
+      auto it = step.subplans.find(attr);
+      if (it == step.subplans.end())
+        return absl::InvalidArgumentError("no subgraph attribute '" + attr + "'");
+      OuterScope scope = [&](const std::string& name) -> const Tensor* {
+        auto s = slot_of_.find(name);
+        if (s != slot_of_.end() && values[s->second].defined()) return &values[s->second];
+        return outer ? outer(name) : nullptr;
+      };
+      return it->second->Run(sub_inputs, scope);
+    });
+  }
+  auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  absl::Status status = step.kernel->Compute(ctx);
+  if (profiling_) {
+    step.provider->Synchronize().IgnoreError();
+    step.total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    ++step.calls;
+  }
+  if (!status.ok())
+    return absl::Status(status.code(), absl::StrCat("[", step.provider->name(), "] ", node.Describe(),
+                                                    ": ", status.message()));
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    if (step.outputs[i] < 0) continue;
+    if (!outputs[i].defined())
+      return absl::InternalError(node.Describe() + ": kernel did not produce output " +
+                                 std::to_string(i) + " '" + node.outputs[i] + "'");
+    values[step.outputs[i]] = std::move(outputs[i]);
+  }
+  for (int s : step.release_after) values[s] = Tensor();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
+                                              const OuterScope& outer) {
+  std::vector<Tensor> values(slot_names_.size());
+  for (const auto& [slot, t] : constants_) values[slot] = *t;
+  for (const auto& [slot, name] : outer_slots_) {
+    const Tensor* t = outer ? outer(name) : nullptr;
+    if (t) values[slot] = *t;
+  }
+  if (inputs.size() > input_slots_.size())
+    return absl::InvalidArgumentError(absl::StrCat("graph '", graph_.name, "' takes ",
+                                                   input_slots_.size(), " inputs, got ", inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined()) values[input_slots_[i]] = inputs[i];
+  for (Step& step : steps_) {
+    absl::Status s = RunStep(step, values, outer);
+    if (!s.ok()) return s;
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    if (!values[output_slots_[i]].defined())
+      return absl::InvalidArgumentError("graph output '" + graph_.outputs[i].name + "' has no value");
+    out.push_back(values[output_slots_[i]]);
+  }
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,72 @@
+// Plan: the executable form of a partitioned graph. Values get integer slots; each step
+// holds its node's kernel, input/output slots and the slots whose last use it is, so the
+// executor drops them right after (their buffers return to the allocator's pool and are
+// reused by later steps). Subgraph attributes (If/Loop/Scan bodies) get their own plans.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "providers/execution_provider.h"
+
+namespace tandem {
+
+// Looks up a value of an enclosing graph by name (null when unknown).
+using OuterScope = std::function<const Tensor*(const std::string&)>;
+
+// Per-node timing collected when profiling is on.
+struct StepProfile {
+  std::string node, op, provider;
+  double total_us = 0;
+  int64_t calls = 0;
+};
+
+class Plan {
+ public:
+  // `graph` must be partitioned (node.provider set) and outlive the plan.
+  static absl::StatusOr<std::unique_ptr<Plan>> Build(
+      const Graph& graph, const std::map<std::string, ExecutionProvider*>& providers,
+      int num_threads);
+
+  // Runs with inputs in the order of graph.inputs (undefined Tensor for an absent one),
+  // returning graph.outputs in order.
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
+                                          const OuterScope& outer = nullptr);
+
+  const Graph& graph() const { return graph_; }
+  void set_profiling(bool on);
+  std::vector<StepProfile> profile() const;
+
+ private:
+  struct Step {
+    const Node* node = nullptr;
+    ExecutionProvider* provider = nullptr;
+    std::unique_ptr<Kernel> kernel;
+    const KernelDef* def = nullptr;
+    std::vector<int> inputs, outputs;
+    std::vector<bool> wanted;
+    std::vector<int> release_after;
+    std::map<std::string, std::unique_ptr<Plan>> subplans;
+    double total_us = 0;
+    int64_t calls = 0;
+  };
+  explicit Plan(const Graph& graph) : graph_(graph) {}
+  int Slot(const std::string& name);
+  absl::Status RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer);
+
+  const Graph& graph_;
+  std::map<std::string, int> slot_of_;
+  std::vector<std::string> slot_names_;
+  std::vector<std::pair<int, const Tensor*>> constants_;  // initializer slots
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<std::pair<int, std::string>> outer_slots_;  // filled from OuterScope
+  std::vector<Step> steps_;
+  int num_threads_ = 1;
+  bool profiling_ = false;
+};
+
+}  // namespace tandem

@@ -1,0 +1,110 @@
+#include "runtime/session.h"
+
+#include <omp.h>
+
+#include "absl/strings/str_cat.h"
+#include "graph/passes.h"
+#include "providers/cpu/cpu_provider.h"
+#include "providers/partitioner.h"
+#include "runtime/constant_folding.h"
+
+namespace tandem {
+
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name) {
+  if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
+  return absl::UnavailableError("provider '" + name + "' is not available in this build");
+}
+
+Session::~Session() = default;
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
+                                                       const SessionOptions& options) {
+  auto graph = ImportModelFile(path, options.import);
+  if (!graph.ok()) return graph.status();
+  return FromGraph(std::move(*graph), options);
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
+                                                            const SessionOptions& options) {
+  std::unique_ptr<Session> s(new Session());
+  s->num_threads_ = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
+  omp_set_num_threads(s->num_threads_);
+  for (const std::string& name : options.providers) {
+    auto p = CreateProvider(name);
+    if (!p.ok()) return p.status();
+    s->providers_.push_back(std::move(*p));
+  }
+  ExecutionProvider* cpu = nullptr;
+  for (auto& p : s->providers_)
+    if (p->name() == "cpu") cpu = p.get();
+  if (!cpu) {  // shape arithmetic and folding always have the CPU
+    s->providers_.push_back(std::make_unique<CpuProvider>());
+    cpu = s->providers_.back().get();
+  }
+  if (options.constant_folding) {
+    auto folded = FoldConstants(graph, *cpu);
+    if (!folded.ok()) return folded.status();
+    s->stats_.nodes_folded = *folded;
+  }
+  s->stats_.nodes_removed = EliminateDeadCode(graph);
+  std::vector<ExecutionProvider*> order;
+  std::map<std::string, ExecutionProvider*> by_name;
+  for (auto& p : s->providers_) {
+    order.push_back(p.get());
+    by_name[p->name()] = p.get();
+  }
+  auto part = Partition(graph, order);
+  if (!part.ok()) return part.status();
+  s->stats_.nodes_per_provider = part->nodes_per_provider;
+  s->stats_.copies_inserted = part->copies_inserted;
+  s->graph_ = std::make_unique<Graph>(std::move(graph));
+  auto plan = Plan::Build(*s->graph_, by_name, s->num_threads_);
+  if (!plan.ok()) return plan.status();
+  s->plan_ = std::move(*plan);
+  s->plan_->set_profiling(options.profiling);
+  return s;
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Tensor>& feeds) {
+  std::vector<Tensor> inputs(graph_->inputs.size());
+  size_t used = 0;
+  for (size_t i = 0; i < graph_->inputs.size(); ++i) {
+    const ValueInfo& vi = graph_->inputs[i];
+    auto it = feeds.find(vi.name);
+    if (it == feeds.end())
+      return absl::InvalidArgumentError("[run] missing input '" + vi.name + "' (" +
+                                        DataTypeName(vi.dtype) + vi.shape.ToString() + ")");
+    const Tensor& t = it->second;
+    if (vi.dtype != DataType::kUndefined && t.dtype() != vi.dtype)
+      return absl::InvalidArgumentError(absl::StrCat("[run] input '", vi.name, "' has type ",
+                                                     DataTypeName(t.dtype()), ", the model expects ",
+                                                     DataTypeName(vi.dtype)));
+    if (vi.shape.rank_known) {
+      bool ok = static_cast<size_t>(t.rank()) == vi.shape.dims.size();
+      for (size_t d = 0; ok && d < vi.shape.dims.size(); ++d)
+        if (vi.shape.dims[d].known() && vi.shape.dims[d].value != t.dims()[d]) ok = false;
+      if (!ok)
+        return absl::InvalidArgumentError("[run] input '" + vi.name + "' has shape " +
+                                          DimsToString(t.dims()) + ", the model expects " +
+                                          vi.shape.ToString());
+    }
+    inputs[i] = t;
+    ++used;
+  }
+  if (used != feeds.size())
+    for (const auto& [name, t] : feeds) {
+      bool known = false;
+      for (const ValueInfo& vi : graph_->inputs) known |= vi.name == name;
+      if (!known) return absl::InvalidArgumentError("[run] the model has no input named '" + name + "'");
+    }
+  omp_set_num_threads(num_threads_);
+  return plan_->Run(inputs);
+}
+
+size_t Session::peak_memory_bytes() const {
+  size_t total = 0;
+  for (const auto& p : providers_) total += p->allocator().peak_bytes();
+  return total;
+}
+
+}  // namespace tandem

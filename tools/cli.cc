@@ -1,0 +1,87 @@
+#include "tools/cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace tandem::cli {
+
+std::string Args::get(const std::string& flag, const std::string& fallback) const {
+  auto it = flags.find(flag);
+  return it == flags.end() ? fallback : it->second;
+}
+
+std::vector<std::string> Args::all(const std::string& flag) const {
+  std::vector<std::string> out;
+  auto range = flags.equal_range(flag);
+  for (auto it = range.first; it != range.second; ++it) out.push_back(it->second);
+  return out;
+}
+
+long Args::get_int(const std::string& flag, long fallback) const {
+  if (!has(flag)) return fallback;
+  std::string v = get(flag);
+  char* end = nullptr;
+  long r = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end) {
+    std::fprintf(stderr, "error: %s expects an integer, got '%s'\n", flag.c_str(), v.c_str());
+    std::exit(2);
+  }
+  return r;
+}
+
+double Args::get_double(const std::string& flag, double fallback) const {
+  if (!has(flag)) return fallback;
+  std::string v = get(flag);
+  char* end = nullptr;
+  double r = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end) {
+    std::fprintf(stderr, "error: %s expects a number, got '%s'\n", flag.c_str(), v.c_str());
+    std::exit(2);
+  }
+  return r;
+}
+
+Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
+           const std::vector<std::string>& bool_flags, const char* usage) {
+  Args a;
+  auto is = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0 || arg == "--") {
+      a.positional.push_back(arg);
+      continue;
+    }
+    std::string value;
+    size_t eq = arg.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (is(bool_flags, arg)) {
+      a.flags.emplace(arg, has_value ? value : "1");
+    } else if (is(value_flags, arg)) {
+      if (!has_value) {
+        if (i + 1 >= argc) {
+          std::fprintf(stderr, "error: %s needs a value\n\n%s", arg.c_str(), usage);
+          std::exit(2);
+        }
+        value = argv[++i];
+      }
+      a.flags.emplace(arg, value);
+    } else {
+      std::fprintf(stderr, "error: unknown option %s\n\n%s", arg.c_str(), usage);
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,31 @@
+// Tiny argument parsing shared by the `tandem` subcommands: `--flag value`,
+// `--flag=value`, boolean `--flag`, repeated flags and positional arguments.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tandem::cli {
+
+struct Args {
+  std::vector<std::string> positional;
+  std::multimap<std::string, std::string> flags;  // "--repeat" -> "10"
+
+  bool has(const std::string& flag) const { return flags.count(flag) != 0; }
+  std::string get(const std::string& flag, const std::string& fallback = "") const;
+  std::vector<std::string> all(const std::string& flag) const;
+  // Parses an integer/float flag; on a malformed value prints an error and exits(2).
+  long get_int(const std::string& flag, long fallback) const;
+  double get_double(const std::string& flag, double fallback) const;
+};
+
+// `bool_flags` take no value. Unknown flags are an error (exit 2) naming the flag.
+Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
+           const std::vector<std::string>& bool_flags, const char* usage);
+
+using Command = int (*)(int argc, char** argv);
+int Inspect(int argc, char** argv);
+int Run(int argc, char** argv);
+int TestOnnx(int argc, char** argv);
+
+}  // namespace tandem::cli

@@ -1,0 +1,141 @@
+// tandem run: run a model on .npy inputs (or random ones) and report latency.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "runtime/session.h"
+#include "tools/cli.h"
+#include "tools/npy.h"
+
+namespace tandem::cli {
+
+namespace {
+const char kUsage[] =
+    "usage: tandem run [options] MODEL.onnx\n"
+    "\n"
+    "Runs the model once (plus --repeat timed runs) and prints each output's shape\n"
+    "and first values, and latency percentiles.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=FILE.npy   an input (repeatable); inputs not given are random\n"
+    "  --dim SYMBOL=N          value for a symbolic dimension of random inputs (default 1)\n"
+    "  --output-dir DIR        write each output as DIR/<name>.npy\n"
+    "  --repeat N              timed runs after one warm-up run (default 10)\n"
+    "  --threads N             threads (default: all cores)\n"
+    "  --seed N                seed for random inputs (default 0)\n";
+
+Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& dims_by_symbol,
+                    std::mt19937& rng) {
+  Dims dims;
+  for (const Dim& d : vi.shape.dims) {
+    if (d.known()) dims.push_back(d.value);
+    else {
+      auto it = dims_by_symbol.find(d.symbol);
+      dims.push_back(it == dims_by_symbol.end() ? 1 : it->second);
+    }
+  }
+  Tensor f = Tensor::Host(DataType::kFloat, dims);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = u(rng);
+  return vi.dtype == DataType::kFloat ? f : f.CastTo(vi.dtype);
+}
+
+std::string Preview(const Tensor& t) {
+  std::string s;
+  if (t.dtype() == DataType::kString) return "(strings)";
+  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 6); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", t.ElementAsDouble(i));
+    s += buf;
+  }
+  return s + (t.numel() > 6 ? ", ..." : "");
+}
+}  // namespace
+
+int Run(int argc, char** argv) {
+  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed"},
+                 {}, kUsage);
+  if (a.positional.size() != 1) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  SessionOptions so;
+  so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  auto session = Session::Load(a.positional[0], so);
+  if (!session.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());
+    return 1;
+  }
+  Session& s = **session;
+  std::map<std::string, Tensor> feeds;
+  for (const std::string& spec : a.all("--input")) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "error: --input expects NAME=FILE.npy, got '%s'\n", spec.c_str());
+      return 2;
+    }
+    auto t = ReadNpy(spec.substr(eq + 1));
+    if (!t.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(t.status().message()).c_str());
+      return 1;
+    }
+    feeds[spec.substr(0, eq)] = std::move(*t);
+  }
+  std::map<std::string, int64_t> dims_by_symbol;
+  for (const std::string& spec : a.all("--dim")) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "error: --dim expects SYMBOL=N, got '%s'\n", spec.c_str());
+      return 2;
+    }
+    dims_by_symbol[spec.substr(0, eq)] = std::stoll(spec.substr(eq + 1));
+  }
+  std::mt19937 rng(static_cast<unsigned>(a.get_int("--seed", 0)));
+  for (const ValueInfo& vi : s.inputs())
+    if (!feeds.count(vi.name)) {
+      feeds[vi.name] = RandomTensor(vi, dims_by_symbol, rng);
+      std::printf("input %s: random %s%s\n", vi.name.c_str(), DataTypeName(vi.dtype),
+                  DimsToString(feeds[vi.name].dims()).c_str());
+    }
+  auto first = s.Run(feeds);
+  if (!first.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(first.status().message()).c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < first->size(); ++i) {
+    const Tensor& t = (*first)[i];
+    std::printf("output %s: %s%s [%s]\n", s.outputs()[i].name.c_str(), DataTypeName(t.dtype()),
+                DimsToString(t.dims()).c_str(), Preview(t).c_str());
+    if (a.has("--output-dir")) {
+      std::string file = a.get("--output-dir") + "/" + s.outputs()[i].name + ".npy";
+      auto st = WriteNpy(file, t);
+      if (!st.ok()) {
+        std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
+        return 1;
+      }
+    }
+  }
+  long repeat = a.get_int("--repeat", 10);
+  std::vector<double> ms;
+  for (long r = 0; r < repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto out = s.Run(feeds);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!out.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(out.status().message()).c_str());
+      return 1;
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  if (!ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
+    std::printf("latency over %zu runs (ms): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
+                ms.size(), ms.front(), pct(0.5), pct(0.9), pct(0.99), ms.back());
+  }
+  std::printf("peak memory: %.2f MiB\n", s.peak_memory_bytes() / 1048576.0);
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,96 @@
+// tandem test-onnx: the ONNX backend-suite runner.
+#include <cstdio>
+#include <set>
+
+#include "tools/cli.h"
+#include "tools/onnx_backend_test.h"
+
+namespace tandem::cli {
+
+namespace {
+const char kUsage[] =
+    "usage: tandem test-onnx [options] PATH...\n"
+    "\n"
+    "Runs ONNX backend tests. Each PATH is a test folder (model.onnx +\n"
+    "test_data_set_*/input_*.pb, output_*.pb) or a folder of such folders.\n"
+    "Prints one line per test (PASS/FAIL/SKIP + reason) and a closing\n"
+    "'N passed, M failed, K skipped' line. Exit status 1 if any test failed.\n"
+    "\n"
+    "options:\n"
+    "  --rtol X                relative tolerance (default 1e-3, as the ONNX suite)\n"
+    "  --atol X                absolute tolerance (default 1e-7)\n"
+    "  --threads N             threads per session (default: all cores)\n"
+    "  --expected-failures F   file of 'test_name reason' lines: listed tests are\n"
+    "                          expected to fail; the exit status is 0 only if exactly\n"
+    "                          those fail (a listed test that passes is an error, so\n"
+    "                          the list always tells the truth)\n"
+    "  --quiet                 print only failures and the summary\n";
+}  // namespace
+
+int TestOnnx(int argc, char** argv) {
+  Args a = Parse(argc, argv, {"--rtol", "--atol", "--threads", "--expected-failures"},
+                 {"--quiet"}, kUsage);
+  if (a.positional.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  BackendTestOptions o;
+  o.rtol = a.get_double("--rtol", o.rtol);
+  o.atol = a.get_double("--atol", o.atol);
+  o.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  std::map<std::string, std::string> expected;
+  bool have_expected = a.has("--expected-failures");
+  if (have_expected) {
+    absl::Status s;
+    expected = ReadExpectedFailures(a.get("--expected-failures"), &s);
+    if (!s.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  std::vector<std::string> tests = FindBackendTests(a.positional);
+  if (tests.empty()) {
+    std::fprintf(stderr, "error: no ONNX test folders found under the given paths\n");
+    return 2;
+  }
+  int passed = 0, failed = 0, skipped = 0, unexpected_fail = 0, unexpected_pass = 0;
+  std::set<std::string> seen;
+  for (const std::string& dir : tests) {
+    BackendTestResult r = RunBackendTest(dir, o);
+    seen.insert(r.name);
+    bool listed = expected.count(r.name) != 0;
+    const char* tag = "PASS";
+    if (r.outcome == BackendTestResult::kPass) {
+      ++passed;
+      if (listed) {
+        ++unexpected_pass;
+        tag = "PASS (listed as expected failure: remove it from the list)";
+      }
+    } else if (r.outcome == BackendTestResult::kSkip) {
+      ++skipped;
+      tag = "SKIP";
+    } else {
+      ++failed;
+      tag = listed ? "FAIL (expected)" : "FAIL";
+      if (!listed) ++unexpected_fail;
+    }
+    bool show = !a.has("--quiet") || (r.outcome == BackendTestResult::kFail && !listed) ||
+                (listed && r.outcome == BackendTestResult::kPass);
+    if (show) {
+      std::printf("%-60s %s%s%s\n", r.name.c_str(), tag, r.reason.empty() ? "" : ": ",
+                  r.reason.c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (!have_expected) return failed ? 1 : 0;
+  int stale = 0;
+  for (const auto& [name, reason] : expected)
+    if (!seen.count(name)) ++stale;
+  std::printf("expected failures: %zu listed, %d failed unexpectedly, %d passed unexpectedly\n",
+              expected.size(), unexpected_fail, unexpected_pass);
+  (void)stale;  // entries for tests outside the given paths are fine (partial runs)
+  return unexpected_fail || unexpected_pass ? 1 : 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,38 @@
+// tandem: the command-line front end. Each subcommand lives in its own cmd_*.cc file.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/cli.h"
+
+namespace {
+const char kUsage[] =
+    "usage: tandem <command> [options]   (tandem <command> --help for details)\n"
+    "\n"
+    "commands:\n"
+    "  inspect MODEL        inputs/outputs, op histogram, parameters, opsets, placement\n"
+    "  run MODEL            run with .npy inputs (or random ones), latency percentiles\n"
+    "  test-onnx PATH...    run ONNX backend test folders and report PASS/FAIL per test\n";
+
+struct Entry {
+  const char* name;
+  tandem::cli::Command fn;
+};
+const Entry kCommands[] = {
+    {"inspect", tandem::cli::Inspect},
+    {"run", tandem::cli::Run},
+    {"test-onnx", tandem::cli::TestOnnx},
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Entry& e : kCommands)
+    if (argv[1] == std::string(e.name)) return e.fn(argc - 1, argv + 1);
+  std::fprintf(stderr, "tandem: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 2;
+}
