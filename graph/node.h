@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "graph/shape.h"
 #include "graph/tensor.h"
 
 namespace tandem {
@@ -15,7 +16,8 @@ namespace tandem {
 class Graph;
 
 struct Attribute {
-  enum class Kind { kUndefined, kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings };
+  enum class Kind { kUndefined, kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings,
+                    kType };
   Kind kind = Kind::kUndefined;
   float f = 0;
   int64_t i = 0;
@@ -25,6 +27,7 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
+  ValueInfo type;  // kType (ONNX TYPE_PROTO, e.g. Optional's 'type'); its name is unused
 };
 
 struct Node {

@@ -33,4 +33,11 @@ std::string Shape::ToString() const {
   return s + "]";
 }
 
+std::string ValueInfo::TypeString() const {
+  if (kind == ValueKind::kTensor) return std::string(DataTypeName(dtype)) + shape.ToString();
+  std::string inner = std::string("seq(") + DataTypeName(elem_type) + ")";
+  if (kind == ValueKind::kSequence) return inner;
+  return "optional(" + (optional_of == ValueKind::kSequence ? inner : DataTypeName(elem_type)) + ")";
+}
+
 }  // namespace tandem

@@ -29,8 +29,16 @@ struct Shape {
 
 struct ValueInfo {
   std::string name;
-  DataType dtype = DataType::kUndefined;
-  Shape shape;
+  DataType dtype = DataType::kUndefined;  // tensors only; kUndefined for other kinds
+  Shape shape;                            // tensors only
+  // Non-tensor ONNX types: kind is kSequence (sequence of tensors) or kOptional (of a
+  // tensor or, when optional_of is kSequence, of a sequence); elem_type is then the
+  // element type of the innermost tensors (kUndefined when unknown).
+  ValueKind kind = ValueKind::kTensor;
+  ValueKind optional_of = ValueKind::kTensor;
+  DataType elem_type = DataType::kUndefined;
+  // "float[2,3]", "seq(float)", "optional(seq(float))".
+  std::string TypeString() const;
 };
 
 }  // namespace tandem

@@ -47,6 +47,44 @@ Tensor Tensor::Host(DataType dtype, Dims dims) {
   return Tensor(dtype, std::move(dims), std::move(buf));
 }
 
+Tensor Tensor::Sequence(DataType elem, std::vector<Tensor> elements) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.dims_ = {0};
+  t.kind_ = ValueKind::kSequence;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+Tensor Tensor::Optional(Tensor value) {
+  Tensor t;
+  t.dtype_ = value.dtype();
+  t.dims_ = {0};
+  t.kind_ = ValueKind::kOptional;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::vector<Tensor>{std::move(value)});
+  return t;
+}
+
+Tensor Tensor::NoneOptional(DataType elem) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.dims_ = {0};
+  t.kind_ = ValueKind::kOptional;
+  t.items_ = std::make_shared<const std::vector<Tensor>>();
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::sequence() const {
+  static const std::vector<Tensor> kEmpty;
+  return is_sequence() && items_ ? *items_ : kEmpty;
+}
+
+const Tensor& Tensor::optional_value() const {
+  static const Tensor kNone;
+  if (!is_optional()) return *this;
+  return items_ && !items_->empty() ? items_->front() : kNone;
+}
+
 Tensor Tensor::Reshaped(Dims dims) const {
   Tensor t = *this;
   t.dims_ = std::move(dims);
@@ -54,6 +92,12 @@ Tensor Tensor::Reshaped(Dims dims) const {
 }
 
 Tensor Tensor::Clone() const {
+  if (is_sequence()) {
+    std::vector<Tensor> items;
+    for (const Tensor& e : sequence()) items.push_back(e.Clone());
+    return Sequence(dtype_, std::move(items));
+  }
+  if (is_optional()) return has_value() ? Optional(optional_value().Clone()) : NoneOptional(dtype_);
   Tensor t = Host(dtype_, dims_);
   if (dtype_ == DataType::kString) {
     for (int64_t i = 0; i < numel(); ++i) t.data<std::string>()[i] = data<std::string>()[i];
@@ -79,7 +123,7 @@ To ConvertOne(From v) {
 }  // namespace
 
 Tensor Tensor::CastTo(DataType to) const {
-  if (to == dtype_) return Clone();
+  if (to == dtype_ || !is_tensor()) return Clone();
   Tensor out = Host(to, dims_);
   const int64_t n = numel();
   if (dtype_ == DataType::kString) {
@@ -113,6 +157,7 @@ Tensor Tensor::CastTo(DataType to) const {
 
 double Tensor::ElementAsDouble(int64_t i) const {
   double r = 0;
+  if (!is_tensor()) return r;
   VisitNumericType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
@@ -125,6 +170,7 @@ double Tensor::ElementAsDouble(int64_t i) const {
 
 int64_t Tensor::ElementAsInt64(int64_t i) const {
   int64_t r = 0;
+  if (!is_tensor()) return r;
   VisitNumericType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)

@@ -37,9 +37,19 @@ struct Buffer {
 };
 
 using Dims = std::vector<int64_t>;
+
+// What a runtime value holds. ONNX values are tensors, sequences of tensors, or optionals
+// (a tensor or sequence, or nothing). All three travel as `Tensor` objects; see below.
+enum class ValueKind : uint8_t { kTensor, kSequence, kOptional };
 int64_t NumElements(const Dims& dims);
 std::string DimsToString(const Dims& dims);
 
+// Non-tensor values (ONNX sequence and optional) are also carried by Tensor, so the runtime,
+// plans and KernelContext need no second value type. Such a Tensor has no buffer, dims {0}
+// (numel() == 0, so code that mistakes it for a tensor sees an empty one), dtype() is the
+// element type of the tensors it holds (kUndefined when unknown), and its elements are
+// shared and immutable (copying the value is cheap; kernels build new sequences). Ordinary
+// tensors are unaffected: kind() == kTensor and the rest of the API behaves as before.
 class Tensor {
  public:
   Tensor() = default;
@@ -52,7 +62,28 @@ class Tensor {
   template <typename T>
   static Tensor Scalar(T value) { return FromVector<T>({value}, {}); }
 
-  bool defined() const { return dtype_ != DataType::kUndefined; }
+  // ---- ONNX sequence / optional values ----
+  // A sequence of tensors of element type `elem` (shapes may differ between elements).
+  static Tensor Sequence(DataType elem, std::vector<Tensor> elements);
+  // An optional holding `value` (a tensor or a sequence).
+  static Tensor Optional(Tensor value);
+  // An empty optional ("None"); `elem` is the element type when known.
+  static Tensor NoneOptional(DataType elem = DataType::kUndefined);
+  ValueKind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == ValueKind::kTensor; }
+  bool is_sequence() const { return kind_ == ValueKind::kSequence; }
+  bool is_optional() const { return kind_ == ValueKind::kOptional; }
+  // Optional: whether it holds a value (is_none() is the opposite). Non-optionals that
+  // are defined count as holding themselves.
+  bool has_value() const { return is_optional() ? items_ && !items_->empty() : defined(); }
+  bool is_none() const { return !has_value(); }
+  // Elements of a sequence (empty for anything else).
+  const std::vector<Tensor>& sequence() const;
+  // The value of an optional that has_value(); *this for a non-optional.
+  const Tensor& optional_value() const;
+
+  // True for a tensor with a type, and for every sequence/optional value (even None).
+  bool defined() const { return dtype_ != DataType::kUndefined || kind_ != ValueKind::kTensor; }
   DataType dtype() const { return dtype_; }
   const Dims& dims() const { return dims_; }
   int rank() const { return static_cast<int>(dims_.size()); }
@@ -71,7 +102,8 @@ class Tensor {
 
   // Same buffer, new dims (numel must match). No copy.
   Tensor Reshaped(Dims dims) const;
-  // Deep copy into fresh host memory (source must be on the host).
+  // Deep copy into fresh host memory (source must be on the host); sequences and
+  // optionals copy their elements.
   Tensor Clone() const;
   // Host copy converted to `to` (numeric casts; strings parse/format).
   Tensor CastTo(DataType to) const;
@@ -85,6 +117,8 @@ class Tensor {
   Dims dims_;
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;
+  ValueKind kind_ = ValueKind::kTensor;
+  std::shared_ptr<const std::vector<Tensor>> items_;  // sequence elements / optional value
 };
 
 template <typename T>

@@ -17,11 +17,36 @@ namespace tandem {
 
 namespace {
 
-ValueInfo ValueInfoFromProto(const onnx::ValueInfoProto& vi) {
-  ValueInfo out;
-  out.name = vi.name();
-  if (!vi.type().has_tensor_type()) return out;
-  const auto& tt = vi.type().tensor_type();
+// Fills `out` (kind, dtype/shape or element type) from an ONNX type. Types we cannot
+// represent (maps, sparse tensors, nesting beyond optional(sequence(tensor))) leave the
+// kind kTensor with dtype kUndefined, as for an unknown type.
+void TypeFromProto(const onnx::TypeProto& tp, ValueInfo& out) {
+  auto elem_of = [](const onnx::TypeProto& t) -> DataType {
+    if (!t.has_tensor_type() || !IsKnownDataType(t.tensor_type().elem_type())) return DataType::kUndefined;
+    return static_cast<DataType>(t.tensor_type().elem_type());
+  };
+  if (tp.has_sequence_type()) {
+    const auto& e = tp.sequence_type().elem_type();
+    if (!e.has_tensor_type()) return;
+    out.kind = ValueKind::kSequence;
+    out.elem_type = elem_of(e);
+    return;
+  }
+  if (tp.has_optional_type()) {
+    const auto& e = tp.optional_type().elem_type();
+    if (e.has_tensor_type()) {
+      out.kind = ValueKind::kOptional;
+      out.optional_of = ValueKind::kTensor;
+      out.elem_type = elem_of(e);
+    } else if (e.has_sequence_type() && e.sequence_type().elem_type().has_tensor_type()) {
+      out.kind = ValueKind::kOptional;
+      out.optional_of = ValueKind::kSequence;
+      out.elem_type = elem_of(e.sequence_type().elem_type());
+    }
+    return;
+  }
+  if (!tp.has_tensor_type()) return;
+  const auto& tt = tp.tensor_type();
   if (IsKnownDataType(tt.elem_type())) out.dtype = static_cast<DataType>(tt.elem_type());
   if (tt.has_shape()) {
     out.shape.rank_known = true;
@@ -32,6 +57,12 @@ ValueInfo ValueInfoFromProto(const onnx::ValueInfoProto& vi) {
       out.shape.dims.push_back(dim);
     }
   }
+}
+
+ValueInfo ValueInfoFromProto(const onnx::ValueInfoProto& vi) {
+  ValueInfo out;
+  out.name = vi.name();
+  TypeFromProto(vi.type(), out);
   return out;
 }
 
@@ -150,6 +181,10 @@ class Importer {
         a.t = std::move(*t);
         break;
       }
+      case AP::TYPE_PROTO:
+        a.kind = Attribute::Kind::kType;
+        TypeFromProto(ap.tp(), a.type);
+        break;
       case AP::GRAPH: {
         auto sub = ImportGraph(ap.g(), opsets, scope);
         if (!sub.ok()) return sub.status();
@@ -219,11 +254,9 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
     opsets[domain] = static_cast<int>(op.version());
   }
-  if (!opsets.count("")) {
-    if (model.ir_version() < 3) opsets[""] = 1;
-    else return fail("the model imports no ai.onnx opset");
-  }
-  int opset = opsets[""];
+  if (!opsets.count("") && model.ir_version() < 3) opsets[""] = 1;
+  if (opsets.empty()) return fail("the model imports no opset");
+  int opset = opsets.count("") ? opsets[""] : 1;
   if (opset < 1 || opset > kMaxSupportedOpset)
     return fail(absl::StrCat("ai.onnx opset ", opset, " is not supported (supported: 1-",
                              kMaxSupportedOpset, ")"));

@@ -54,6 +54,14 @@ absl::StatusOr<PartitionResult> Partition(Graph& graph,
                                       reasons + ")");
     node.provider = best->name();
     ++result.nodes_per_provider[best->name()];
+    // Subgraph bodies (If/Loop/Scan/SequenceMap) are partitioned the same way.
+    for (auto& [key, a] : node.attributes) {
+      if (a.kind != Attribute::Kind::kGraph || !a.g) continue;
+      auto sub = Partition(*a.g, providers);
+      if (!sub.ok()) return sub.status();
+      for (const auto& [p, n] : sub->nodes_per_provider) result.nodes_per_provider[p] += n;
+      result.copies_inserted += sub->copies_inserted;
+    }
     // Device edges: copy inputs that live elsewhere.
     for (std::string& in : node.inputs) {
       if (in.empty()) continue;

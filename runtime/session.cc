@@ -73,8 +73,30 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
     auto it = feeds.find(vi.name);
     if (it == feeds.end())
       return absl::InvalidArgumentError("[run] missing input '" + vi.name + "' (" +
-                                        DataTypeName(vi.dtype) + vi.shape.ToString() + ")");
+                                        vi.TypeString() + ")");
     const Tensor& t = it->second;
+    if (vi.kind != ValueKind::kTensor || !t.is_tensor()) {
+      // Sequence / optional inputs: the kind must match (a bare tensor or sequence is
+      // accepted for an optional input and wrapped), then the element type.
+      Tensor v = t;
+      if (vi.kind == ValueKind::kOptional && !t.is_optional()) v = Tensor::Optional(t);
+      const Tensor& inner = v.is_optional() ? v.optional_value() : v;
+      ValueKind want = vi.kind == ValueKind::kOptional ? vi.optional_of : vi.kind;
+      bool ok = v.kind() == vi.kind && (!inner.defined() || inner.kind() == want);
+      if (ok && vi.elem_type != DataType::kUndefined && v.dtype() != DataType::kUndefined &&
+          v.dtype() != vi.elem_type)
+        ok = false;
+      if (!ok) {
+        std::string got = v.is_sequence()   ? absl::StrCat("seq(", DataTypeName(v.dtype()), ")")
+                          : v.is_optional() ? absl::StrCat("an optional of ", DataTypeName(v.dtype()))
+                                            : absl::StrCat("a ", DataTypeName(t.dtype()), " tensor");
+        return absl::InvalidArgumentError("[run] input '" + vi.name + "' is " + got +
+                                          ", the model expects " + vi.TypeString());
+      }
+      inputs[i] = v;
+      ++used;
+      continue;
+    }
     if (vi.dtype != DataType::kUndefined && t.dtype() != vi.dtype)
       return absl::InvalidArgumentError(absl::StrCat("[run] input '", vi.name, "' has type ",
                                                      DataTypeName(t.dtype()), ", the model expects ",

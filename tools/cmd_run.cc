@@ -23,7 +23,8 @@ const char kUsage[] =
     "  --output-dir DIR        write each output as DIR/<name>.npy\n"
     "  --repeat N              timed runs after one warm-up run (default 10)\n"
     "  --threads N             threads (default: all cores)\n"
-    "  --seed N                seed for random inputs (default 0)\n";
+    "  --seed N                seed for random inputs (default 0)\n"
+    "  --profile               per-node time table over the timed runs\n";
 
 Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& dims_by_symbol,
                     std::mt19937& rng) {
@@ -51,17 +52,30 @@ std::string Preview(const Tensor& t) {
   }
   return s + (t.numel() > 6 ? ", ..." : "");
 }
+void PrintProfile(std::vector<StepProfile> steps) {
+  double total = 0;
+  for (const StepProfile& p : steps) total += p.total_us;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepProfile& a, const StepProfile& b) { return a.total_us > b.total_us; });
+  std::printf("%-32s %-20s %-6s %10s %7s\n", "node", "op", "on", "us/call", "share");
+  for (const StepProfile& p : steps) {
+    if (!p.calls) continue;
+    std::printf("%-32.32s %-20s %-6s %10.1f %6.1f%%\n", p.node.c_str(), p.op.c_str(),
+                p.provider.c_str(), p.total_us / p.calls, total > 0 ? 100 * p.total_us / total : 0);
+  }
+}
 }  // namespace
 
 int Run(int argc, char** argv) {
   Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed"},
-                 {}, kUsage);
+                 {"--profile"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
   }
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  so.profiling = a.has("--profile");
   auto session = Session::Load(a.positional[0], so);
   if (!session.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());
@@ -134,6 +148,7 @@ int Run(int argc, char** argv) {
     std::printf("latency over %zu runs (ms): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
                 ms.size(), ms.front(), pct(0.5), pct(0.9), pct(0.99), ms.back());
   }
+  if (a.has("--profile")) PrintProfile(s.profile());
   std::printf("peak memory: %.2f MiB\n", s.peak_memory_bytes() / 1048576.0);
   return 0;
 }

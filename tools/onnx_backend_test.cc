@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
@@ -45,14 +46,74 @@ std::string BaseName(std::string p) {
   return s == std::string::npos ? p : p.substr(s + 1);
 }
 
-absl::StatusOr<onnx::TensorProto> ReadTensorFile(const std::string& path) {
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError("cannot open " + path);
   std::stringstream ss;
   ss << in.rdbuf();
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(ss.str())) return absl::InvalidArgumentError("cannot parse " + path);
-  return proto;
+  return ss.str();
+}
+
+// The suite stores bfloat16 data as uint16 (numpy has no bfloat16): same bits.
+Tensor AsSuiteType(Tensor t, DataType model_type) {
+  if (t.dtype() == DataType::kUint16 && model_type == DataType::kBfloat16)
+    return Tensor(DataType::kBfloat16, t.dims(), t.buffer());
+  return t;
+}
+
+absl::StatusOr<Tensor> FromSequenceProto(const onnx::SequenceProto& sp, DataType elem) {
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 &&
+      sp.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return absl::UnimplementedError("only sequences of tensors are supported");
+  std::vector<Tensor> items;
+  for (const auto& tp : sp.tensor_values()) {
+    auto t = TensorFromProto(tp, "");
+    if (!t.ok()) return t.status();
+    items.push_back(AsSuiteType(std::move(*t), elem));
+  }
+  if (elem == DataType::kUndefined && !items.empty()) elem = items[0].dtype();
+  return Tensor::Sequence(elem, std::move(items));
+}
+
+// A value file: TensorProto, or SequenceProto / OptionalProto when `vi` (the model's
+// input or output it belongs to, may be null) says so. Sets *name from the proto.
+absl::StatusOr<Tensor> ReadValueFile(const std::string& path, const ValueInfo* vi, std::string* name) {
+  auto bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  auto fail = [&](const absl::Status& st) {
+    return absl::Status(st.code(), path + ": " + std::string(st.message()));
+  };
+  ValueKind kind = vi ? vi->kind : ValueKind::kTensor;
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto sp;
+    if (!sp.ParseFromString(*bytes)) return absl::InvalidArgumentError("cannot parse " + path + " as a SequenceProto");
+    *name = sp.name();
+    auto t = FromSequenceProto(sp, vi->elem_type);
+    if (!t.ok()) return fail(t.status());
+    return t;
+  }
+  if (kind == ValueKind::kOptional) {
+    onnx::OptionalProto op;
+    if (!op.ParseFromString(*bytes)) return absl::InvalidArgumentError("cannot parse " + path + " as an OptionalProto");
+    *name = op.name();
+    absl::StatusOr<Tensor> inner = Tensor();
+    if (op.has_tensor_value()) {
+      inner = TensorFromProto(op.tensor_value(), "");
+      if (inner.ok()) *inner = AsSuiteType(std::move(*inner), vi->elem_type);
+    } else if (op.has_sequence_value()) {
+      inner = FromSequenceProto(op.sequence_value(), vi->elem_type);
+    } else if (op.elem_type() != onnx::OptionalProto::UNDEFINED) {
+      return fail(absl::UnimplementedError("unsupported optional element type"));
+    }
+    if (!inner.ok()) return fail(inner.status());
+    return inner->defined() ? Tensor::Optional(std::move(*inner)) : Tensor::NoneOptional(vi->elem_type);
+  }
+  onnx::TensorProto tp;
+  if (!tp.ParseFromString(*bytes)) return absl::InvalidArgumentError("cannot parse " + path);
+  *name = tp.name();
+  auto t = TensorFromProto(tp, "");
+  if (!t.ok()) return fail(t.status());
+  return AsSuiteType(std::move(*t), vi ? vi->dtype : DataType::kUndefined);
 }
 
 // Compares one output; returns "" when equal within tolerance, else a description.
@@ -97,6 +158,30 @@ std::string Compare(const Tensor& want, const Tensor& got, const BackendTestOpti
                       exact ? "" : absl::StrCat(" (max abs error ", worst, ")"));
 }
 
+// Compares tensors, sequences (element-wise) and optionals.
+std::string CompareValues(const Tensor& want, const Tensor& got, const BackendTestOptions& o) {
+  auto kind_name = [](const Tensor& t) {
+    return t.is_sequence() ? "a sequence" : t.is_optional() ? "an optional" : "a tensor";
+  };
+  if (want.kind() != got.kind()) return absl::StrCat(kind_name(got), ", expected ", kind_name(want));
+  if (want.is_optional()) {
+    if (want.has_value() != got.has_value())
+      return got.has_value() ? "a value, expected None" : "None, expected a value";
+    return want.has_value() ? CompareValues(want.optional_value(), got.optional_value(), o) : "";
+  }
+  if (want.is_sequence()) {
+    const auto &w = want.sequence(), &g = got.sequence();
+    if (w.size() != g.size())
+      return absl::StrCat("sequence of ", g.size(), " tensors, expected ", w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      std::string d = CompareValues(w[i], g[i], o);
+      if (!d.empty()) return absl::StrCat("sequence element ", i, ": ", d);
+    }
+    return "";
+  }
+  return Compare(want, got, o);
+}
+
 }  // namespace
 
 std::vector<std::string> FindBackendTests(const std::vector<std::string>& paths) {
@@ -134,31 +219,41 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
   if (!session.ok()) return finish(BackendTestResult::kFail, std::string(session.status().message()));
   Session& s = **session;
   for (const ValueInfo& vi : s.inputs())
-    if (vi.dtype == DataType::kUndefined)
-      return finish(BackendTestResult::kFail, "input '" + vi.name + "' is not a tensor (sequence/optional types are unsupported)");
+    if (vi.kind == ValueKind::kTensor && vi.dtype == DataType::kUndefined)
+      return finish(BackendTestResult::kFail, "input '" + vi.name + "' has a type that is not supported (maps/sparse tensors)");
 
   for (const std::string& set : sets) {
     std::string sd = dir + "/" + set;
     std::map<std::string, Tensor> feeds;
     std::vector<Tensor> expected;
+    auto find_input = [&](const std::string& n) -> const ValueInfo* {
+      for (const ValueInfo& vi : s.inputs())
+        if (vi.name == n) return &vi;
+      return nullptr;
+    };
     for (int i = 0;; ++i) {
       std::string f = sd + "/input_" + std::to_string(i) + ".pb";
       if (!IsFile(f)) break;
-      auto proto = ReadTensorFile(f);
-      if (!proto.ok()) return finish(BackendTestResult::kFail, std::string(proto.status().message()));
-      auto t = TensorFromProto(*proto, "");
-      if (!t.ok()) return finish(BackendTestResult::kFail, f + ": " + std::string(t.status().message()));
-      std::string name = proto->name();
-      if (name.empty() && i < static_cast<int>(s.inputs().size())) name = s.inputs()[i].name;
+      const ValueInfo* vi = i < static_cast<int>(s.inputs().size()) ? &s.inputs()[i] : nullptr;
+      std::string name;
+      auto t = ReadValueFile(f, vi, &name);
+      if (!t.ok()) return finish(BackendTestResult::kFail, std::string(t.status().message()));
+      if (name.empty() && vi) name = vi->name;
+      const ValueInfo* named = find_input(name);
+      if (named && named != vi) {  // files not in model-input order: read again as that input
+        t = ReadValueFile(f, named, &name);
+        if (!t.ok()) return finish(BackendTestResult::kFail, std::string(t.status().message()));
+      }
       feeds[name] = std::move(*t);
     }
     for (int i = 0;; ++i) {
       std::string f = sd + "/output_" + std::to_string(i) + ".pb";
       if (!IsFile(f)) break;
-      auto proto = ReadTensorFile(f);
-      if (!proto.ok()) return finish(BackendTestResult::kFail, std::string(proto.status().message()));
-      auto t = TensorFromProto(*proto, "");
-      if (!t.ok()) return finish(BackendTestResult::kFail, f + ": " + std::string(t.status().message()));
+      size_t k = expected.size();
+      const ValueInfo* vi = k < s.outputs().size() ? &s.outputs()[k] : nullptr;
+      std::string name;
+      auto t = ReadValueFile(f, vi, &name);
+      if (!t.ok()) return finish(BackendTestResult::kFail, std::string(t.status().message()));
       expected.push_back(std::move(*t));
     }
     auto got = s.Run(feeds);
@@ -166,7 +261,7 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
     if (got->size() != expected.size())
       return finish(BackendTestResult::kFail, absl::StrCat(got->size(), " outputs, expected ", expected.size()));
     for (size_t i = 0; i < expected.size(); ++i) {
-      std::string diff = Compare(expected[i], (*got)[i], options);
+      std::string diff = CompareValues(expected[i], (*got)[i], options);
       if (!diff.empty())
         return finish(BackendTestResult::kFail,
                       absl::StrCat(set, " output ", i, " '", s.outputs()[i].name, "': ", diff));

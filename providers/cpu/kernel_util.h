@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/node.h"
 #include "graph/tensor.h"
 
 namespace tandem::cpu {
@@ -46,5 +47,83 @@ void ForEachBroadcast(const Dims& out, const std::vector<std::vector<int64_t>>& 
     }
   }
 }
+
+// Calls f(T{}) with a stand-in element type for kernels that only move elements
+// (Transpose, Gather, Concat, ...): uint8_t/uint16_t/uint32_t/uint64_t by byte width, and
+// std::string for strings (copied element-wise). Returns false for unsupported types.
+template <typename F>
+bool VisitElementWidth(DataType dtype, F&& f) {
+  if (dtype == DataType::kString) { f(std::string{}); return true; }
+  switch (SizeOf(dtype)) {
+    case 1: f(uint8_t{}); return true;
+    case 2: f(uint16_t{}); return true;
+    case 4: f(uint32_t{}); return true;
+    case 8: f(uint64_t{}); return true;
+    default: return false;
+  }
+}
+
+// Drops size-1 dims of `dims` and merges neighbours whose `strides` are contiguous
+// (outer stride == inner stride * inner size), giving an equivalent shorter walk.
+inline void CoalesceStrided(const Dims& dims, const std::vector<int64_t>& strides, Dims* out_dims,
+                            std::vector<int64_t>* out_strides) {
+  out_dims->clear();
+  out_strides->clear();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!out_dims->empty() && out_strides->back() == strides[i] * dims[i]) {
+      out_dims->back() *= dims[i];
+      out_strides->back() = strides[i];
+    } else {
+      out_dims->push_back(dims[i]);
+      out_strides->push_back(strides[i]);
+    }
+  }
+}
+
+// dst[i] = src[offset(i)] for every index i of `dims` in row-major order, where offset is
+// the dot product of the index with `src_strides` (element units; 0 repeats/broadcasts,
+// negative walks backwards).
+template <typename T>
+void StridedCopy(const T* src, const Dims& dims, const std::vector<int64_t>& src_strides, T* dst) {
+  if (NumElements(dims) == 0) return;
+  Dims d;
+  std::vector<int64_t> s;
+  CoalesceStrided(dims, src_strides, &d, &s);
+  if (d.empty()) { dst[0] = src[0]; return; }
+  const int rank = static_cast<int>(d.size());
+  const int64_t inner = d.back(), inner_stride = s.back();
+  const int64_t outer = NumElements(d) / inner;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t off = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* p = src + off;
+    if (inner_stride == 1) {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = p[j];
+    } else if (inner_stride == 0) {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = p[0];
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * inner_stride];
+    }
+    dst += inner;
+    for (int k = rank - 2; k >= 0; --k) {
+      off += s[k];
+      if (++idx[k] < d[k]) break;
+      off -= s[k] * d[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+// Sliding-window geometry (Conv, ConvTranspose input side, pooling) per spatial dim.
+struct WindowGeometry {
+  std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end, out;
+};
+// Reads strides/dilations/pads/auto_pad (and ceil_mode when `ceil_mode_attr`) from `node`
+// and computes output sizes and padding for input spatial dims `in` and window `kernel`,
+// following ONNX Conv/Pool rules. Errors name the bad attribute.
+absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dims& in,
+                                                     const std::vector<int64_t>& kernel,
+                                                     bool ceil_mode_attr);
 
 }  // namespace tandem::cpu

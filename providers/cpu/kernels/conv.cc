@@ -1,7 +1,555 @@
+// Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad).
+// float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
+// layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
+// plain NC..., and weights that are initializers are reordered once and kept. float16 and
+// bfloat16 go through float32; double (and cases oneDNN rejects, such as the negative
+// padding ConvTranspose uses for output_shape larger than the natural size) use
+// reference loops.
+#include <cstring>
+#include <optional>
+
+#include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
+namespace {
 
-void RegisterConvKernels(KernelRegistry& r) { (void)r; }
+constexpr int kMaxOpset = 1 << 30;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBfloat16; }
+
+void StoreFromFloat(const Tensor& src, Tensor& out) {
+  const float* s = src.data<float>();
+  const int64_t n = out.numel();
+  if (out.dtype() == DataType::kFloat16) {
+    for (int64_t i = 0; i < n; ++i) out.data<Float16>()[i] = Float16(s[i]);
+  } else if (out.dtype() == DataType::kBfloat16) {
+    for (int64_t i = 0; i < n; ++i) out.data<BFloat16>()[i] = BFloat16(s[i]);
+  }
+}
+
+// Window geometry padded to 3 spatial dims (leading dims of size 1) for reference loops.
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+Geo3 MakeGeo3(const Dims& in, const WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - static_cast<int>(in.size());
+  for (int i = 0; i < 3; ++i) {
+    const int j = i - off;
+    const bool real = j >= 0;
+    r.in[i] = real ? in[j] : 1;
+    r.out[i] = real ? g.out[j] : 1;
+    r.k[i] = real ? g.kernel[j] : 1;
+    r.s[i] = real ? g.strides[j] : 1;
+    r.d[i] = real ? g.dilations[j] : 1;
+    r.p[i] = real ? g.pads_begin[j] : 0;
+  }
+  return r;
+}
+
+// y[n, m, o] = b[m] + sum_{c, k} x[n, g*Cg + c, o*s + k*d - p] * w[m, c, k]
+template <typename T>
+void ConvRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t C, int64_t M,
+             int64_t G, const Geo3& g) {
+  const int64_t Cg = C / G, Mg = M / G, isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t gi = m / Mg;
+      T* yc = y + (n * M + m) * osz;
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            T acc = b ? b[m] : T(0);
+            for (int64_t c = 0; c < Cg; ++c) {
+              const T* xc = x + (n * C + gi * Cg + c) * isz;
+              const T* wc = w + (m * Cg + c) * ksz;
+              for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+                const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.p[0];
+                if (i0 < 0 || i0 >= g.in[0]) continue;
+                for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+                  const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.p[1];
+                  if (i1 < 0 || i1 >= g.in[1]) continue;
+                  for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+                    const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.p[2];
+                    if (i2 < 0 || i2 >= g.in[2]) continue;
+                    acc += xc[(i0 * g.in[1] + i1) * g.in[2] + i2] *
+                           wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
+                  }
+                }
+              }
+            }
+            yc[(o0 * g.out[1] + o1) * g.out[2] + o2] = acc;
+          }
+    }
+}
+
+// Transposed convolution: scatters x[n, c, i] * w[c, m, k] into y[n, m, i*s + k*d - p].
+// Here Geo3::in/out are the ConvTranspose input/output sizes and p the (maybe negative)
+// begin padding.
+template <typename T>
+void ConvTransposeRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t C,
+                      int64_t M, int64_t G, const Geo3& g) {
+  const int64_t Cg = C / G, Mg = M / G, isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      T* yc = y + (n * M + m) * osz;
+      for (int64_t i = 0; i < osz; ++i) yc[i] = b ? b[m] : T(0);
+    }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t gi = c / Cg;
+      const T* xc = x + (n * C + c) * isz;
+      for (int64_t mo = 0; mo < Mg; ++mo) {
+        const T* wc = w + (c * Mg + mo) * ksz;
+        T* yc = y + (n * M + gi * Mg + mo) * osz;
+        for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
+          for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
+            for (int64_t i2 = 0; i2 < g.in[2]; ++i2) {
+              const T xv = xc[(i0 * g.in[1] + i1) * g.in[2] + i2];
+              for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+                const int64_t o0 = i0 * g.s[0] + k0 * g.d[0] - g.p[0];
+                if (o0 < 0 || o0 >= g.out[0]) continue;
+                for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+                  const int64_t o1 = i1 * g.s[1] + k1 * g.d[1] - g.p[1];
+                  if (o1 < 0 || o1 >= g.out[1]) continue;
+                  for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+                    const int64_t o2 = i2 * g.s[2] + k2 * g.d[2] - g.p[2];
+                    if (o2 < 0 || o2 >= g.out[2]) continue;
+                    yc[(o0 * g.out[1] + o1) * g.out[2] + o2] +=
+                        xv * wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
+                  }
+                }
+              }
+            }
+      }
+    }
+}
+
+// A oneDNN (de)convolution with its layout plumbing, cached per input shapes.
+struct DnnlConv {
+  dnnl::primitive prim;
+  dnnl::memory::desc x_md, w_md, b_md, y_md;  // plain layouts of the tensors
+  dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
+  std::optional<dnnl::reorder> x_re, w_re, y_re;
+  bool w_ready = false;  // w_buf holds the (constant) weights already
+
+  // Finishes setup from the primitive descriptor's chosen layouts.
+  void Init(const dnnl::primitive_desc& pd, const dnnl::memory::desc& px,
+            const dnnl::memory::desc& pw, const dnnl::memory::desc& py) {
+    auto& eng = DnnlEngine();
+    if (px != x_md) {
+      x_buf = dnnl::memory(px, eng);
+      x_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, x_md, eng, px));
+    }
+    if (pw != w_md) {
+      w_buf = dnnl::memory(pw, eng);
+      w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
+    }
+    if (py != y_md) {
+      y_buf = dnnl::memory(py, eng);
+      y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
+    }
+  }
+
+  void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
+    auto& s = DnnlStream();
+    dnnl::memory src = WrapTensor(x, x_md);
+    if (x_re) {
+      x_re->execute(s, src, x_buf);
+      src = x_buf;
+    }
+    dnnl::memory wei;
+    if (w_re) {
+      if (!(w_constant && w_ready)) {
+        dnnl::memory plain = WrapTensor(w, w_md);
+        w_re->execute(s, plain, w_buf);
+      }
+      w_ready = w_constant;
+      wei = w_buf;
+    } else {
+      wei = WrapTensor(w, w_md);
+    }
+    dnnl::memory dst = y_re ? y_buf : WrapTensor(y, y_md);
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
+    prim.execute(s, args);
+    if (y_re) {
+      dnnl::memory plain = WrapTensor(y, y_md);
+      y_re->execute(s, y_buf, plain);
+    }
+    s.wait();
+  }
+};
+
+dnnl::memory::dims Sub1(const std::vector<int64_t>& v) {
+  dnnl::memory::dims r(v.begin(), v.end());
+  for (auto& x : r) x -= 1;
+  return r;
+}
+
+// Shape checks shared by Conv and ConvTranspose; returns the kernel spatial shape.
+absl::StatusOr<std::vector<int64_t>> CheckConvInputs(const Node& node, const Tensor& x,
+                                                     const Tensor& w, const Tensor* b,
+                                                     int64_t group, bool transpose) {
+  if (x.rank() < 3)
+    return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " +
+                                      DimsToString(x.dims()));
+  if (w.rank() != x.rank())
+    return absl::InvalidArgumentError("W has shape " + DimsToString(w.dims()) +
+                                      ", expected rank " + std::to_string(x.rank()));
+  if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype()))
+    return absl::InvalidArgumentError("X, W and B must have the same element type");
+  if (group <= 0) return absl::InvalidArgumentError("group must be positive");
+  const int64_t C = x.dim(1);
+  if (C % group != 0)
+    return absl::InvalidArgumentError("input channels " + std::to_string(C) +
+                                      " are not divisible by group " + std::to_string(group));
+  if (!transpose) {
+    if (w.dim(1) * group != C || w.dim(0) % group != 0)
+      return absl::InvalidArgumentError("W of shape " + DimsToString(w.dims()) + " does not fit " +
+                                        std::to_string(C) + " input channels in " +
+                                        std::to_string(group) + " groups");
+  } else if (w.dim(0) != C) {
+    return absl::InvalidArgumentError("W of shape " + DimsToString(w.dims()) + " does not fit " +
+                                      std::to_string(C) + " input channels");
+  }
+  const int64_t M = transpose ? w.dim(1) * group : w.dim(0);
+  if (b && (b->rank() != 1 || b->dim(0) != M))
+    return absl::InvalidArgumentError("B has shape " + DimsToString(b->dims()) + ", expected [" +
+                                      std::to_string(M) + "]");
+  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  std::vector<int64_t> ks = node.attr_ints("kernel_shape", kernel);
+  if (ks != kernel)
+    return absl::InvalidArgumentError("kernel_shape " + DimsToString(ks) +
+                                      " does not match W of shape " + DimsToString(w.dims()));
+  return kernel;
+}
+
+// Runs f on float views of x/w/b/y: directly for float, through float copies for halves.
+template <typename F>
+absl::Status AsFloat(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, F&& f) {
+  if (!IsHalf(x.dtype())) return f(x, w, b, y);
+  Tensor xf = x.CastTo(DataType::kFloat), wf = w.CastTo(DataType::kFloat), bf;
+  if (b) bf = b->CastTo(DataType::kFloat);
+  Tensor yf = Tensor::Host(DataType::kFloat, y.dims());
+  auto st = f(xf, wf, b ? &bf : nullptr, yf);
+  if (st.ok()) StoreFromFloat(yf, y);
+  return st;
+}
+
+class Conv : public Kernel {
+ public:
+  explicit Conv(const KernelInfo& info)
+      : node_(info.node),
+        group_(info.node.attr_int("group", 1)),
+        w_constant_(info.constant_input(1) != nullptr) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& w = *ctx.input(1);
+    const Tensor* b = ctx.input(2);
+    auto kernel = CheckConvInputs(node_, x, w, b, group_, false);
+    if (!kernel.ok()) return kernel.status();
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    auto geo = ComputeWindowGeometry(node_, in, *kernel, false);
+    if (!geo.ok()) return geo.status();
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    Dims out_dims = {N, M};
+    out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_dims);
+    if (y.numel() == 0) return absl::OkStatus();
+    if (in.size() > 3)
+      return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
+    const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
+    if (x.dtype() == DataType::kDouble || !use_dnnl) {
+      auto ref = [&](const Tensor& xx, const Tensor& ww, const Tensor* bb, Tensor& yy) {
+        const Geo3 g = MakeGeo3(in, *geo);
+        if (xx.dtype() == DataType::kDouble)
+          ConvRef(xx.data<double>(), ww.data<double>(), bb ? bb->data<double>() : nullptr,
+                  yy.data<double>(), N, C, M, group_, g);
+        else
+          ConvRef(xx.data<float>(), ww.data<float>(), bb ? bb->data<float>() : nullptr,
+                  yy.data<float>(), N, C, M, group_, g);
+        return absl::OkStatus();
+      };
+      return AsFloat(x, w, b, y, ref);
+    }
+    return AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
+                                   Tensor& yy) { return RunDnnl(xx, ww, bb, yy, *geo); });
+  }
+
+ private:
+  absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                       const WindowGeometry& geo) {
+    try {
+      DnnlConv& e = cache_.Get({x.dims(), w.dims(), b ? Dims{1} : Dims{0}}, [&] {
+        DnnlConv c;
+        c.x_md = PlainDesc(x.dims(), dt::f32);
+        c.y_md = PlainDesc(y.dims(), dt::f32);
+        if (group_ == 1) {
+          c.w_md = PlainDesc(w.dims(), dt::f32);
+        } else {
+          Dims gw = {group_, w.dim(0) / group_};
+          gw.insert(gw.end(), w.dims().begin() + 1, w.dims().end());
+          c.w_md = PlainDesc(gw, dt::f32);
+        }
+        if (b) c.b_md = PlainDesc(b->dims(), dt::f32);
+        auto any = [](const dnnl::memory::desc& md) {
+          return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
+        };
+        dnnl::convolution_forward::desc d(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+            any(c.x_md), any(c.w_md), b ? c.b_md : dnnl::memory::desc(), any(c.y_md),
+            dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
+            dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
+            dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
+        dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+        c.prim = dnnl::convolution_forward(pd);
+        c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
+        return c;
+      });
+      e.Run(x, w, b, y, w_constant_);
+    } catch (const dnnl::error& err) {
+      return absl::InternalError(std::string("oneDNN convolution failed: ") + err.what());
+    }
+    return absl::OkStatus();
+  }
+
+  const Node node_;  // copy: attributes are read per shape
+  int64_t group_;
+  bool w_constant_;
+  ShapeCache<DnnlConv> cache_;
+};
+
+class ConvTranspose : public Kernel {
+ public:
+  explicit ConvTranspose(const KernelInfo& info)
+      : node_(info.node),
+        group_(info.node.attr_int("group", 1)),
+        w_constant_(info.constant_input(1) != nullptr) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& w = *ctx.input(1);
+    const Tensor* b = ctx.input(2);
+    auto kernel = CheckConvInputs(node_, x, w, b, group_, true);
+    if (!kernel.ok()) return kernel.status();
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    auto geo = Geometry(in, *kernel);
+    if (!geo.ok()) return geo.status();
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(1) * group_;
+    Dims out_dims = {N, M};
+    out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_dims);
+    if (y.numel() == 0) return absl::OkStatus();
+    if (in.size() > 3)
+      return absl::UnimplementedError("ConvTranspose supports 1 to 3 spatial dimensions");
+    // oneDNN takes non-negative pads and output sizes consistent with the input size.
+    bool use_dnnl = x.dtype() != DataType::kDouble && x.numel() > 0 && w.numel() > 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const int64_t eff = (geo->kernel[i] - 1) * geo->dilations[i] + 1;
+      if (geo->pads_begin[i] < 0 || geo->pads_end[i] < 0 ||
+          (geo->out[i] - eff + geo->pads_begin[i] + geo->pads_end[i]) / geo->strides[i] + 1 !=
+              in[i])
+        use_dnnl = false;
+    }
+    if (use_dnnl) {
+      auto st = AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
+                                        Tensor& yy) { return RunDnnl(xx, ww, bb, yy, *geo); });
+      if (st.ok() || st.code() != absl::StatusCode::kUnimplemented) return st;
+    }
+    auto ref = [&](const Tensor& xx, const Tensor& ww, const Tensor* bb, Tensor& yy) {
+      const Geo3 g = MakeGeo3(in, *geo);
+      if (xx.dtype() == DataType::kDouble)
+        ConvTransposeRef(xx.data<double>(), ww.data<double>(), bb ? bb->data<double>() : nullptr,
+                         yy.data<double>(), N, C, M, group_, g);
+      else
+        ConvTransposeRef(xx.data<float>(), ww.data<float>(), bb ? bb->data<float>() : nullptr,
+                         yy.data<float>(), N, C, M, group_, g);
+      return absl::OkStatus();
+    };
+    return AsFloat(x, w, b, y, ref);
+  }
+
+ private:
+  // Output sizes and pads (possibly negative when output_shape asks for more than the
+  // natural size) per the ConvTranspose rules.
+  absl::StatusOr<WindowGeometry> Geometry(const Dims& in, const std::vector<int64_t>& kernel) {
+    const size_t n = in.size();
+    WindowGeometry g;
+    g.kernel = kernel;
+    g.strides = node_.attr_ints("strides", std::vector<int64_t>(n, 1));
+    g.dilations = node_.attr_ints("dilations", std::vector<int64_t>(n, 1));
+    std::vector<int64_t> pads = node_.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+    std::vector<int64_t> out_pad = node_.attr_ints("output_padding", std::vector<int64_t>(n, 0));
+    std::vector<int64_t> out_shape = node_.attr_ints("output_shape");
+    const std::string auto_pad = node_.attr_string("auto_pad", "NOTSET");
+    if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n ||
+        out_pad.size() != n || (!out_shape.empty() && out_shape.size() != n))
+      return absl::InvalidArgumentError(
+          "strides/dilations/output_padding/output_shape need one value per spatial axis and "
+          "pads two");
+    g.pads_begin.assign(pads.begin(), pads.begin() + n);
+    g.pads_end.assign(pads.begin() + n, pads.end());
+    g.out.resize(n);
+    auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+    for (size_t i = 0; i < n; ++i) {
+      if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0)
+        return absl::InvalidArgumentError("strides, dilations and kernel sizes must be positive");
+      const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
+      const int64_t natural = g.strides[i] * (in[i] - 1) + out_pad[i] + eff;
+      const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+      if (!out_shape.empty() || same) {
+        g.out[i] = !out_shape.empty() ? out_shape[i] : in[i] * g.strides[i];
+        const int64_t total = natural - g.out[i];
+        if (auto_pad == "SAME_UPPER") {
+          g.pads_begin[i] = floor_half(total);
+          g.pads_end[i] = total - g.pads_begin[i];
+        } else {
+          g.pads_end[i] = floor_half(total);
+          g.pads_begin[i] = total - g.pads_end[i];
+        }
+      } else {
+        if (auto_pad == "VALID") g.pads_begin[i] = g.pads_end[i] = 0;
+        if (g.pads_begin[i] < 0 || g.pads_end[i] < 0)
+          return absl::InvalidArgumentError("pads must be non-negative");
+        g.out[i] = natural - g.pads_begin[i] - g.pads_end[i];
+      }
+      if (g.out[i] < 0)
+        return absl::InvalidArgumentError("output size " + std::to_string(g.out[i]) +
+                                          " is negative for input " + DimsToString(in));
+    }
+    return g;
+  }
+
+  absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                       const WindowGeometry& geo) {
+    try {
+      DnnlConv& e = cache_.Get({x.dims(), w.dims(), b ? Dims{1} : Dims{0}}, [&] {
+        DnnlConv c;
+        c.x_md = PlainDesc(x.dims(), dt::f32);
+        c.y_md = PlainDesc(y.dims(), dt::f32);
+        // ONNX W is [C, M/g, k...] = [g][C/g][M/g][k...]; oneDNN wants dims
+        // [g,] M/g, C/g, k... — describe the ONNX layout with strides.
+        const int64_t C = x.dim(1), Mg = w.dim(1), Cg = C / group_;
+        const int64_t ksz = DimProduct(w.dims(), 2, w.rank());
+        dnnl::memory::dims wd, ws;
+        if (group_ > 1) {
+          wd = {group_, Mg, Cg};
+          ws = {Cg * Mg * ksz, ksz, Mg * ksz};
+        } else {
+          wd = {Mg, Cg};
+          ws = {ksz, Mg * ksz};
+        }
+        auto kstr = Strides(Dims(w.dims().begin() + 2, w.dims().end()));
+        for (int i = 2; i < w.rank(); ++i) {
+          wd.push_back(w.dim(i));
+          ws.push_back(kstr[i - 2]);
+        }
+        c.w_md = dnnl::memory::desc(wd, dt::f32, ws);
+        if (b) c.b_md = PlainDesc(b->dims(), dt::f32);
+        auto any = [](const dnnl::memory::desc& md) {
+          return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
+        };
+        dnnl::deconvolution_forward::desc d(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+            any(c.x_md), any(c.w_md), b ? c.b_md : dnnl::memory::desc(), any(c.y_md),
+            dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
+            dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
+            dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
+        dnnl::deconvolution_forward::primitive_desc pd(d, DnnlEngine());
+        c.prim = dnnl::deconvolution_forward(pd);
+        c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
+        return c;
+      });
+      e.Run(x, w, b, y, w_constant_);
+    } catch (const dnnl::error& err) {
+      // Let the caller fall back to the reference loops.
+      return absl::UnimplementedError(std::string("oneDNN deconvolution: ") + err.what());
+    }
+    return absl::OkStatus();
+  }
+
+  const Node node_;  // copy: attributes are read per shape
+  int64_t group_;
+  bool w_constant_;
+  ShapeCache<DnnlConv> cache_;
+};
+
+// ConvInteger: int32 convolution of (X - x_zero_point) and (W - w_zero_point), the latter
+// per tensor or per output channel. Reference loops.
+class ConvInteger : public Kernel {
+ public:
+  explicit ConvInteger(const KernelInfo& info)
+      : node_(info.node), group_(info.node.attr_int("group", 1)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& w = *ctx.input(1);
+    const Tensor* xzp = ctx.input(2);
+    const Tensor* wzp = ctx.input(3);
+    // Shapes are checked on int32 copies (CheckConvInputs wants equal types).
+    Tensor xi = x.CastTo(DataType::kInt32), wi = w.CastTo(DataType::kInt32);
+    auto kernel = CheckConvInputs(node_, xi, wi, nullptr, group_, false);
+    if (!kernel.ok()) return kernel.status();
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    if (xzp && xzp->numel() != 1)
+      return absl::InvalidArgumentError("x_zero_point must be a scalar, got " +
+                                        DimsToString(xzp->dims()));
+    if (wzp && wzp->numel() != 1 && wzp->numel() != M)
+      return absl::InvalidArgumentError("w_zero_point must be a scalar or have " +
+                                        std::to_string(M) + " values, got " +
+                                        DimsToString(wzp->dims()));
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    auto geo = ComputeWindowGeometry(node_, in, *kernel, false);
+    if (!geo.ok()) return geo.status();
+    if (in.size() > 3)
+      return absl::UnimplementedError("ConvInteger supports 1 to 3 spatial dimensions");
+    Dims out_dims = {N, M};
+    out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
+    Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, out_dims);
+    if (y.numel() == 0) return absl::OkStatus();
+    const int32_t xz = xzp ? static_cast<int32_t>(xzp->ElementAsInt64(0)) : 0;
+    int32_t* px = xi.data<int32_t>();
+    for (int64_t i = 0; i < xi.numel(); ++i) px[i] -= xz;
+    int32_t* pw = wi.data<int32_t>();
+    const int64_t per = M > 0 ? wi.numel() / M : 0;
+    for (int64_t m = 0; m < M; ++m) {
+      const int32_t wz =
+          wzp ? static_cast<int32_t>(wzp->ElementAsInt64(wzp->numel() == 1 ? 0 : m)) : 0;
+      for (int64_t i = 0; i < per; ++i) pw[m * per + i] -= wz;
+    }
+    ConvRef(px, pw, static_cast<const int32_t*>(nullptr), y.data<int32_t>(), N, C, M, group_,
+            MakeGeo3(in, *geo));
+    return absl::OkStatus();
+  }
+
+ private:
+  const Node node_;
+  int64_t group_;
+};
+
+}  // namespace
+
+void RegisterConvKernels(KernelRegistry& r) {
+  const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble, DataType::kFloat16,
+                                   DataType::kBfloat16};
+  // Conv-1 and Conv-11 differ only in documentation of defaults; same for ConvTranspose.
+  r.Add("Conv", 1, 10, t, Make<Conv>());
+  r.Add("Conv", 11, kMaxOpset, t, Make<Conv>());
+  r.Add("ConvTranspose", 1, 10, t, Make<ConvTranspose>());
+  r.Add("ConvTranspose", 11, kMaxOpset, t, Make<ConvTranspose>());
+  r.Add("ConvInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8}, Make<ConvInteger>());
+}
 
 }  // namespace tandem::cpu

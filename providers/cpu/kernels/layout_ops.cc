@@ -1,7 +1,689 @@
+// Data-movement kernels that rearrange elements: Transpose, Concat, Split, Slice, Tile,
+// Pad, DepthToSpace, SpaceToDepth, ReverseSequence and Trilu. All work on any element type by byte width (strings element-wise).
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <type_traits>
+
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
+namespace {
 
-void RegisterLayoutKernels(KernelRegistry& r) { (void)r; }
+constexpr int kMaxOpset = 21;
+
+absl::Status Missing(const char* what) {
+  return absl::InvalidArgumentError(std::string("missing required input '") + what + "'");
+}
+
+// ---------------------------------------------------------------------------------------
+// Transpose
+
+// Copy where the innermost output dim walks the source with a stride: done in square
+// tiles over (the output dim that reads the source contiguously, the innermost dim) so
+// both sides stay in cache. Falls back to StridedCopy when no such pair exists.
+template <typename T>
+void TransposeCopy(const T* src, const Dims& dims, const std::vector<int64_t>& strides, T* dst) {
+  Dims d;
+  std::vector<int64_t> s;
+  CoalesceStrided(dims, strides, &d, &s);
+  const int k = static_cast<int>(d.size());
+  int j = -1;
+  for (int i = 0; i + 1 < k; ++i)
+    if (s[i] == 1) j = i;
+  if (k < 2 || s.back() == 1 || j < 0 || NumElements(d) < 256) {
+    StridedCopy(src, dims, strides, dst);
+    return;
+  }
+  const std::vector<int64_t> ds = Strides(d);
+  // Odometer over the remaining dims.
+  std::vector<int> rest;
+  for (int i = 0; i < k - 1; ++i)
+    if (i != j) rest.push_back(i);
+  std::vector<int64_t> idx(rest.size(), 0);
+  const int64_t rows = d[j], cols = d[k - 1], rs = ds[j], cs = s[k - 1];
+  const int64_t outer = NumElements(d) / (rows * cols);
+  constexpr int64_t B = 32;
+  int64_t soff = 0, doff = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+      const int64_t r1 = std::min(rows, r0 + B);
+      for (int64_t c0 = 0; c0 < cols; c0 += B) {
+        const int64_t c1 = std::min(cols, c0 + B);
+        for (int64_t r = r0; r < r1; ++r) {
+          T* out = dst + doff + r * rs;
+          const T* in = src + soff + r;
+          for (int64_t c = c0; c < c1; ++c) out[c] = in[c * cs];
+        }
+      }
+    }
+    for (int q = static_cast<int>(rest.size()) - 1; q >= 0; --q) {
+      const int a = rest[q];
+      soff += s[a];
+      doff += ds[a];
+      if (++idx[q] < d[a]) break;
+      soff -= s[a] * d[a];
+      doff -= ds[a] * d[a];
+      idx[q] = 0;
+    }
+  }
+}
+
+class Transpose : public Kernel {
+ public:
+  explicit Transpose(const KernelInfo& info)
+      : has_perm_(info.node.has_attr("perm")), perm_(info.node.attr_ints("perm")) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("data");
+    const int r = x->rank();
+    std::vector<int64_t> perm = perm_;
+    if (!has_perm_) {
+      perm.resize(r);
+      for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
+    }
+    if (static_cast<int>(perm.size()) != r)
+      return absl::InvalidArgumentError("perm " + DimsToString(perm) + " does not match rank " +
+                                        std::to_string(r));
+    std::vector<bool> seen(r, false);
+    for (int64_t& p : perm) {
+      if (p < 0) p += r;
+      if (p < 0 || p >= r || seen[p])
+        return absl::InvalidArgumentError("perm " + DimsToString(perm_) +
+                                          " is not a permutation of the axes");
+      seen[p] = true;
+    }
+    const std::vector<int64_t> in_strides = Strides(x->dims());
+    Dims out(r);
+    std::vector<int64_t> strides(r);
+    for (int i = 0; i < r; ++i) {
+      out[i] = x->dim(static_cast<int>(perm[i]));
+      strides[i] = in_strides[perm[i]];
+    }
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      TransposeCopy(x->data<T>(), out, strides, y.data<T>());
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool has_perm_;
+  std::vector<int64_t> perm_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Concat / Split
+
+class Concat : public Kernel {
+ public:
+  explicit Concat(const KernelInfo& info)
+      : axis_(info.node.attr_int("axis", 1)), has_axis_(info.node.has_attr("axis") || info.opset < 4) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!has_axis_) return absl::InvalidArgumentError("attribute 'axis' is required");
+    std::vector<const Tensor*> in;
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      if (ctx.input(i)) in.push_back(ctx.input(i));
+    if (in.empty()) return absl::InvalidArgumentError("needs at least one input");
+    const Tensor& first = *in[0];
+    const int r = first.rank();
+    if (r == 0) return absl::InvalidArgumentError("cannot concatenate scalars");
+    auto axis_or = NormalizeAxis(axis_, r);
+    if (!axis_or.ok()) return axis_or.status();
+    const int axis = *axis_or;
+    Dims out = first.dims();
+    out[axis] = 0;
+    for (const Tensor* t : in) {
+      bool ok = t->rank() == r && t->dtype() == first.dtype();
+      for (int d = 0; ok && d < r; ++d) ok = d == axis || t->dim(d) == first.dim(d);
+      if (!ok)
+        return absl::InvalidArgumentError("inputs of shapes " + DimsToString(first.dims()) + " and " +
+                                          DimsToString(t->dims()) + " (" + DataTypeName(first.dtype()) +
+                                          ", " + DataTypeName(t->dtype()) +
+                                          ") cannot be concatenated on axis " + std::to_string(axis));
+      out[axis] += t->dim(axis);
+    }
+    Tensor& y = ctx.AllocateOutput(0, first.dtype(), out);
+    const int64_t outer = DimProduct(out, 0, axis);
+    const int64_t inner = DimProduct(out, axis + 1, r);
+    const int64_t out_row = out[axis] * inner;
+    VisitElementWidth(first.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* dst = y.data<T>();
+      int64_t col = 0;
+      for (const Tensor* t : in) {
+        const int64_t row = t->dim(axis) * inner;
+        const T* src = t->data<T>();
+        for (int64_t o = 0; o < outer && row > 0; ++o)
+          std::copy_n(src + o * row, row, dst + o * out_row + col);
+        col += row;
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_;
+  bool has_axis_;
+};
+
+// Split sizes: input 1 at opset 1 and from 13, attribute 'split' otherwise; without them
+// equal parts (num_outputs at 18 allows a smaller last part).
+class Split : public Kernel {
+ public:
+  explicit Split(const KernelInfo& info)
+      : opset_(info.opset),
+        axis_(info.node.attr_int("axis", 0)),
+        has_split_attr_(info.node.has_attr("split")),
+        split_attr_(info.node.attr_ints("split")),
+        num_outputs_(info.node.attr_int("num_outputs", 0)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("input");
+    auto axis_or = NormalizeAxis(axis_, x->rank());
+    if (!axis_or.ok()) return axis_or.status();
+    if (x->rank() == 0) return absl::InvalidArgumentError("cannot split a scalar");
+    const int axis = *axis_or;
+    const int64_t dim = x->dim(axis);
+    const int n_out = ctx.num_outputs();
+    std::vector<int64_t> split;
+    bool given = false;
+    if ((opset_ == 1 || opset_ >= 13) && ctx.input(1)) {
+      split = ReadInt64s(*ctx.input(1));
+      given = true;
+    } else if (opset_ < 13 && has_split_attr_) {
+      split = split_attr_;
+      given = true;
+    }
+    if (given) {
+      if (static_cast<int>(split.size()) != n_out)
+        return absl::InvalidArgumentError("split " + DimsToString(split) + " has " +
+                                          std::to_string(split.size()) + " entries for " +
+                                          std::to_string(n_out) + " outputs");
+      int64_t sum = 0;
+      for (int64_t s : split) {
+        if (s < 0) return absl::InvalidArgumentError("split " + DimsToString(split) + " has a negative size");
+        sum += s;
+      }
+      if (sum != dim)
+        return absl::InvalidArgumentError("split " + DimsToString(split) + " does not sum to dim " +
+                                          std::to_string(dim) + " of axis " + std::to_string(axis));
+    } else {
+      if (n_out <= 0) return absl::InvalidArgumentError("no outputs");
+      if (opset_ >= 18 && num_outputs_ > 0 && num_outputs_ != n_out)
+        return absl::InvalidArgumentError("num_outputs is " + std::to_string(num_outputs_) +
+                                          " but the node has " + std::to_string(n_out) + " outputs");
+      if (opset_ >= 18 && num_outputs_ > 0) {
+        const int64_t part = (dim + n_out - 1) / n_out;
+        for (int i = 0; i < n_out; ++i)
+          split.push_back(std::max<int64_t>(0, std::min(part, dim - part * i)));
+      } else {
+        if (dim % n_out != 0)
+          return absl::InvalidArgumentError("dim " + std::to_string(dim) + " of axis " +
+                                            std::to_string(axis) + " cannot be split into " +
+                                            std::to_string(n_out) + " equal parts");
+        split.assign(n_out, dim / n_out);
+      }
+    }
+    const int64_t outer = DimProduct(x->dims(), 0, axis);
+    const int64_t inner = DimProduct(x->dims(), axis + 1, x->rank());
+    const int64_t in_row = dim * inner;
+    int64_t col = 0;
+    for (int i = 0; i < n_out; ++i) {
+      const int64_t row = split[i] * inner;
+      if (ctx.output_wanted(i)) {
+        Dims od = x->dims();
+        od[axis] = split[i];
+        Tensor& y = ctx.AllocateOutput(i, x->dtype(), od);
+        VisitElementWidth(x->dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const T* src = x->data<T>();
+          T* dst = y.data<T>();
+          for (int64_t o = 0; o < outer && row > 0; ++o)
+            std::copy_n(src + o * in_row + col, row, dst + o * row);
+        });
+      }
+      col += row;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int opset_;
+  int64_t axis_;
+  bool has_split_attr_;
+  std::vector<int64_t> split_attr_;
+  int64_t num_outputs_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Slice: attributes starts/ends/axes before opset 10; inputs starts, ends, axes, steps
+// after. Bounds are clamped as numpy does; negative steps walk backwards.
+class Slice : public Kernel {
+ public:
+  explicit Slice(const KernelInfo& info)
+      : opset_(info.opset),
+        starts_(info.node.attr_ints("starts")),
+        ends_(info.node.attr_ints("ends")),
+        axes_(info.node.attr_ints("axes")),
+        has_axes_(info.node.has_attr("axes")) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("data");
+    std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
+    bool has_axes = has_axes_;
+    if (opset_ >= 10) {
+      if (!ctx.input(1)) return Missing("starts");
+      if (!ctx.input(2)) return Missing("ends");
+      starts = ReadInt64s(*ctx.input(1));
+      ends = ReadInt64s(*ctx.input(2));
+      has_axes = ctx.input(3) != nullptr;
+      if (has_axes) axes = ReadInt64s(*ctx.input(3));
+      if (ctx.input(4)) steps = ReadInt64s(*ctx.input(4));
+    }
+    if (starts.size() != ends.size())
+      return absl::InvalidArgumentError("starts and ends have different lengths");
+    if (!has_axes) {
+      axes.resize(starts.size());
+      std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || steps.size() != starts.size())
+      return absl::InvalidArgumentError("starts, ends, axes and steps must have the same length");
+    const int r = x->rank();
+    Dims out = x->dims();
+    const std::vector<int64_t> in_strides = Strides(x->dims());
+    std::vector<int64_t> strides = in_strides;
+    std::vector<bool> seen(r, false);
+    int64_t base = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r)
+        return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) +
+                                          " is out of range for rank " + std::to_string(r));
+      if (seen[a]) return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) + " is repeated");
+      seen[a] = true;
+      const int64_t dim = x->dim(static_cast<int>(a)), step = steps[i];
+      if (step == 0) return absl::InvalidArgumentError("steps must not be 0");
+      int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+      int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+      int64_t len = 0;
+      if (step > 0) {
+        s = std::clamp<int64_t>(s, 0, dim);
+        e = std::clamp<int64_t>(e, 0, dim);
+        len = e > s ? (e - s + step - 1) / step : 0;
+      } else {
+        s = std::clamp<int64_t>(s, 0, dim - 1);
+        e = std::clamp<int64_t>(e, -1, dim - 1);
+        len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      }
+      out[a] = len;
+      if (len > 0) base += s * in_strides[a];
+      strides[a] = in_strides[a] * step;
+    }
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    if (y.numel() == 0) return absl::OkStatus();
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      StridedCopy(x->data<T>() + base, out, strides, y.data<T>());
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int opset_;
+  std::vector<int64_t> starts_, ends_, axes_;
+  bool has_axes_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Tile: repeats per axis (opset 6); Tile-1 took a scalar `tiles` and an `axis` input.
+class Tile : public Kernel {
+ public:
+  explicit Tile(const KernelInfo& info) : opset_(info.opset) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("input");
+    if (!ctx.input(1)) return Missing("repeats");
+    const int r = x->rank();
+    std::vector<int64_t> reps;
+    if (opset_ < 6) {
+      if (!ctx.input(2)) return Missing("axis");
+      auto axis = NormalizeAxis(ctx.input(2)->ElementAsInt64(0), r);
+      if (!axis.ok()) return axis.status();
+      reps.assign(r, 1);
+      reps[*axis] = ctx.input(1)->ElementAsInt64(0);
+    } else {
+      reps = ReadInt64s(*ctx.input(1));
+    }
+    if (static_cast<int>(reps.size()) != r)
+      return absl::InvalidArgumentError("repeats " + DimsToString(reps) + " do not match rank " +
+                                        std::to_string(r));
+    const std::vector<int64_t> in_strides = Strides(x->dims());
+    Dims out(r), walk(2 * r);
+    std::vector<int64_t> strides(2 * r);
+    for (int i = 0; i < r; ++i) {
+      if (reps[i] < 0) return absl::InvalidArgumentError("repeats " + DimsToString(reps) + " are negative");
+      out[i] = x->dim(i) * reps[i];
+      walk[2 * i] = reps[i];
+      walk[2 * i + 1] = x->dim(i);
+      strides[2 * i] = 0;
+      strides[2 * i + 1] = in_strides[i];
+    }
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      StridedCopy(x->data<T>(), walk, strides, y.data<T>());
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int opset_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Pad: modes constant / reflect / edge / wrap (19). Pads come from the 'paddings' (opset 1)
+// or 'pads' (2-10) attribute with a float 'value', or from inputs pads, constant_value and
+// axes (18) from opset 11. Negative pads crop.
+template <typename T>
+T ValueFromFloat(float v) {
+  if constexpr (std::is_same_v<T, std::string>) return std::string();
+  else if constexpr (std::is_same_v<T, bool>) return v != 0.f;
+  else return T(v);
+}
+
+class Pad : public Kernel {
+ public:
+  enum class Mode { kConstant, kReflect, kEdge, kWrap };
+  explicit Pad(const KernelInfo& info)
+      : opset_(info.opset),
+        attr_pads_(info.node.attr_ints(info.opset < 2 ? "paddings" : "pads")),
+        value_(info.node.attr_float("value", 0.f)),
+        mode_name_(info.node.attr_string("mode", "constant")) {
+    if (mode_name_ == "constant") mode_ = Mode::kConstant;
+    else if (mode_name_ == "reflect") mode_ = Mode::kReflect;
+    else if (mode_name_ == "edge") mode_ = Mode::kEdge;
+    else if (mode_name_ == "wrap" && opset_ >= 19) mode_ = Mode::kWrap;
+    else valid_mode_ = false;
+  }
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("data");
+    if (!valid_mode_) return absl::InvalidArgumentError("unsupported mode '" + mode_name_ + "'");
+    const int r = x->rank();
+    std::vector<int64_t> pads = attr_pads_;
+    std::vector<int64_t> axes;
+    const Tensor* value_t = nullptr;
+    if (opset_ >= 11) {
+      if (!ctx.input(1)) return Missing("pads");
+      pads = ReadInt64s(*ctx.input(1));
+      value_t = ctx.input(2);
+      if (value_t && value_t->numel() != 1 && value_t->numel() != 0)
+        return absl::InvalidArgumentError("constant_value must be a scalar");
+      if (value_t && value_t->numel() == 0) value_t = nullptr;
+      if (value_t && value_t->dtype() != x->dtype())
+        return absl::InvalidArgumentError("constant_value type differs from data type");
+      if (opset_ >= 18 && ctx.input(3)) axes = ReadInt64s(*ctx.input(3));
+    }
+    if (axes.empty()) {
+      axes.resize(r);
+      std::iota(axes.begin(), axes.end(), 0);
+    }
+    const size_t na = axes.size();
+    if (pads.size() != 2 * na)
+      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " must have " +
+                                        std::to_string(2 * na) + " entries for input shape " +
+                                        DimsToString(x->dims()));
+    std::vector<int64_t> before(r, 0), after(r, 0);
+    for (size_t i = 0; i < na; ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r)
+        return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) +
+                                          " is out of range for rank " + std::to_string(r));
+      before[a] = pads[i];
+      after[a] = pads[i + na];
+    }
+    // Per output dim: the source index of every output position, or -1 for the constant.
+    Dims out(r);
+    std::vector<std::vector<int64_t>> map(r);
+    for (int d = 0; d < r; ++d) {
+      const int64_t n = x->dim(d);
+      out[d] = n + before[d] + after[d];
+      if (out[d] < 0)
+        return absl::InvalidArgumentError("pads " + DimsToString(pads) + " crop axis " +
+                                          std::to_string(d) + " below zero");
+      if (mode_ != Mode::kConstant && n == 0 && out[d] > 0)
+        return absl::InvalidArgumentError("cannot pad an empty axis in mode '" + mode_name_ + "'");
+      map[d].resize(out[d]);
+      for (int64_t o = 0; o < out[d]; ++o) {
+        int64_t s = o - before[d];
+        if (s < 0 || s >= n) {
+          switch (mode_) {
+            case Mode::kConstant: s = -1; break;
+            case Mode::kEdge: s = std::clamp<int64_t>(s, 0, n - 1); break;
+            case Mode::kWrap: s = ((s % n) + n) % n; break;
+            case Mode::kReflect: {
+              if (n == 1) { s = 0; break; }
+              const int64_t period = 2 * (n - 1);
+              s = ((s % period) + period) % period;
+              if (s >= n) s = period - s;
+              break;
+            }
+          }
+        }
+        map[d][o] = s;
+      }
+    }
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    if (y.numel() == 0) return absl::OkStatus();
+    bool ok = true;
+    auto fill = [&](auto tag) {
+      using T = decltype(tag);
+      T value = ValueFromFloat<T>(value_);
+      if (value_t) value = value_t->data<T>()[0];
+      const T* src = x->data<T>();
+      T* dst = y.data<T>();
+      if (r == 0) { dst[0] = src[0]; return; }
+      const std::vector<int64_t> st = Strides(x->dims());
+      const int64_t inner = out[r - 1];
+      const int64_t outer = y.numel() / inner;
+      const std::vector<int64_t>& last = map[r - 1];
+      std::vector<int64_t> idx(r, 0);
+      for (int64_t o = 0; o < outer; ++o, dst += inner) {
+        int64_t base = 0;
+        bool constant = false;
+        for (int d = 0; d < r - 1; ++d) {
+          const int64_t s = map[d][idx[d]];
+          if (s < 0) { constant = true; break; }
+          base += s * st[d];
+        }
+        if (constant) {
+          std::fill_n(dst, inner, value);
+        } else {
+          for (int64_t j = 0; j < inner; ++j) dst[j] = last[j] < 0 ? value : src[base + last[j]];
+        }
+        for (int d = r - 2; d >= 0; --d) {
+          if (++idx[d] < out[d]) break;
+          idx[d] = 0;
+        }
+      }
+    };
+    if (x->dtype() == DataType::kString) fill(std::string{});
+    else ok = VisitNumericType(x->dtype(), fill);
+    if (!ok) return absl::InvalidArgumentError("unsupported element type");
+    return absl::OkStatus();
+  }
+
+ private:
+  int opset_;
+  std::vector<int64_t> attr_pads_;
+  float value_;
+  std::string mode_name_;
+  Mode mode_ = Mode::kConstant;
+  bool valid_mode_ = true;
+};
+
+// ---------------------------------------------------------------------------------------
+// DepthToSpace (DCR / CRD) and SpaceToDepth as strided walks over a 6-D view.
+class DepthToSpace : public Kernel {
+ public:
+  explicit DepthToSpace(const KernelInfo& info)
+      : b_(info.node.attr_int("blocksize", 0)), crd_(info.node.attr_string("mode", "DCR") == "CRD") {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("input");
+    if (x->rank() != 4) return absl::InvalidArgumentError("input must be 4-D, got " + DimsToString(x->dims()));
+    const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3), b = b_;
+    if (b <= 0 || C % (b * b) != 0)
+      return absl::InvalidArgumentError("channels " + std::to_string(C) +
+                                        " are not divisible by blocksize^2 (blocksize " +
+                                        std::to_string(b) + ")");
+    const int64_t c2 = C / (b * b), HW = H * W;
+    // Walk the output as [N, C', H, b, W, b].
+    const Dims walk = {N, c2, H, b, W, b};
+    std::vector<int64_t> strides;
+    if (crd_)
+      strides = {C * HW, b * b * HW, W, b * HW, 1, HW};
+    else
+      strides = {C * HW, HW, W, b * c2 * HW, 1, c2 * HW};
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), {N, c2, H * b, W * b});
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      StridedCopy(x->data<T>(), walk, strides, y.data<T>());
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t b_;
+  bool crd_;
+};
+
+class SpaceToDepth : public Kernel {
+ public:
+  explicit SpaceToDepth(const KernelInfo& info) : b_(info.node.attr_int("blocksize", 0)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("input");
+    if (x->rank() != 4) return absl::InvalidArgumentError("input must be 4-D, got " + DimsToString(x->dims()));
+    const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3), b = b_;
+    if (b <= 0 || H % b != 0 || W % b != 0)
+      return absl::InvalidArgumentError("height and width " + std::to_string(H) + "x" +
+                                        std::to_string(W) + " are not divisible by blocksize " +
+                                        std::to_string(b));
+    // Walk the output as [N, b, b, C, H/b, W/b].
+    const Dims walk = {N, b, b, C, H / b, W / b};
+    const std::vector<int64_t> strides = {C * H * W, W, 1, H * W, b * W, b};
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), {N, C * b * b, H / b, W / b});
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      StridedCopy(x->data<T>(), walk, strides, y.data<T>());
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t b_;
+};
+
+// ---------------------------------------------------------------------------------------
+// ReverseSequence: reverses the first sequence_lens[b] steps of every batch entry.
+class ReverseSequence : public Kernel {
+ public:
+  explicit ReverseSequence(const KernelInfo& info)
+      : batch_axis_(info.node.attr_int("batch_axis", 1)), time_axis_(info.node.attr_int("time_axis", 0)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    const Tensor* lens_t = ctx.input(1);
+    if (!x) return Missing("input");
+    if (!lens_t) return Missing("sequence_lens");
+    if (x->rank() < 2) return absl::InvalidArgumentError("input must have rank >= 2");
+    if (!((batch_axis_ == 0 && time_axis_ == 1) || (batch_axis_ == 1 && time_axis_ == 0)))
+      return absl::InvalidArgumentError("batch_axis and time_axis must be 0 and 1 in some order");
+    const int64_t B = x->dim(static_cast<int>(batch_axis_)), T_ = x->dim(static_cast<int>(time_axis_));
+    const std::vector<int64_t> lens = ReadInt64s(*lens_t);
+    if (static_cast<int64_t>(lens.size()) != B)
+      return absl::InvalidArgumentError("sequence_lens has " + std::to_string(lens.size()) +
+                                        " entries for batch size " + std::to_string(B));
+    for (int64_t l : lens)
+      if (l < 0 || l > T_)
+        return absl::InvalidArgumentError("sequence length " + std::to_string(l) +
+                                          " is outside [0, " + std::to_string(T_) + "]");
+    const int64_t inner = DimProduct(x->dims(), 2, x->rank());
+    const int64_t bstride = (batch_axis_ == 0 ? T_ : 1) * inner;
+    const int64_t tstride = (time_axis_ == 0 ? B : 1) * inner;
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), x->dims());
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = x->data<T>();
+      T* dst = y.data<T>();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T_; ++t) {
+          const int64_t st = t < lens[b] ? lens[b] - 1 - t : t;
+          std::copy_n(src + b * bstride + st * tstride, inner, dst + b * bstride + t * tstride);
+        }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t batch_axis_, time_axis_;
+};
+
+// Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
+class Trilu : public Kernel {
+ public:
+  explicit Trilu(const KernelInfo& info) : upper_(info.node.attr_int("upper", 1) != 0) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Missing("input");
+    if (x->rank() < 2) return absl::InvalidArgumentError("input must have rank >= 2");
+    int64_t k = 0;
+    if (const Tensor* kt = ctx.input(1)) {
+      if (kt->numel() != 1) return absl::InvalidArgumentError("k must be a scalar");
+      k = kt->ElementAsInt64(0);
+    }
+    const int64_t rows = x->dim(-2), cols = x->dim(-1);
+    const int64_t mats = rows * cols == 0 ? 0 : x->numel() / (rows * cols);
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), x->dims());
+    VisitElementWidth(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = x->data<T>();
+      T* dst = y.data<T>();
+      for (int64_t m = 0; m < mats; ++m)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t o = (m * rows + i) * cols + j;
+            const bool keep = upper_ ? j - i >= k : j - i <= k;
+            dst[o] = keep ? src[o] : T{};
+          }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool upper_;
+};
+
+}  // namespace
+
+void RegisterLayoutKernels(KernelRegistry& r) {
+  const auto& all = types::kAll;
+  r.Add("Transpose", 1, kMaxOpset, all, Make<Transpose>());
+  r.Add("Concat", 1, kMaxOpset, all, Make<Concat>());  // axis default 1 at opset 1
+  r.Add("Split", 1, kMaxOpset, all, Make<Split>());    // split input 1/13, num_outputs 18
+  r.Add("Slice", 1, kMaxOpset, all, Make<Slice>());    // inputs from 10
+  r.Add("Tile", 1, kMaxOpset, all, Make<Tile>());      // tiles/axis inputs before 6
+  r.Add("Pad", 1, kMaxOpset, all, Make<Pad>());        // inputs 11, axes 18, wrap 19
+  r.Add("DepthToSpace", 1, kMaxOpset, all, Make<DepthToSpace>());  // mode from 11
+  r.Add("SpaceToDepth", 1, kMaxOpset, all, Make<SpaceToDepth>());
+  r.Add("ReverseSequence", 10, kMaxOpset, all, Make<ReverseSequence>());
+  r.Add("Trilu", 14, kMaxOpset, all, Make<Trilu>());
+}
 
 }  // namespace tandem::cpu

@@ -1,7 +1,431 @@
+// MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger.
+// float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
+// cached per input shape; double and integer types use reference loops.
+#include <cstring>
+
+#include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
+namespace {
 
-void RegisterMatMulKernels(KernelRegistry& r) { (void)r; }
+constexpr int kMaxOpset = 1 << 30;
+using dt = dnnl::memory::data_type;
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBfloat16; }
+
+// Copies a float tensor into `out` converting to its element type (half types).
+void StoreFromFloat(const Tensor& src, Tensor& out) {
+  const float* s = src.data<float>();
+  const int64_t n = out.numel();
+  if (out.dtype() == DataType::kFloat16) {
+    for (int64_t i = 0; i < n; ++i) out.data<Float16>()[i] = Float16(s[i]);
+  } else if (out.dtype() == DataType::kBfloat16) {
+    for (int64_t i = 0; i < n; ++i) out.data<BFloat16>()[i] = BFloat16(s[i]);
+  } else {
+    std::memcpy(out.raw(), src.raw(), out.bytes());
+  }
+}
+
+absl::Status DnnlError(const char* what, const dnnl::error& e) {
+  return absl::InternalError(std::string("oneDNN ") + what + " failed: " + e.what());
+}
+
+// Accumulator for reference products: wrap-around unsigned arithmetic for integers.
+template <typename T> struct RefAcc { using type = T; };
+template <> struct RefAcc<int32_t> { using type = uint64_t; };
+template <> struct RefAcc<int64_t> { using type = uint64_t; };
+template <> struct RefAcc<uint32_t> { using type = uint64_t; };
+template <> struct RefAcc<uint64_t> { using type = uint64_t; };
+
+// ---------------------------------------------------------------------------------------
+// MatMul
+
+struct MatMulShape {
+  Dims batch;           // broadcast batch dims of the output
+  Dims a_batch, b_batch;  // batch dims of each operand (after 1-D promotion)
+  int64_t m = 1, k = 1, n = 1;
+  Dims out;
+};
+
+absl::StatusOr<MatMulShape> MatMulShapes(const Dims& a, const Dims& b) {
+  if (a.empty() || b.empty())
+    return absl::InvalidArgumentError("MatMul operands must have rank >= 1, got " +
+                                      DimsToString(a) + " and " + DimsToString(b));
+  Dims a2 = a.size() == 1 ? Dims{1, a[0]} : a;
+  Dims b2 = b.size() == 1 ? Dims{b[0], 1} : b;
+  MatMulShape s;
+  s.m = a2[a2.size() - 2];
+  s.k = a2.back();
+  s.n = b2.back();
+  if (b2[b2.size() - 2] != s.k)
+    return absl::InvalidArgumentError("inner dimensions differ: A is " + DimsToString(a) +
+                                      ", B is " + DimsToString(b));
+  s.a_batch.assign(a2.begin(), a2.end() - 2);
+  s.b_batch.assign(b2.begin(), b2.end() - 2);
+  auto batch = BroadcastShapes(s.a_batch, s.b_batch);
+  if (!batch.ok()) return batch.status();
+  s.batch = *batch;
+  s.out = s.batch;
+  if (a.size() > 1) s.out.push_back(s.m);
+  if (b.size() > 1) s.out.push_back(s.n);
+  return s;
+}
+
+template <typename T>
+void MatMulRef(const T* a, const T* b, T* y, const MatMulShape& s) {
+  using A = typename RefAcc<T>::type;
+  auto as = BroadcastStrides(s.a_batch, s.batch), bs = BroadcastStrides(s.b_batch, s.batch);
+  const int64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
+  std::vector<A> row(s.n);
+  ForEachBroadcast(s.batch, {as, bs}, [&](int64_t o, const std::vector<int64_t>& off) {
+    const T* pa = a + off[0] * mk;
+    const T* pb = b + off[1] * kn;
+    T* py = y + o * mn;
+    for (int64_t i = 0; i < s.m; ++i) {
+      std::fill(row.begin(), row.end(), A(0));
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        const A av = static_cast<A>(pa[i * s.k + kk]);
+        const T* pbr = pb + kk * s.n;
+        for (int64_t j = 0; j < s.n; ++j) row[j] += av * static_cast<A>(pbr[j]);
+      }
+      for (int64_t j = 0; j < s.n; ++j) py[i * s.n + j] = static_cast<T>(row[j]);
+    }
+  });
+}
+
+// A cached float32 oneDNN matmul for one pair of input shapes.
+struct MatMulEntry {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, b_md, y_md;
+};
+
+MatMulEntry BuildMatMul(const MatMulShape& s) {
+  MatMulEntry e;
+  const bool b_has_batch = NumElements(s.b_batch) > 1;
+  if (!b_has_batch) {
+    // B is one matrix: fold A's batch into its rows (one large 2-D product).
+    const int64_t rows = NumElements(s.a_batch) * s.m;
+    e.a_md = PlainDesc({rows, s.k}, dt::f32);
+    e.b_md = PlainDesc({s.k, s.n}, dt::f32);
+    e.y_md = PlainDesc({rows, s.n}, dt::f32);
+  } else {
+    const size_t r = s.batch.size() + 2;
+    auto padded = [&](const Dims& batch, int64_t d0, int64_t d1) {
+      Dims d(r - 2 - batch.size(), 1);
+      d.insert(d.end(), batch.begin(), batch.end());
+      d.push_back(d0);
+      d.push_back(d1);
+      return d;
+    };
+    e.a_md = PlainDesc(padded(s.a_batch, s.m, s.k), dt::f32);
+    e.b_md = PlainDesc(padded(s.b_batch, s.k, s.n), dt::f32);
+    e.y_md = PlainDesc(padded(s.batch, s.m, s.n), dt::f32);
+  }
+  dnnl::matmul::desc d(e.a_md, e.b_md, e.y_md);
+  e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, DnnlEngine()));
+  return e;
+}
+
+class MatMul : public Kernel {
+ public:
+  explicit MatMul(const KernelInfo& info) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(1);
+    if (a.dtype() != b.dtype())
+      return absl::InvalidArgumentError("A and B have different element types");
+    auto shape = MatMulShapes(a.dims(), b.dims());
+    if (!shape.ok()) return shape.status();
+    const MatMulShape& s = *shape;
+    Tensor& y = ctx.AllocateOutput(0, a.dtype(), s.out);
+    if (y.numel() == 0) return absl::OkStatus();
+    if (s.k == 0) {
+      std::memset(y.raw(), 0, y.bytes());
+      return absl::OkStatus();
+    }
+    const bool dnnl_ok = s.batch.size() + 2 <= DNNL_MAX_NDIMS;
+    if (a.dtype() == DataType::kFloat && dnnl_ok) return RunDnnl(a, b, y, s);
+    if (IsHalf(a.dtype()) && dnnl_ok) {
+      Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat);
+      Tensor yf = Tensor::Host(DataType::kFloat, s.out);
+      auto st = RunDnnl(af, bf, yf, s);
+      if (!st.ok()) return st;
+      StoreFromFloat(yf, y);
+      return absl::OkStatus();
+    }
+    switch (a.dtype()) {
+      case DataType::kFloat: MatMulRef(a.data<float>(), b.data<float>(), y.data<float>(), s); break;
+      case DataType::kDouble: MatMulRef(a.data<double>(), b.data<double>(), y.data<double>(), s); break;
+      case DataType::kInt32: MatMulRef(a.data<int32_t>(), b.data<int32_t>(), y.data<int32_t>(), s); break;
+      case DataType::kInt64: MatMulRef(a.data<int64_t>(), b.data<int64_t>(), y.data<int64_t>(), s); break;
+      case DataType::kUint32: MatMulRef(a.data<uint32_t>(), b.data<uint32_t>(), y.data<uint32_t>(), s); break;
+      case DataType::kUint64: MatMulRef(a.data<uint64_t>(), b.data<uint64_t>(), y.data<uint64_t>(), s); break;
+      default:
+        return absl::InvalidArgumentError(std::string("unsupported element type ") +
+                                          DataTypeName(a.dtype()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status RunDnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulShape& s) {
+    try {
+      MatMulEntry& e = cache_.Get({a.dims(), b.dims()}, [&] { return BuildMatMul(s); });
+      e.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
+                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
+                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}});
+      DnnlStream().wait();
+    } catch (const dnnl::error& err) {
+      return DnnlError("matmul", err);
+    }
+    return absl::OkStatus();
+  }
+
+  ShapeCache<MatMulEntry> cache_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Gemm: Y = alpha * A' * B' + beta * C, C unidirectionally broadcast to [M, N].
+
+struct GemmEntry {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, b_md, y_md, bias_md;
+  bool use_bias = false;  // C passed as oneDNN bias (alpha == beta == 1, C is [N]/[1,N])
+  bool use_sum = false;   // Y prefilled with C, added by a sum post-op scaled by beta
+};
+
+class Gemm : public Kernel {
+ public:
+  explicit Gemm(const KernelInfo& info)
+      : trans_a_(info.node.attr_int("transA", 0) != 0),
+        trans_b_(info.node.attr_int("transB", 0) != 0),
+        alpha_(info.node.attr_float("alpha", 1.f)),
+        beta_(info.node.attr_float("beta", 1.f)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(1);
+    const Tensor* c = ctx.input(2);
+    if (a.rank() != 2 || b.rank() != 2)
+      return absl::InvalidArgumentError("A and B must be 2-D, got " + DimsToString(a.dims()) +
+                                        " and " + DimsToString(b.dims()));
+    if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))
+      return absl::InvalidArgumentError("A, B and C must have the same element type");
+    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0), k = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t k2 = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    if (k != k2)
+      return absl::InvalidArgumentError("inner dimensions differ: A' is [" + std::to_string(m) +
+                                        "," + std::to_string(k) + "], B' is [" +
+                                        std::to_string(k2) + "," + std::to_string(n) + "]");
+    Dims cdims;
+    if (c) {
+      if (c->rank() > 2)
+        return absl::InvalidArgumentError("C must have rank <= 2, got " + DimsToString(c->dims()));
+      cdims = c->dims();
+      while (cdims.size() < 2) cdims.insert(cdims.begin(), 1);
+      if ((cdims[0] != 1 && cdims[0] != m) || (cdims[1] != 1 && cdims[1] != n))
+        return absl::InvalidArgumentError("C of shape " + DimsToString(c->dims()) +
+                                          " cannot be broadcast to [" + std::to_string(m) + "," +
+                                          std::to_string(n) + "]");
+    }
+    if (beta_ == 0.f) c = nullptr;
+    Tensor& y = ctx.AllocateOutput(0, a.dtype(), {m, n});
+    if (y.numel() == 0) return absl::OkStatus();
+    const DataType t = a.dtype();
+    if (t == DataType::kFloat) return RunDnnl(a, b, c, cdims, y, m, k, n);
+    if (IsHalf(t)) {
+      Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat), cf;
+      if (c) cf = c->CastTo(DataType::kFloat);
+      Tensor yf = Tensor::Host(DataType::kFloat, {m, n});
+      auto st = RunDnnl(af, bf, c ? &cf : nullptr, cdims, yf, m, k, n);
+      if (!st.ok()) return st;
+      StoreFromFloat(yf, y);
+      return absl::OkStatus();
+    }
+    switch (t) {
+      case DataType::kDouble: return Ref<double>(a, b, c, cdims, y, m, k, n);
+      case DataType::kInt32: return Ref<int32_t>(a, b, c, cdims, y, m, k, n);
+      case DataType::kInt64: return Ref<int64_t>(a, b, c, cdims, y, m, k, n);
+      case DataType::kUint32: return Ref<uint32_t>(a, b, c, cdims, y, m, k, n);
+      case DataType::kUint64: return Ref<uint64_t>(a, b, c, cdims, y, m, k, n);
+      default:
+        return absl::InvalidArgumentError(std::string("unsupported element type ") +
+                                          DataTypeName(t));
+    }
+  }
+
+ private:
+  // Writes C broadcast to [m, n] into y (as T).
+  template <typename T>
+  static void FillC(const Tensor& c, const Dims& cdims, T* y, int64_t m, int64_t n) {
+    const T* pc = c.data<T>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        y[i * n + j] = pc[(cdims[0] == 1 ? 0 : i * cdims[1]) + (cdims[1] == 1 ? 0 : j)];
+  }
+
+  absl::Status RunDnnl(const Tensor& a, const Tensor& b, const Tensor* c, const Dims& cdims,
+                       Tensor& y, int64_t m, int64_t k, int64_t n) {
+    try {
+      Dims ckey = c ? cdims : Dims{-1};
+      GemmEntry& e = cache_.Get({a.dims(), b.dims(), ckey}, [&] {
+        GemmEntry g;
+        g.a_md = trans_a_ ? dnnl::memory::desc({m, k}, dt::f32, {1, m})
+                          : dnnl::memory::desc({m, k}, dt::f32, {k, 1});
+        g.b_md = trans_b_ ? dnnl::memory::desc({k, n}, dt::f32, {1, k})
+                          : dnnl::memory::desc({k, n}, dt::f32, {n, 1});
+        g.y_md = PlainDesc({m, n}, dt::f32);
+        dnnl::primitive_attr attr;
+        if (alpha_ != 1.f) attr.set_output_scales(0, {alpha_});
+        if (c && alpha_ == 1.f && beta_ == 1.f && cdims[0] == 1) {
+          g.use_bias = true;
+          g.bias_md = PlainDesc({1, cdims[1]}, dt::f32);
+        } else if (c) {
+          g.use_sum = true;
+          dnnl::post_ops po;
+          po.append_sum(beta_);
+          attr.set_post_ops(po);
+        }
+        auto d = g.use_bias ? dnnl::matmul::desc(g.a_md, g.b_md, g.bias_md, g.y_md)
+                            : dnnl::matmul::desc(g.a_md, g.b_md, g.y_md);
+        g.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
+        return g;
+      });
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
+                                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
+                                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
+      if (e.use_bias) args[DNNL_ARG_BIAS] = WrapTensor(*c, e.bias_md);
+      if (e.use_sum) FillC(*c, cdims, y.data<float>(), m, n);
+      if (k == 0) {
+        // oneDNN needs a non-empty reduction; the product is zero.
+        float* py = y.data<float>();
+        for (int64_t i = 0; i < m * n; ++i) py[i] = e.use_sum ? beta_ * py[i] : 0.f;
+        if (e.use_bias) FillC(*c, cdims, py, m, n);
+        return absl::OkStatus();
+      }
+      e.prim.execute(DnnlStream(), args);
+      DnnlStream().wait();
+    } catch (const dnnl::error& err) {
+      return DnnlError("gemm", err);
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  absl::Status Ref(const Tensor& a, const Tensor& b, const Tensor* c, const Dims& cdims,
+                   Tensor& y, int64_t m, int64_t k, int64_t n) {
+    using A = typename RefAcc<T>::type;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* py = y.data<T>();
+    const bool exact = alpha_ == 1.f && beta_ == 1.f;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        A acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          T av = trans_a_ ? pa[kk * m + i] : pa[i * k + kk];
+          T bv = trans_b_ ? pb[j * k + kk] : pb[kk * n + j];
+          acc += static_cast<A>(av) * static_cast<A>(bv);
+        }
+        T cv = c ? c->data<T>()[(cdims[0] == 1 ? 0 : i * cdims[1]) + (cdims[1] == 1 ? 0 : j)]
+                 : T(0);
+        if (exact) {
+          py[i * n + j] = static_cast<T>(acc + static_cast<A>(cv));
+        } else {
+          double v = static_cast<double>(alpha_) * static_cast<double>(static_cast<T>(acc)) +
+                     static_cast<double>(beta_) * static_cast<double>(cv);
+          py[i * n + j] = static_cast<T>(v);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+  ShapeCache<GemmEntry> cache_;
+};
+
+// ---------------------------------------------------------------------------------------
+// MatMulInteger: int32 products of (A - a_zero_point) and (B - b_zero_point).
+
+class MatMulInteger : public Kernel {
+ public:
+  explicit MatMulInteger(const KernelInfo& info) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(1);
+    auto shape = MatMulShapes(a.dims(), b.dims());
+    if (!shape.ok()) return shape.status();
+    const MatMulShape& s = *shape;
+    // Zero points: scalar (per tensor), or per row of A ([M]) / per column of B ([N]).
+    std::vector<int32_t> azp(s.m, 0), bzp(s.n, 0);
+    for (int which = 0; which < 2; ++which) {
+      const Tensor* zp = ctx.input(2 + which);
+      if (!zp) continue;
+      std::vector<int32_t>& dst = which == 0 ? azp : bzp;
+      if (zp->dtype() != (which == 0 ? a.dtype() : b.dtype()))
+        return absl::InvalidArgumentError("zero point type differs from its operand");
+      if (zp->numel() == 1) {
+        std::fill(dst.begin(), dst.end(), static_cast<int32_t>(zp->ElementAsInt64(0)));
+      } else if (zp->rank() == 1 && zp->numel() == static_cast<int64_t>(dst.size())) {
+        for (size_t i = 0; i < dst.size(); ++i)
+          dst[i] = static_cast<int32_t>(zp->ElementAsInt64(static_cast<int64_t>(i)));
+      } else {
+        return absl::InvalidArgumentError(std::string(which == 0 ? "a" : "b") +
+                                          "_zero_point of shape " + DimsToString(zp->dims()) +
+                                          " is neither a scalar nor per-" +
+                                          (which == 0 ? "row" : "column"));
+      }
+    }
+    Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
+    if (y.numel() == 0) return absl::OkStatus();
+    auto as = BroadcastStrides(s.a_batch, s.batch), bs = BroadcastStrides(s.b_batch, s.batch);
+    int32_t* py = y.data<int32_t>();
+    auto av = [&](int64_t i) -> int32_t {
+      return a.dtype() == DataType::kInt8 ? a.data<int8_t>()[i] : a.data<uint8_t>()[i];
+    };
+    auto bv = [&](int64_t i) -> int32_t {
+      return b.dtype() == DataType::kInt8 ? b.data<int8_t>()[i] : b.data<uint8_t>()[i];
+    };
+    ForEachBroadcast(s.batch, {as, bs}, [&](int64_t o, const std::vector<int64_t>& off) {
+      const int64_t a0 = off[0] * s.m * s.k, b0 = off[1] * s.k * s.n;
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          int32_t acc = 0;
+          for (int64_t kk = 0; kk < s.k; ++kk)
+            acc += (av(a0 + i * s.k + kk) - azp[i]) * (bv(b0 + kk * s.n + j) - bzp[j]);
+          py[o * s.m * s.n + i * s.n + j] = acc;
+        }
+    });
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+void RegisterMatMulKernels(KernelRegistry& r) {
+  const std::vector<DataType> mm1 = {DataType::kFloat, DataType::kDouble, DataType::kFloat16};
+  const std::vector<DataType> mm9 = {DataType::kFloat,  DataType::kDouble, DataType::kFloat16,
+                                     DataType::kBfloat16, DataType::kInt32, DataType::kInt64,
+                                     DataType::kUint32, DataType::kUint64};
+  // MatMul: 1-8 floats; 9 added integer types; 13 added bfloat16 (same semantics).
+  r.Add("MatMul", 1, 8, mm1, Make<MatMul>());
+  r.Add("MatMul", 9, 12, mm9, Make<MatMul>());
+  r.Add("MatMul", 13, kMaxOpset, mm9, Make<MatMul>());
+  // Gemm: 1-6 had the `broadcast` attribute (C is broadcast either way here); 7 made C
+  // unidirectionally broadcast; 9 added integer types; 11 made C optional; 13 bfloat16.
+  r.Add("Gemm", 1, 6, mm1, Make<Gemm>());
+  r.Add("Gemm", 7, 8, mm1, Make<Gemm>());
+  r.Add("Gemm", 9, 10, mm9, Make<Gemm>());
+  r.Add("Gemm", 11, 12, mm9, Make<Gemm>());
+  r.Add("Gemm", 13, kMaxOpset, mm9, Make<Gemm>());
+  r.Add("MatMulInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8},
+        Make<MatMulInteger>());
+}
 
 }  // namespace tandem::cpu

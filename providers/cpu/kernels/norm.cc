@@ -1,7 +1,472 @@
+// Normalization ops: BatchNormalization (inference, and training mode with running
+// statistics), LRN, InstanceNormalization, LayerNormalization (with Mean/InvStdDev) and
+// MeanVarianceNormalization. float32 LRN (odd size) and LayerNormalization (full-size
+// scale/bias) run on the oneDNN lrn / layer_normalization primitives; float32 inference
+// BatchNormalization is a fused per-channel scale/shift loop (several times faster than
+// oneDNN's plain-layout batch_normalization); the rest use reference loops in double.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
+namespace {
 
-void RegisterNormKernels(KernelRegistry& r) { (void)r; }
+constexpr int kMaxOpset = 1 << 30;
+using dt = dnnl::memory::data_type;
+using nf = dnnl::normalization_flags;
+
+// Element i of a float-like tensor as double, and storing a double into one.
+double Get(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kFloat: return t.data<float>()[i];
+    case DataType::kDouble: return t.data<double>()[i];
+    case DataType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
+    case DataType::kBfloat16: return static_cast<float>(t.data<BFloat16>()[i]);
+    default: return t.ElementAsDouble(i);
+  }
+}
+void Set(Tensor& t, int64_t i, double v) {
+  switch (t.dtype()) {
+    case DataType::kFloat: t.data<float>()[i] = static_cast<float>(v); break;
+    case DataType::kDouble: t.data<double>()[i] = v; break;
+    case DataType::kFloat16: t.data<Float16>()[i] = Float16(static_cast<float>(v)); break;
+    case DataType::kBfloat16: t.data<BFloat16>()[i] = BFloat16(static_cast<float>(v)); break;
+    default: break;
+  }
+}
+std::vector<double> ReadAll(const Tensor& t) {
+  std::vector<double> v(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = Get(t, i);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// BatchNormalization
+
+class BatchNorm : public Kernel {
+ public:
+  explicit BatchNorm(const KernelInfo& info)
+      : opset_(info.opset),
+        epsilon_(info.node.attr_float("epsilon", 1e-5f)),
+        momentum_(info.node.attr_float("momentum", 0.9f)),
+        spatial_(info.opset >= 9 || info.node.attr_int("spatial", 1) != 0) {
+    training_ = info.opset >= 14 ? info.node.attr_int("training_mode", 0) != 0
+                                 : info.node.has_output(1);
+  }
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor* p[4] = {ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)};
+    static const char* names[4] = {"scale", "B", "mean", "var"};
+    if (x.rank() < 2)
+      return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));
+    const int64_t N = x.dim(0), C = x.dim(1), S = DimProduct(x.dims(), 2, x.rank());
+    // Parameters are per channel, or per channel and position when spatial == 0.
+    const int64_t per = spatial_ ? C : C * S;
+    for (int i = 0; i < 4; ++i) {
+      if (!p[i]) return absl::InvalidArgumentError(std::string("input ") + names[i] + " is missing");
+      if (p[i]->numel() != per)
+        return absl::InvalidArgumentError(std::string(names[i]) + " has shape " +
+                                          DimsToString(p[i]->dims()) + ", expected " +
+                                          std::to_string(per) + " values");
+    }
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    if (training_) return Train(ctx, x, p, y, N, C, S);
+    if (x.numel() == 0) return absl::OkStatus();
+    const bool all_f32 = x.dtype() == DataType::kFloat &&
+                         std::all_of(p, p + 4, [](const Tensor* t) { return t->dtype() == DataType::kFloat; });
+    if (all_f32 && spatial_) return ScaleShiftF32(x, p, y, N, C, S);
+    // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a.
+    std::vector<double> sc = ReadAll(*p[0]), bi = ReadAll(*p[1]), mu = ReadAll(*p[2]),
+                        va = ReadAll(*p[3]);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t s = 0; s < S; ++s) {
+          const int64_t k = spatial_ ? c : c * S + s;
+          const double a = sc[k] / std::sqrt(va[k] + epsilon_);
+          const int64_t i = (n * C + c) * S + s;
+          Set(y, i, (Get(x, i) - mu[k]) * a + bi[k]);
+        }
+    return absl::OkStatus();
+  }
+
+ private:
+  // float32 inference: y = x * a[c] + b[c], one vectorizable pass (faster than oneDNN's
+  // plain-layout batch normalization, which measured ~5x slower at [1,32,32,32]).
+  absl::Status ScaleShiftF32(const Tensor& x, const Tensor* const* p, Tensor& y, int64_t N,
+                             int64_t C, int64_t S) {
+    std::vector<float> a(C), b(C);
+    const float *sc = p[0]->data<float>(), *bi = p[1]->data<float>(),
+                *mu = p[2]->data<float>(), *va = p[3]->data<float>();
+    for (int64_t c = 0; c < C; ++c) {
+      a[c] = sc[c] / std::sqrt(va[c] + epsilon_);
+      b[c] = bi[c] - mu[c] * a[c];
+    }
+    const float* px = x.data<float>();
+    float* py = y.data<float>();
+    const int64_t planes = N * C;
+#pragma omp parallel for schedule(static) if (planes * S >= (1 << 14))
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const float ac = a[pl % C], bc = b[pl % C];
+      const float* xi = px + pl * S;
+      float* yi = py + pl * S;
+      for (int64_t i = 0; i < S; ++i) yi[i] = xi[i] * ac + bc;
+    }
+    return absl::OkStatus();
+  }
+
+  // Training mode: normalize with batch statistics; outputs 1/2 are the updated running
+  // mean/var, and (before opset 14) 3/4 the batch mean/var.
+  absl::Status Train(KernelContext& ctx, const Tensor& x, const Tensor* const* p, Tensor& y,
+                     int64_t N, int64_t C, int64_t S) {
+    if (!spatial_) return absl::UnimplementedError("training mode with spatial=0");
+    const int64_t cnt = N * S;
+    if (cnt == 0) return absl::InvalidArgumentError("training mode needs a non-empty batch");
+    std::vector<double> mean(C, 0), var(C, 0);
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < S; ++k) s += Get(x, (n * C + c) * S + k);
+      mean[c] = s / cnt;
+      double v = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < S; ++k) {
+          const double d = Get(x, (n * C + c) * S + k) - mean[c];
+          v += d * d;
+        }
+      var[c] = v / cnt;
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      const double a = Get(*p[0], c) / std::sqrt(var[c] + epsilon_), b = Get(*p[1], c);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < S; ++k) {
+          const int64_t i = (n * C + c) * S + k;
+          Set(y, i, (Get(x, i) - mean[c]) * a + b);
+        }
+    }
+    const DataType st = p[2]->dtype();
+    for (int o = 1; o <= 4; ++o) {
+      if (!ctx.output_wanted(o) || (o > 2 && opset_ >= 14)) continue;
+      Tensor& t = ctx.AllocateOutput(o, st, {C});
+      for (int64_t c = 0; c < C; ++c) {
+        double v = o == 1   ? Get(*p[2], c) * momentum_ + mean[c] * (1 - momentum_)
+                   : o == 2 ? Get(*p[3], c) * momentum_ + var[c] * (1 - momentum_)
+                   : o == 3 ? mean[c]
+                            : var[c];
+        Set(t, c, v);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  int opset_;
+  float epsilon_, momentum_;
+  bool spatial_, training_ = false;
+};
+
+// ---------------------------------------------------------------------------------------
+// LRN: y = x / (bias + alpha / size * sum of squares over a channel window)^beta
+
+class Lrn : public Kernel {
+ public:
+  explicit Lrn(const KernelInfo& info)
+      : alpha_(info.node.attr_float("alpha", 1e-4f)),
+        beta_(info.node.attr_float("beta", 0.75f)),
+        bias_(info.node.attr_float("bias", 1.f)),
+        size_(info.node.attr_int("size", 0)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    if (size_ <= 0) return absl::InvalidArgumentError("attribute size must be positive");
+    if (x.rank() < 2)
+      return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    if (x.numel() == 0) return absl::OkStatus();
+    if (x.dtype() == DataType::kFloat && size_ % 2 == 1 && x.rank() >= 3 && x.rank() <= 5) {
+      try {
+        Entry& e = cache_.Get({x.dims()}, [&] {
+          Entry n;
+          n.md = PlainDesc(x.dims(), dt::f32);
+          dnnl::lrn_forward::desc d(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::lrn_across_channels, n.md, size_, alpha_,
+                                    beta_, bias_);
+          n.prim = dnnl::lrn_forward(dnnl::lrn_forward::primitive_desc(d, DnnlEngine()));
+          return n;
+        });
+        e.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, WrapTensor(x, e.md)},
+                                      {DNNL_ARG_DST, WrapTensor(y, e.md)}});
+        DnnlStream().wait();
+        return absl::OkStatus();
+      } catch (const dnnl::error&) {
+        // Shapes oneDNN's LRN does not take fall through to the reference loop.
+      }
+    }
+    const int64_t N = x.dim(0), C = x.dim(1), S = DimProduct(x.dims(), 2, x.rank());
+    const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t s = 0; s < S; ++s) {
+          double sum = 0;
+          for (int64_t cc = std::max<int64_t>(0, c - lo); cc <= std::min(C - 1, c + hi); ++cc) {
+            const double v = Get(x, (n * C + cc) * S + s);
+            sum += v * v;
+          }
+          const int64_t i = (n * C + c) * S + s;
+          Set(y, i, Get(x, i) / std::pow(bias_ + alpha_ / size_ * sum, beta_));
+        }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Entry {
+    dnnl::lrn_forward prim;
+    dnnl::memory::desc md;
+  };
+  float alpha_, beta_, bias_;
+  int64_t size_;
+  ShapeCache<Entry> cache_;
+};
+
+// ---------------------------------------------------------------------------------------
+// InstanceNormalization: per (n, c) over the spatial dims.
+
+class InstanceNorm : public Kernel {
+ public:
+  explicit InstanceNorm(const KernelInfo& info) : epsilon_(info.node.attr_float("epsilon", 1e-5f)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& scale = *ctx.input(1);
+    const Tensor& bias = *ctx.input(2);
+    if (x.rank() < 3)
+      return absl::InvalidArgumentError("input must have rank >= 3, got " + DimsToString(x.dims()));
+    const int64_t N = x.dim(0), C = x.dim(1), S = DimProduct(x.dims(), 2, x.rank());
+    if (scale.numel() != C || bias.numel() != C)
+      return absl::InvalidArgumentError("scale and B must have " + std::to_string(C) +
+                                        " values, got " + DimsToString(scale.dims()) + " and " +
+                                        DimsToString(bias.dims()));
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    if (x.numel() == 0) return absl::OkStatus();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const int64_t base = (n * C + c) * S;
+        double mean = 0, var = 0;
+        for (int64_t s = 0; s < S; ++s) mean += Get(x, base + s);
+        mean /= S;
+        for (int64_t s = 0; s < S; ++s) {
+          const double d = Get(x, base + s) - mean;
+          var += d * d;
+        }
+        var /= S;
+        const double a = Get(scale, c) / std::sqrt(var + epsilon_), b = Get(bias, c);
+        for (int64_t s = 0; s < S; ++s) Set(y, base + s, (Get(x, base + s) - mean) * a + b);
+      }
+    return absl::OkStatus();
+  }
+
+ private:
+  float epsilon_;
+};
+
+// ---------------------------------------------------------------------------------------
+// LayerNormalization (opset 17): normalize over dims [axis, rank).
+
+class LayerNorm : public Kernel {
+ public:
+  explicit LayerNorm(const KernelInfo& info)
+      : axis_(info.node.attr_int("axis", -1)),
+        epsilon_(info.node.attr_float("epsilon", 1e-5f)),
+        stat_type_(info.output_types.size() > 1 ? info.output_types[1] : DataType::kUndefined) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& scale = *ctx.input(1);
+    const Tensor* bias = ctx.input(2);
+    auto axis = NormalizeAxis(axis_, x.rank());
+    if (!axis.ok()) return axis.status();
+    const Dims inner_dims(x.dims().begin() + *axis, x.dims().end());
+    const int64_t outer = DimProduct(x.dims(), 0, *axis), inner = NumElements(inner_dims);
+    for (const Tensor* t : {&scale, bias}) {
+      if (!t) continue;
+      auto b = BroadcastShapes(t->dims(), inner_dims);
+      if (!b.ok() || *b != inner_dims || t->rank() > static_cast<int>(inner_dims.size()))
+        return absl::InvalidArgumentError("Scale/B of shape " + DimsToString(t->dims()) +
+                                          " cannot be broadcast to " + DimsToString(inner_dims));
+    }
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    Dims stat_dims(x.dims().begin(), x.dims().begin() + *axis);
+    stat_dims.resize(x.rank(), 1);
+    DataType st = stat_type_;
+    if (st != DataType::kFloat && st != DataType::kDouble && st != DataType::kFloat16 &&
+        st != DataType::kBfloat16)
+      st = x.dtype() == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
+    Tensor* mean_t = ctx.output_wanted(1) ? &ctx.AllocateOutput(1, st, stat_dims) : nullptr;
+    Tensor* inv_t = ctx.output_wanted(2) ? &ctx.AllocateOutput(2, st, stat_dims) : nullptr;
+    if (x.numel() == 0) return absl::OkStatus();
+    const bool full = scale.numel() == inner && (!bias || bias->numel() == inner);
+    if (x.dtype() == DataType::kFloat && scale.dtype() == DataType::kFloat &&
+        (!bias || bias->dtype() == DataType::kFloat) && full) {
+      auto s = RunDnnl(x, scale, bias, y, mean_t, inv_t, outer, inner);
+      if (s.code() != absl::StatusCode::kUnimplemented) return s;
+    }
+    // Expand Scale/B to `inner` values.
+    auto expand = [&](const Tensor* t, double fill) {
+      std::vector<double> v(inner, fill);
+      if (!t) return v;
+      auto strides = BroadcastStrides(t->dims(), inner_dims);
+      ForEachBroadcast(inner_dims, {strides}, [&](int64_t i, const std::vector<int64_t>& off) {
+        v[i] = Get(*t, off[0]);
+      });
+      return v;
+    };
+    const std::vector<double> sc = expand(&scale, 1), bi = expand(bias, 0);
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t base = o * inner;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += Get(x, base + i);
+      mean /= inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = Get(x, base + i) - mean;
+        var += d * d;
+      }
+      var /= inner;
+      const double inv = 1.0 / std::sqrt(var + epsilon_);
+      for (int64_t i = 0; i < inner; ++i)
+        Set(y, base + i, (Get(x, base + i) - mean) * inv * sc[i] + bi[i]);
+      if (mean_t) Set(*mean_t, o, mean);
+      if (inv_t) Set(*inv_t, o, inv);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Entry {
+    dnnl::layer_normalization_forward prim;
+    dnnl::memory::desc x_md, stat_md, c_md;
+    bool training;
+    dnnl::memory mean, var;
+  };
+
+  absl::Status RunDnnl(const Tensor& x, const Tensor& scale, const Tensor* bias, Tensor& y,
+                       Tensor* mean_t, Tensor* inv_t, int64_t outer, int64_t inner) {
+    const bool stats = mean_t || inv_t;
+    try {
+      Entry& e = cache_.Get({x.dims(), {bias ? 1 : 0, stats ? 1 : 0}}, [&] {
+        Entry n;
+        n.training = stats;
+        n.x_md = PlainDesc({outer, inner}, dt::f32);
+        n.stat_md = PlainDesc({outer}, dt::f32);
+        n.c_md = PlainDesc({inner}, dt::f32);
+        nf flags = nf::use_scale;
+        if (bias) flags = flags | nf::use_shift;
+        dnnl::layer_normalization_forward::desc d(
+            stats ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+            n.x_md, n.stat_md, epsilon_, flags);
+        n.prim = dnnl::layer_normalization_forward(
+            dnnl::layer_normalization_forward::primitive_desc(d, DnnlEngine()));
+        if (stats) {
+          n.mean = dnnl::memory(n.stat_md, DnnlEngine());
+          n.var = dnnl::memory(n.stat_md, DnnlEngine());
+        }
+        return n;
+      });
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(x, e.x_md)},
+                                                    {DNNL_ARG_DST, WrapTensor(y, e.x_md)},
+                                                    {DNNL_ARG_SCALE, WrapTensor(scale, e.c_md)}};
+      if (bias) args[DNNL_ARG_SHIFT] = WrapTensor(*bias, e.c_md);
+      if (e.training) {
+        args[DNNL_ARG_MEAN] = e.mean;
+        args[DNNL_ARG_VARIANCE] = e.var;
+      }
+      e.prim.execute(DnnlStream(), args);
+      DnnlStream().wait();
+      if (e.training) {
+        const float* m = static_cast<const float*>(e.mean.get_data_handle());
+        const float* v = static_cast<const float*>(e.var.get_data_handle());
+        for (int64_t o = 0; o < outer; ++o) {
+          if (mean_t) Set(*mean_t, o, m[o]);
+          if (inv_t) Set(*inv_t, o, 1.0 / std::sqrt(static_cast<double>(v[o]) + epsilon_));
+        }
+      }
+    } catch (const dnnl::error& err) {
+      return absl::UnimplementedError(err.what());  // caller uses the reference loop
+    }
+    return absl::OkStatus();
+  }
+
+  int64_t axis_;
+  float epsilon_;
+  DataType stat_type_;
+  ShapeCache<Entry> cache_;
+};
+
+// ---------------------------------------------------------------------------------------
+// MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`.
+
+class Mvn : public Kernel {
+ public:
+  explicit Mvn(const KernelInfo& info) : axes_(info.node.attr_ints("axes", {0, 2, 3})) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const int rank = x.rank();
+    std::vector<bool> reduced(rank, false);
+    for (int64_t a : axes_) {
+      auto n = NormalizeAxis(a, rank);
+      if (!n.ok()) return n.status();
+      reduced[*n] = true;
+    }
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    if (x.numel() == 0) return absl::OkStatus();
+    // Statistics live in a tensor of x's shape with reduced dims set to 1.
+    Dims sdims = x.dims();
+    for (int i = 0; i < rank; ++i)
+      if (reduced[i]) sdims[i] = 1;
+    const int64_t ns = NumElements(sdims), cnt = x.numel() / ns;
+    std::vector<double> mean(ns, 0), sq(ns, 0);
+    auto sstr = BroadcastStrides(sdims, x.dims());
+    ForEachBroadcast(x.dims(), {sstr}, [&](int64_t i, const std::vector<int64_t>& off) {
+      mean[off[0]] += Get(x, i);
+    });
+    for (double& m : mean) m /= cnt;
+    ForEachBroadcast(x.dims(), {sstr}, [&](int64_t i, const std::vector<int64_t>& off) {
+      const double d = Get(x, i) - mean[off[0]];
+      sq[off[0]] += d * d;
+    });
+    for (double& s : sq) s = std::sqrt(s / cnt) + 1e-9;
+    ForEachBroadcast(x.dims(), {sstr}, [&](int64_t i, const std::vector<int64_t>& off) {
+      Set(y, i, (Get(x, i) - mean[off[0]]) / sq[off[0]]);
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
+}  // namespace
+
+void RegisterNormKernels(KernelRegistry& r) {
+  const std::vector<DataType> f = {DataType::kFloat, DataType::kDouble, DataType::kFloat16,
+                                   DataType::kBfloat16};
+  // BatchNormalization: 6 dropped consumed_inputs; 7 dropped is_test; 9 dropped spatial;
+  // 14 added training_mode; 15 lets scale/bias and mean/var have their own types.
+  r.Add("BatchNormalization", 1, 6, f, Make<BatchNorm>());
+  r.Add("BatchNormalization", 7, 8, f, Make<BatchNorm>());
+  r.Add("BatchNormalization", 9, 13, f, Make<BatchNorm>());
+  r.Add("BatchNormalization", 14, 14, f, Make<BatchNorm>());
+  r.Add("BatchNormalization", 15, kMaxOpset, f, Make<BatchNorm>());
+  r.Add("LRN", 1, 12, f, Make<Lrn>());
+  r.Add("LRN", 13, kMaxOpset, f, Make<Lrn>());
+  r.Add("InstanceNormalization", 1, 5, f, Make<InstanceNorm>());
+  r.Add("InstanceNormalization", 6, kMaxOpset, f, Make<InstanceNorm>());
+  r.Add("LayerNormalization", 17, kMaxOpset, f, Make<LayerNorm>());
+  r.Add("MeanVarianceNormalization", 9, 12, f, Make<Mvn>());
+  r.Add("MeanVarianceNormalization", 13, kMaxOpset, f, Make<Mvn>());
+}
 
 }  // namespace tandem::cpu

@@ -19,9 +19,14 @@ void RegisterLayoutKernels(KernelRegistry& r);       // layout_ops.cc: Transpose
 void RegisterIndexKernels(KernelRegistry& r);        // index_ops.cc: Gather*, Scatter*, ...
 void RegisterGeneratorKernels(KernelRegistry& r);    // generator_ops.cc: Constant, Range, ...
 void RegisterMiscKernels(KernelRegistry& r);         // misc_ops.cc: TopK, CumSum, Resize, ...
+void RegisterResizeKernels(KernelRegistry& r);       // resize.cc: Resize, Upsample, GridSample
+void RegisterEinsumKernels(KernelRegistry& r);       // einsum.cc: Einsum
 void RegisterLossKernels(KernelRegistry& r);         // loss.cc: NLLLoss, SoftmaxCrossEntropy
 void RegisterRnnKernels(KernelRegistry& r);          // rnn.cc: RNN, GRU, LSTM
 void RegisterControlFlowKernels(KernelRegistry& r);  // control_flow.cc: If, Loop, Scan
+void RegisterSequenceKernels(KernelRegistry& r);     // sequence_ops.cc: Sequence*, Optional*
+void RegisterTextKernels(KernelRegistry& r);         // text_ops.cc: StringNormalizer
+void RegisterTrainingKernels(KernelRegistry& r);     // training_ops.cc: Adagrad, Adam, Momentum
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterUnaryKernels(r);
@@ -38,9 +43,14 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterIndexKernels(r);
   RegisterGeneratorKernels(r);
   RegisterMiscKernels(r);
+  RegisterResizeKernels(r);
+  RegisterEinsumKernels(r);
   RegisterLossKernels(r);
   RegisterRnnKernels(r);
   RegisterControlFlowKernels(r);
+  RegisterSequenceKernels(r);
+  RegisterTextKernels(r);
+  RegisterTrainingKernels(r);
 }
 
 }  // namespace tandem::cpu

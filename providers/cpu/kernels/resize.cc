@@ -1,0 +1,481 @@
+// Interpolation kernels: Resize (opset 10-19+), Upsample (7-9) and GridSample (16+).
+// Reference C++: per output axis we precompute the source taps (index, weight) for
+// every output coordinate, then each output element sums the product of taps over the
+// resized axes. Math is in double; results are cast back to the element type.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+constexpr int kMaxOpset = 1 << 30;
+
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    double r = std::nearbyint(v);
+    r = std::max(r, static_cast<double>(std::numeric_limits<T>::lowest()));
+    r = std::min(r, static_cast<double>(std::numeric_limits<T>::max()));
+    return static_cast<T>(r);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// Taps of one output coordinate along one axis.
+struct AxisTaps {
+  std::vector<int64_t> begin;   // per output coordinate: first tap in idx/w
+  std::vector<int64_t> idx;     // source index (clamped)
+  std::vector<double> w;
+  std::vector<uint8_t> outside; // tf_crop_and_resize extrapolation
+};
+
+enum class Mode { kNearest, kLinear, kCubic };
+
+struct ResizeParams {
+  Mode mode = Mode::kNearest;
+  std::string coord = "half_pixel";
+  std::string nearest = "round_prefer_floor";
+  bool simple_nearest = false;  // opset < 11: floor when upsampling, ceil when downsampling
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  bool antialias = false;
+};
+
+// Builds the taps for one axis. `scale` is the coordinate scale, `length` the resized
+// length used by align_corners (scale * in for scales, the output size for sizes).
+absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t out, double scale,
+                                   double length, double roi_start, double roi_end) {
+  AxisTaps t;
+  t.begin.reserve(out + 1);
+  t.outside.assign(out, 0);
+  auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
+  for (int64_t o = 0; o < out; ++o) {
+    t.begin.push_back(static_cast<int64_t>(t.idx.size()));
+    const double x = static_cast<double>(o);
+    double xo;
+    const std::string& c = p.coord;
+    if (c == "half_pixel") {
+      xo = (x + 0.5) / scale - 0.5;
+    } else if (c == "half_pixel_symmetric") {
+      double adj = static_cast<double>(out) / (scale * in);
+      double offset = in / 2.0 * (1 - adj);
+      xo = offset + (x + 0.5) / scale - 0.5;
+    } else if (c == "pytorch_half_pixel") {
+      xo = length > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    } else if (c == "align_corners") {
+      xo = length == 1 ? 0.0 : x * (in - 1) / (length - 1);
+    } else if (c == "asymmetric") {
+      xo = x / scale;
+    } else if (c == "tf_half_pixel_for_nn") {
+      xo = (x + 0.5) / scale;
+    } else if (c == "tf_crop_and_resize") {
+      xo = length > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (length - 1)
+                      : 0.5 * (roi_start + roi_end) * (in - 1);
+      if (xo < 0 || xo > in - 1) {
+        t.outside[o] = 1;
+        t.idx.push_back(0);
+        t.w.push_back(0);
+        continue;
+      }
+    } else {
+      return absl::InvalidArgumentError("unsupported coordinate_transformation_mode '" + c + "'");
+    }
+    if (p.mode == Mode::kNearest) {
+      double fl = std::floor(xo);
+      double r = xo - fl;
+      int64_t i;
+      if (p.simple_nearest) {
+        i = static_cast<int64_t>(scale < 1 ? std::ceil(xo) : fl);
+      } else if (r == 0) {
+        i = static_cast<int64_t>(fl);
+      } else if (p.nearest == "round_prefer_floor") {
+        i = static_cast<int64_t>(r <= 0.5 ? fl : fl + 1);
+      } else if (p.nearest == "round_prefer_ceil") {
+        i = static_cast<int64_t>(r < 0.5 ? fl : fl + 1);
+      } else if (p.nearest == "floor") {
+        i = static_cast<int64_t>(fl);
+      } else if (p.nearest == "ceil") {
+        i = static_cast<int64_t>(fl + 1);
+      } else {
+        return absl::InvalidArgumentError("unsupported nearest_mode '" + p.nearest + "'");
+      }
+      t.idx.push_back(clamp(i));
+      t.w.push_back(1.0);
+      continue;
+    }
+    // Linear / cubic: taps around floor(xo); an integral xo counts as ratio 1 of the
+    // previous cell (as the ONNX reference does), which only matters for exclude_outside.
+    int64_t base = static_cast<int64_t>(std::floor(xo));
+    double ratio = xo - base;
+    if (ratio == 0) { ratio = 1; --base; }
+    const double radius = p.mode == Mode::kLinear ? 1.0 : 2.0;
+    const double fs = (p.antialias && scale < 1) ? scale : 1.0;
+    const int64_t start = static_cast<int64_t>(std::floor(-radius / fs)) + 1;
+    const size_t first = t.w.size();
+    double sum = 0;
+    for (int64_t k = start; k <= 1 - start; ++k) {
+      double a = std::fabs(fs * (k - ratio));
+      double w;
+      if (p.mode == Mode::kLinear) {
+        w = std::max(0.0, 1 - a);
+      } else {
+        const double A = p.cubic_a;
+        if (a <= 1) w = ((A + 2) * a - (A + 3)) * a * a + 1;
+        else if (a < 2) w = ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+        else w = 0;
+      }
+      int64_t i = base + k;
+      if (p.exclude_outside && (i < 0 || i >= in)) w = 0;
+      sum += w;
+      t.idx.push_back(clamp(i));
+      t.w.push_back(w);
+    }
+    if ((p.antialias || p.exclude_outside) && sum != 0)
+      for (size_t j = first; j < t.w.size(); ++j) t.w[j] /= sum;
+    // Drop zero taps (keeps identity axes cheap).
+    size_t keep = first;
+    for (size_t j = first; j < t.w.size(); ++j)
+      if (t.w[j] != 0) { t.idx[keep] = t.idx[j]; t.w[keep] = t.w[j]; ++keep; }
+    if (keep == first) { t.idx[keep] = t.idx[first]; t.w[keep] = 0; ++keep; }
+    t.idx.resize(keep);
+    t.w.resize(keep);
+  }
+  t.begin.push_back(static_cast<int64_t>(t.idx.size()));
+  return t;
+}
+
+// out[...] = sum over taps of all axes of in[...] * prod(w).
+template <typename T>
+void Interpolate(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
+                 double extrapolation) {
+  const int rank = x.rank();
+  const Dims& od = y.dims();
+  std::vector<int64_t> is = Strides(x.dims());
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  std::vector<int64_t> oi(rank, 0);
+  // Recursive sum over axes.
+  auto rec = [&](auto&& self, int d, int64_t off) -> double {
+    if (d == rank) return static_cast<double>(in[off]);
+    const AxisTaps& t = taps[d];
+    double s = 0;
+    for (int64_t j = t.begin[oi[d]]; j < t.begin[oi[d] + 1]; ++j)
+      s += t.w[j] * self(self, d + 1, off + t.idx[j] * is[d]);
+    return s;
+  };
+  const int64_t n = y.numel();
+  for (int64_t lin = 0; lin < n; ++lin) {
+    bool outside = false;
+    for (int d = 0; d < rank; ++d) outside |= taps[d].outside[oi[d]] != 0;
+    out[lin] = FromDouble<T>(outside ? extrapolation : rec(rec, 0, 0));
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++oi[d] < od[d]) break;
+      oi[d] = 0;
+    }
+  }
+}
+
+class Resize : public Kernel {
+ public:
+  // `upsample` selects Upsample semantics (asymmetric, simple nearest).
+  Resize(const KernelInfo& info, bool upsample) : opset_(info.opset), upsample_(upsample) {
+    const Node& n = info.node;
+    std::string mode = n.attr_string("mode", "nearest");
+    if (mode == "nearest") p_.mode = Mode::kNearest;
+    else if (mode == "linear" || mode == "bilinear") p_.mode = Mode::kLinear;
+    else if (mode == "cubic" && !upsample) p_.mode = Mode::kCubic;
+    else bad_ = "unsupported mode '" + mode + "'";
+    if (upsample || opset_ < 11) {
+      p_.coord = "asymmetric";
+      p_.simple_nearest = true;
+    } else {
+      p_.coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+      p_.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
+      p_.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
+      p_.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
+      extrapolation_ = n.attr_float("extrapolation_value", 0.f);
+      p_.antialias = opset_ >= 18 && n.attr_int("antialias", 0) != 0;
+      if (opset_ >= 18) {
+        axes_ = n.attr_ints("axes");
+        policy_ = n.attr_string("keep_aspect_ratio_policy", "stretch");
+      }
+    }
+    if (upsample && opset_ < 9) scales_attr_ = n.attr_floats("scales");
+  }
+
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!bad_.empty()) return absl::InvalidArgumentError(bad_);
+    const Tensor& x = *ctx.input(0);
+    const int rank = x.rank();
+    // Which input holds what.
+    const Tensor* roi = nullptr;
+    const Tensor* scales = nullptr;
+    const Tensor* sizes = nullptr;
+    if (upsample_ || opset_ < 11) {
+      if (!(upsample_ && opset_ < 9)) scales = ctx.input(1);
+    } else {
+      roi = ctx.input(1);
+      scales = ctx.input(2);
+      sizes = ctx.input(3);
+    }
+    if (scales && scales->numel() == 0) scales = nullptr;
+    if (sizes && sizes->numel() == 0) sizes = nullptr;
+    if (roi && roi->numel() == 0) roi = nullptr;
+    // Axes that the scales/sizes/roi refer to.
+    std::vector<int> axes;
+    if (axes_.empty()) {
+      for (int i = 0; i < rank; ++i) axes.push_back(i);
+    } else {
+      for (int64_t a : axes_) {
+        auto na = NormalizeAxis(a, rank);
+        if (!na.ok()) return na.status();
+        axes.push_back(*na);
+      }
+    }
+    const size_t na = axes.size();
+    std::vector<double> scale(rank, 1.0), length(rank), roi_s(rank, 0.0), roi_e(rank, 1.0);
+    Dims od = x.dims();
+    if (roi) {
+      if (roi->numel() != static_cast<int64_t>(2 * na))
+        return absl::InvalidArgumentError("roi must have " + std::to_string(2 * na) +
+                                          " values, got " + std::to_string(roi->numel()));
+      for (size_t i = 0; i < na; ++i) {
+        roi_s[axes[i]] = roi->ElementAsDouble(i);
+        roi_e[axes[i]] = roi->ElementAsDouble(na + i);
+      }
+    }
+    const bool crop = p_.coord == "tf_crop_and_resize";
+    if (sizes) {
+      if (scales) return absl::InvalidArgumentError("only one of scales and sizes may be given");
+      std::vector<int64_t> sz = ReadInt64s(*sizes);
+      if (sz.size() != na)
+        return absl::InvalidArgumentError("sizes must have " + std::to_string(na) +
+                                          " values, got " + std::to_string(sz.size()));
+      for (int64_t s : sz)
+        if (s < 0) return absl::InvalidArgumentError("sizes must be non-negative");
+      if (policy_ == "stretch") {
+        for (size_t i = 0; i < na; ++i) {
+          od[axes[i]] = sz[i];
+          scale[axes[i]] = static_cast<double>(sz[i]) / x.dim(axes[i]);
+        }
+      } else if (policy_ == "not_larger" || policy_ == "not_smaller") {
+        double s = policy_ == "not_larger" ? 1e300 : 0;
+        for (size_t i = 0; i < na; ++i) {
+          double r = static_cast<double>(sz[i]) / x.dim(axes[i]);
+          s = policy_ == "not_larger" ? std::min(s, r) : std::max(s, r);
+        }
+        for (size_t i = 0; i < na; ++i) {
+          scale[axes[i]] = s;
+          od[axes[i]] = static_cast<int64_t>(std::floor(s * x.dim(axes[i]) + 0.5));
+        }
+      } else {
+        return absl::InvalidArgumentError("unsupported keep_aspect_ratio_policy '" + policy_ +
+                                          "'");
+      }
+      for (int d = 0; d < rank; ++d) length[d] = static_cast<double>(od[d]);
+    } else {
+      std::vector<double> sc;
+      if (scales) {
+        for (int64_t i = 0; i < scales->numel(); ++i) sc.push_back(scales->ElementAsDouble(i));
+      } else if (!scales_attr_.empty()) {
+        for (float f : scales_attr_) sc.push_back(f);
+      } else {
+        return absl::InvalidArgumentError("one of scales and sizes must be given");
+      }
+      if (sc.size() != na)
+        return absl::InvalidArgumentError("scales must have " + std::to_string(na) +
+                                          " values, got " + std::to_string(sc.size()));
+      for (size_t i = 0; i < na; ++i) {
+        if (!(sc[i] > 0)) return absl::InvalidArgumentError("scales must be positive");
+        scale[axes[i]] = sc[i];
+      }
+      for (int d = 0; d < rank; ++d) {
+        double ext = crop ? roi_e[d] - roi_s[d] : 1.0;
+        length[d] = scale[d] * x.dim(d) * ext;
+        od[d] = static_cast<int64_t>(std::floor(length[d]));
+      }
+    }
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), od);
+    if (y.numel() == 0) return absl::OkStatus();
+    if (x.numel() == 0) return absl::InvalidArgumentError("cannot resize an empty input");
+    std::vector<AxisTaps> taps;
+    for (int d = 0; d < rank; ++d) {
+      ResizeParams p = p_;
+      // Axes left untouched need no interpolation (also avoids cubic on N and C).
+      if (od[d] == x.dim(d) && scale[d] == 1.0 && !crop) p.mode = Mode::kNearest;
+      auto t = BuildTaps(p, x.dim(d), od[d], scale[d], length[d], roi_s[d], roi_e[d]);
+      if (!t.ok()) return t.status();
+      taps.push_back(std::move(*t));
+    }
+    bool ok = VisitNumericType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      Interpolate<T>(x, y, taps, extrapolation_);
+    });
+    if (!ok) return absl::InvalidArgumentError("unsupported element type");
+    return absl::OkStatus();
+  }
+
+ private:
+  int opset_;
+  bool upsample_;
+  ResizeParams p_;
+  double extrapolation_ = 0;
+  std::vector<int64_t> axes_;
+  std::string policy_ = "stretch";
+  std::vector<float> scales_attr_;
+  std::string bad_;
+};
+
+struct ResizeKernel : Resize {
+  explicit ResizeKernel(const KernelInfo& info) : Resize(info, false) {}
+};
+struct UpsampleKernel : Resize {
+  explicit UpsampleKernel(const KernelInfo& info) : Resize(info, true) {}
+};
+
+// ------------------------------------------------------------------------ GridSample
+class GridSample : public Kernel {
+ public:
+  explicit GridSample(const KernelInfo& info) {
+    const Node& n = info.node;
+    mode_ = n.attr_string("mode", info.opset >= 20 ? "linear" : "bilinear");
+    if (mode_ == "linear") mode_ = "bilinear";
+    if (mode_ == "cubic") mode_ = "bicubic";
+    padding_ = n.attr_string("padding_mode", "zeros");
+    align_ = n.attr_int("align_corners", 0) != 0;
+  }
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor* gp = ctx.input(1);
+    if (!gp) return absl::InvalidArgumentError("missing input 1 (grid)");
+    const Tensor& grid = *gp;
+    if (mode_ != "bilinear" && mode_ != "nearest" && mode_ != "bicubic")
+      return absl::InvalidArgumentError("unsupported mode '" + mode_ + "'");
+    if (padding_ != "zeros" && padding_ != "border" && padding_ != "reflection")
+      return absl::InvalidArgumentError("unsupported padding_mode '" + padding_ + "'");
+    if (x.rank() != 4)
+      return absl::InvalidArgumentError("only 4-D inputs [N, C, H, W] are supported, got " +
+                                        DimsToString(x.dims()));
+    if (grid.rank() != 4 || grid.dim(0) != x.dim(0) || grid.dim(3) != 2)
+      return absl::InvalidArgumentError("grid must have shape [N, H_out, W_out, 2], got " +
+                                        DimsToString(grid.dims()));
+    if (grid.dtype() != x.dtype())
+      return absl::InvalidArgumentError("grid must have the input's element type");
+    const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+    const int64_t Ho = grid.dim(1), Wo = grid.dim(2);
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), {N, C, Ho, Wo});
+    if (y.numel() == 0) return absl::OkStatus();
+    VisitNumericType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = x.data<T>();
+      const T* g = grid.data<T>();
+      T* out = y.data<T>();
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t h = 0; h < Ho; ++h)
+          for (int64_t w = 0; w < Wo; ++w) {
+            const T* gv = g + ((n * Ho + h) * Wo + w) * 2;
+            double gx = static_cast<double>(gv[0]), gy = static_cast<double>(gv[1]);
+            for (int64_t c = 0; c < C; ++c) {
+              const T* plane = in + (n * C + c) * H * W;
+              out[((n * C + c) * Ho + h) * Wo + w] =
+                  static_cast<T>(Sample(plane, H, W, gx, gy));
+            }
+          }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  double Unnormalize(double v, int64_t size) const {
+    return align_ ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2;
+  }
+  static double Reflect(double v, double twice_lo, double twice_hi) {
+    if (twice_lo == twice_hi) return 0;
+    double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
+    v = std::fabs(v - lo);
+    double extra = std::fmod(v, span);
+    int64_t flips = static_cast<int64_t>(std::floor(v / span));
+    return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  }
+  // Applies the padding mode to a source coordinate.
+  double Pad(double v, int64_t size) const {
+    if (padding_ == "border") return std::min(std::max(v, 0.0), double(size - 1));
+    if (padding_ == "reflection") {
+      v = align_ ? Reflect(v, 0, 2.0 * (size - 1)) : Reflect(v, -1, 2.0 * size - 1);
+      return std::min(std::max(v, 0.0), double(size - 1));
+    }
+    return v;
+  }
+  template <typename T>
+  static double At(const T* p, int64_t H, int64_t W, int64_t y, int64_t x) {
+    if (y < 0 || y >= H || x < 0 || x >= W) return 0;
+    return static_cast<double>(p[y * W + x]);
+  }
+  static double Cubic(double a) {  // A = -0.75 kernel weight at distance a
+    const double A = -0.75;
+    a = std::fabs(a);
+    if (a <= 1) return ((A + 2) * a - (A + 3)) * a * a + 1;
+    if (a < 2) return ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+    return 0;
+  }
+  template <typename T>
+  double Sample(const T* p, int64_t H, int64_t W, double gx, double gy) const {
+    double ix = Unnormalize(gx, W), iy = Unnormalize(gy, H);
+    if (mode_ == "bicubic") {
+      double fx = std::floor(ix), fy = std::floor(iy);
+      double tx = ix - fx, ty = iy - fy;
+      double s = 0;
+      for (int i = 0; i < 4; ++i) {
+        double wy = Cubic(i - 1 - ty);
+        for (int j = 0; j < 4; ++j) {
+          double wx = Cubic(j - 1 - tx);
+          double sx = Pad(fx - 1 + j, W), sy = Pad(fy - 1 + i, H);
+          s += wy * wx * At(p, H, W, static_cast<int64_t>(sy), static_cast<int64_t>(sx));
+        }
+      }
+      return s;
+    }
+    ix = Pad(ix, W);
+    iy = Pad(iy, H);
+    if (mode_ == "nearest") {
+      return At(p, H, W, static_cast<int64_t>(std::nearbyint(iy)),
+                static_cast<int64_t>(std::nearbyint(ix)));
+    }
+    double fx = std::floor(ix), fy = std::floor(iy);
+    double tx = ix - fx, ty = iy - fy;
+    int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+    return At(p, H, W, y0, x0) * (1 - tx) * (1 - ty) + At(p, H, W, y0, x0 + 1) * tx * (1 - ty) +
+           At(p, H, W, y0 + 1, x0) * (1 - tx) * ty + At(p, H, W, y0 + 1, x0 + 1) * tx * ty;
+  }
+
+  std::string mode_, padding_;
+  bool align_;
+};
+
+}  // namespace
+
+void RegisterResizeKernels(KernelRegistry& r) {
+  using DT = DataType;
+  const std::vector<DT> ts = {DT::kFloat, DT::kDouble, DT::kFloat16, DT::kBfloat16,
+                              DT::kInt8,  DT::kUint8,  DT::kInt32,   DT::kInt64};
+  r.Add("Upsample", 7, 8, ts, Make<UpsampleKernel>());
+  r.Add("Upsample", 9, 9, ts, Make<UpsampleKernel>());
+  r.Add("Resize", 10, 10, ts, Make<ResizeKernel>());
+  r.Add("Resize", 11, 12, ts, Make<ResizeKernel>());
+  r.Add("Resize", 13, 17, ts, Make<ResizeKernel>());
+  r.Add("Resize", 18, 18, ts, Make<ResizeKernel>());
+  r.Add("Resize", 19, kMaxOpset, ts, Make<ResizeKernel>());
+  r.Add("GridSample", 16, 19, types::kFloats, Make<GridSample>());
+  r.Add("GridSample", 20, kMaxOpset, types::kFloats, Make<GridSample>());
+}
+
+}  // namespace tandem::cpu

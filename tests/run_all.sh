@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, then runs every test through
+# ctest (GoogleTest units, the ONNX conformance suite, PyTorch parity, bad-input and CLI
+# tests). Usage: bash tests/run_all.sh [extra ctest args]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/tools/setup.sh"
+bash "$root/tools/build.sh"
+cd "${BUILD_DIR:-$root/build}"
+ctest --output-on-failure --timeout 1800 "$@"

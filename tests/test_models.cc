@@ -1,0 +1,82 @@
+#include "tests/test_models.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+
+namespace tandem::testing {
+
+namespace {
+void SetTensorType(onnx::ValueInfoProto* v, const std::string& name, int64_t n) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_value(n);
+}
+onnx::ModelProto EmptyModel(int opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("tandem-tests");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+}  // namespace
+
+onnx::ModelProto UnaryChainModel(const std::vector<std::string>& ops, int64_t n, int opset) {
+  onnx::ModelProto m = EmptyModel(opset);
+  auto* g = m.mutable_graph();
+  SetTensorType(g->add_input(), "x", n);
+  std::string prev = "x";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto* node = g->add_node();
+    node->set_op_type(ops[i]);
+    node->set_name("n" + std::to_string(i));
+    node->add_input(prev);
+    prev = i + 1 == ops.size() ? "y" : "t" + std::to_string(i);
+    node->add_output(prev);
+  }
+  SetTensorType(g->add_output(), "y", n);
+  return m;
+}
+
+onnx::ModelProto AddInitializerModel(int64_t n) {
+  onnx::ModelProto m = EmptyModel(13);
+  auto* g = m.mutable_graph();
+  SetTensorType(g->add_input(), "x", n);
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(n);
+  for (int64_t i = 0; i < n; ++i) w->add_float_data(0.5f * static_cast<float>(i));
+  auto* node = g->add_node();
+  node->set_op_type("Add");
+  node->set_name("add");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  SetTensorType(g->add_output(), "y", n);
+  return m;
+}
+
+std::string Serialize(const onnx::ModelProto& m) {
+  std::string s;
+  m.SerializeToString(&s);
+  return s;
+}
+
+std::string MakeTempDir(const std::string& tag) {
+  const char* base = getenv("TEST_TMPDIR");
+  std::string tmpl = std::string(base ? base : "/tmp") + "/tandem_" + tag + "_XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  return mkdtemp(buf.data());
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace tandem::testing
