@@ -71,6 +71,8 @@ class Importer {
   Importer(std::string file, std::string model_dir)
       : file_(std::move(file)), model_dir_(std::move(model_dir)) {}
 
+  void set_preloaded(std::map<std::string, Tensor> t) { preloaded_ = std::move(t); }
+
   absl::Status Fail(const std::string& what) const {
     return absl::InvalidArgumentError("[import] " + file_ + ": " + what);
   }
@@ -82,7 +84,9 @@ class Importer {
     g.name = gp.name();
     g.opsets = opsets;
     for (const auto& init : gp.initializer()) {
-      auto t = TensorFromProto(init, model_dir_);
+      auto pre = preloaded_.find(init.name());
+      auto t = pre != preloaded_.end() && outer.empty() ? absl::StatusOr<Tensor>(pre->second)
+                                                         : TensorFromProto(init, model_dir_);
       if (!t.ok()) return Fail("graph '" + gp.name() + "': " + std::string(t.status().message()));
       g.initializers[init.name()] = std::move(*t);
     }
@@ -221,6 +225,7 @@ class Importer {
 
   std::string file_;
   std::string model_dir_;
+  std::map<std::string, Tensor> preloaded_;  // external initializers of the main graph
 };
 
 std::string DirName(const std::string& path) {
@@ -263,9 +268,28 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
   bool libonnx_knows = opset <= kMaxLibOnnxOpset;
   for (const auto& [domain, version] : opsets)
     if (domain == "ai.onnx.ml" && version > 3) libonnx_knows = false;
+  // External initializers are read (and confined to the model's folder) before anything
+  // else; the checker then sees them inline, since it would resolve paths against the
+  // working directory.
+  std::map<std::string, Tensor> external;
+  for (const auto& init : model.graph().initializer()) {
+    if (init.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    auto t = TensorFromProto(init, model_dir);
+    if (!t.ok()) return fail(std::string(t.status().message()));
+    external[init.name()] = std::move(*t);
+  }
   if (options.run_checker && libonnx_knows) {
     try {
-      onnx::checker::check_model(model);
+      if (external.empty()) {
+        onnx::checker::check_model(model);
+      } else {
+        onnx::ModelProto inline_copy = model;
+        for (auto& init : *inline_copy.mutable_graph()->mutable_initializer()) {
+          auto it = external.find(init.name());
+          if (it != external.end()) TensorToProto(it->second, it->first, &init);
+        }
+        onnx::checker::check_model(inline_copy);
+      }
     } catch (const std::exception& e) {
       return fail(std::string("ONNX checker: ") + e.what());
     }
@@ -280,6 +304,7 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     }
   }
   Importer importer(name, model_dir);
+  importer.set_preloaded(std::move(external));
   return importer.ImportGraph(model.graph(), opsets, {});
 }
 

@@ -157,7 +157,7 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   }
 }
 
-void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
+void TensorToProto(const Tensor& t, std::string name, onnx::TensorProto* proto) {
   proto->Clear();
   proto->set_name(name);
   proto->set_data_type(static_cast<int32_t>(t.dtype()));

@@ -16,6 +16,6 @@ namespace tandem {
 absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto,
                                        const std::string& model_dir);
 // Writes `t` (host) into `proto` as raw_data (strings as string_data).
-void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
+void TensorToProto(const Tensor& t, std::string name, onnx::TensorProto* proto);
 
 }  // namespace tandem
