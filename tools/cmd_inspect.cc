@@ -18,9 +18,6 @@ const char kUsage[] =
     "options:\n"
     "  --providers LIST   comma-separated provider preference (default: cpu)\n";
 
-std::string TypeString(const ValueInfo& v) {
-  return std::string(DataTypeName(v.dtype)) + v.shape.ToString();
-}
 }  // namespace
 
 int Inspect(int argc, char** argv) {
@@ -40,9 +37,9 @@ int Inspect(int argc, char** argv) {
   for (const auto& [domain, v] : graph->opsets)
     std::printf(" %s=%d", domain.empty() ? "ai.onnx" : domain.c_str(), v);
   std::printf("\ninputs:\n");
-  for (const ValueInfo& v : graph->inputs) std::printf("  %-24s %s\n", v.name.c_str(), TypeString(v).c_str());
+  for (const ValueInfo& v : graph->inputs) std::printf("  %-24s %s\n", v.name.c_str(), v.TypeString().c_str());
   std::printf("outputs:\n");
-  for (const ValueInfo& v : graph->outputs) std::printf("  %-24s %s\n", v.name.c_str(), TypeString(v).c_str());
+  for (const ValueInfo& v : graph->outputs) std::printf("  %-24s %s\n", v.name.c_str(), v.TypeString().c_str());
   int64_t params = 0, bytes = 0;
   for (const auto& [name, t] : graph->initializers) {
     if (IsFloatingPoint(t.dtype())) params += t.numel();

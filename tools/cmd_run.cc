@@ -108,6 +108,11 @@ int Run(int argc, char** argv) {
   std::mt19937 rng(static_cast<unsigned>(a.get_int("--seed", 0)));
   for (const ValueInfo& vi : s.inputs())
     if (!feeds.count(vi.name)) {
+      if (vi.kind != ValueKind::kTensor) {
+        std::fprintf(stderr, "error: input '%s' is %s; only tensor inputs can be generated\n",
+                     vi.name.c_str(), vi.TypeString().c_str());
+        return 2;
+      }
       feeds[vi.name] = RandomTensor(vi, dims_by_symbol, rng);
       std::printf("input %s: random %s%s\n", vi.name.c_str(), DataTypeName(vi.dtype),
                   DimsToString(feeds[vi.name].dims()).c_str());

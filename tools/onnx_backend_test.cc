@@ -102,9 +102,9 @@ absl::StatusOr<Tensor> ReadValueFile(const std::string& path, const ValueInfo* v
       if (inner.ok()) *inner = AsSuiteType(std::move(*inner), vi->elem_type);
     } else if (op.has_sequence_value()) {
       inner = FromSequenceProto(op.sequence_value(), vi->elem_type);
-    } else if (op.elem_type() != onnx::OptionalProto::UNDEFINED) {
-      return fail(absl::UnimplementedError("unsupported optional element type"));
-    }
+    } else if (op.has_sparse_tensor_value() || op.has_map_value() || op.has_optional_value()) {
+      return fail(absl::UnimplementedError("only optionals of tensors and sequences are supported"));
+    }  // no value at all: None
     if (!inner.ok()) return fail(inner.status());
     return inner->defined() ? Tensor::Optional(std::move(*inner)) : Tensor::NoneOptional(vi->elem_type);
   }
