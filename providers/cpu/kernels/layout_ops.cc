@@ -80,7 +80,7 @@ class Transpose : public Kernel {
     if (!x) return Missing("data");
     const int r = x->rank();
     std::vector<int64_t> perm = perm_;
-    if (!has_perm_) {
+    if (!has_perm_ || (perm.empty() && r > 0)) {  // default: reverse the axes
       perm.resize(r);
       for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
     }
@@ -306,8 +306,12 @@ class Slice : public Kernel {
                                           " is out of range for rank " + std::to_string(r));
       if (seen[a]) return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) + " is repeated");
       seen[a] = true;
-      const int64_t dim = x->dim(static_cast<int>(a)), step = steps[i];
-      if (step == 0) return absl::InvalidArgumentError("steps must not be 0");
+      const int64_t dim = x->dim(static_cast<int>(a));
+      if (steps[i] == 0) return absl::InvalidArgumentError("steps must not be 0");
+      // A step longer than the axis selects at most one element; clamping it keeps the
+      // arithmetic below free of overflow.
+      const int64_t max_step = std::max<int64_t>(dim, 1);
+      const int64_t step = std::clamp<int64_t>(steps[i], -max_step, max_step);
       int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
       int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
       int64_t len = 0;

@@ -27,6 +27,10 @@ void RegisterControlFlowKernels(KernelRegistry& r);  // control_flow.cc: If, Loo
 void RegisterSequenceKernels(KernelRegistry& r);     // sequence_ops.cc: Sequence*, Optional*
 void RegisterTextKernels(KernelRegistry& r);         // text_ops.cc: StringNormalizer
 void RegisterTrainingKernels(KernelRegistry& r);     // training_ops.cc: Adagrad, Adam, Momentum
+void RegisterSignalKernels(KernelRegistry& r);       // signal_ops.cc: windows, DFT, STFT, MelWeightMatrix
+void RegisterQuantizedKernels(KernelRegistry& r);    // quantized_ops.cc: QLinearConv, QLinearMatMul
+void RegisterRoiAlignKernels(KernelRegistry& r);     // roi_align.cc: RoiAlign
+void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorizer
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterUnaryKernels(r);
@@ -51,6 +55,10 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterSequenceKernels(r);
   RegisterTextKernels(r);
   RegisterTrainingKernels(r);
+  RegisterSignalKernels(r);
+  RegisterQuantizedKernels(r);
+  RegisterRoiAlignKernels(r);
+  RegisterTfIdfKernels(r);
 }
 
 }  // namespace tandem::cpu

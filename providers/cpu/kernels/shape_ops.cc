@@ -148,7 +148,7 @@ class Squeeze : public SqueezeBase {
     std::vector<int64_t> axes = Axes(ctx, &given);
     const int r = x->rank();
     std::vector<bool> drop(r, false);
-    if (!given) {
+    if (!given || axes.empty()) {  // no (or empty) axes: drop every size-1 dim
       for (int i = 0; i < r; ++i) drop[i] = x->dim(i) == 1;
     } else {
       for (int64_t a : axes) {

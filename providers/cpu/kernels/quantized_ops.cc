@@ -1,0 +1,337 @@
+// Quantized linear kernels (opset 10): QLinearConv and QLinearMatMul on int8/uint8.
+// Reference loops: inputs minus their zero points are accumulated exactly in 64-bit
+// integers, then requantized as saturate(round_half_even(acc * a_scale * b_scale / y_scale)
+// + y_zero_point), with the scale product formed in float as the ONNX reference does.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+constexpr int kMaxOpset = 1 << 30;
+
+bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
+
+// Values of an int8/uint8 tensor as int32.
+std::vector<int32_t> ToInt32(const Tensor& t) {
+  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DataType::kUint8) {
+    const uint8_t* p = t.data<uint8_t>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    const int8_t* p = t.data<int8_t>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  }
+  return v;
+}
+
+// Float values of a scale tensor.
+absl::StatusOr<std::vector<float>> ReadScales(const Tensor* t, const char* name) {
+  if (!t) return absl::InvalidArgumentError(std::string("missing input '") + name + "'");
+  if (t->dtype() != DataType::kFloat)
+    return absl::InvalidArgumentError(std::string("input '") + name + "' must be float");
+  const float* p = t->data<float>();
+  return std::vector<float>(p, p + t->numel());
+}
+
+// Zero-point values (int32); an omitted zero point is 0 of type `fallback`.
+absl::StatusOr<std::vector<int32_t>> ReadZeroPoints(const Tensor* t, DataType expected,
+                                                    const char* name) {
+  if (!t) return std::vector<int32_t>{0};
+  if (t->dtype() != expected)
+    return absl::InvalidArgumentError(std::string("input '") + name + "' must have type " +
+                                      DataTypeName(expected) + ", got " +
+                                      DataTypeName(t->dtype()));
+  return ToInt32(*t);
+}
+
+// Round half to even, add the zero point and saturate to the 8-bit output type.
+int32_t Requantize(double v, int32_t zero_point, bool is_unsigned) {
+  const double lo = is_unsigned ? 0.0 : -128.0, hi = is_unsigned ? 255.0 : 127.0;
+  double r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  if (std::isnan(r)) r = 0.0;
+  r += zero_point;
+  return static_cast<int32_t>(std::min(std::max(r, lo), hi));
+}
+
+void StoreQuantized(const std::vector<int32_t>& v, Tensor& y) {
+  if (y.dtype() == DataType::kUint8) {
+    uint8_t* p = y.data<uint8_t>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<uint8_t>(v[i]);
+  } else {
+    int8_t* p = y.data<int8_t>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<int8_t>(v[i]);
+  }
+}
+
+// Output type and zero point from y_zero_point (uint8 / 0 when omitted).
+absl::Status OutputZeroPoint(const Tensor* yzp, DataType* type, int32_t* zp) {
+  *type = DataType::kUint8;
+  *zp = 0;
+  if (!yzp) return absl::OkStatus();
+  if (!Is8Bit(yzp->dtype()))
+    return absl::InvalidArgumentError("y_zero_point must be int8 or uint8");
+  if (yzp->numel() != 1)
+    return absl::InvalidArgumentError("y_zero_point must be a scalar, got shape " +
+                                      DimsToString(yzp->dims()));
+  *type = yzp->dtype();
+  *zp = ToInt32(*yzp)[0];
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
+// QLinearConv-10: x (N x C x D1..Dn), w (M x C/group x k1..kn), per-tensor x/y params,
+// per-tensor or per-output-channel w params, optional int32 bias B[M] (scale x_scale *
+// w_scale, zero point 0).
+
+class QLinearConv : public Kernel {
+ public:
+  explicit QLinearConv(const KernelInfo& info)
+      : node_(info.node), group_(info.node.attr_int("group", 1)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor* w_t = ctx.input(3);
+    if (!w_t) return absl::InvalidArgumentError("missing input 'w'");
+    const Tensor& w = *w_t;
+    if (!Is8Bit(w.dtype())) return absl::InvalidArgumentError("w must be int8 or uint8");
+    if (x.rank() < 3 || w.rank() != x.rank())
+      return absl::InvalidArgumentError("x must be N x C x D1..Dn and w M x C/group x k1..kn "
+                                        "of the same rank, got x " + DimsToString(x.dims()) +
+                                        " and w " + DimsToString(w.dims()));
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    if (group_ <= 0 || C != w.dim(1) * group_ || M % group_ != 0)
+      return absl::InvalidArgumentError(
+          "channel mismatch: x has " + std::to_string(C) + " channels, w " +
+          DimsToString(w.dims()) + ", group " + std::to_string(group_));
+    auto xs = ReadScales(ctx.input(1), "x_scale");
+    if (!xs.ok()) return xs.status();
+    auto ws = ReadScales(ctx.input(4), "w_scale");
+    if (!ws.ok()) return ws.status();
+    auto ys = ReadScales(ctx.input(6), "y_scale");
+    if (!ys.ok()) return ys.status();
+    auto xz = ReadZeroPoints(ctx.input(2), x.dtype(), "x_zero_point");
+    if (!xz.ok()) return xz.status();
+    auto wz = ReadZeroPoints(ctx.input(5), w.dtype(), "w_zero_point");
+    if (!wz.ok()) return wz.status();
+    if (xs->size() != 1 || xz->size() != 1 || ys->size() != 1)
+      return absl::InvalidArgumentError("x_scale, x_zero_point and y_scale must be scalars");
+    const auto per_m = [&](size_t n) { return n == 1 || static_cast<int64_t>(n) == M; };
+    if (!per_m(ws->size()) || !per_m(wz->size()))
+      return absl::InvalidArgumentError("w_scale and w_zero_point must be scalars or have " +
+                                        std::to_string(M) + " values");
+    DataType y_type;
+    int32_t yz;
+    if (auto st = OutputZeroPoint(ctx.input(7), &y_type, &yz); !st.ok()) return st;
+    const Tensor* bias = ctx.input(8);
+    if (bias && (bias->dtype() != DataType::kInt32 || bias->numel() != M))
+      return absl::InvalidArgumentError("B must be int32 with " + std::to_string(M) +
+                                        " values, got " + DimsToString(bias->dims()));
+
+    const int S = x.rank() - 2;
+    std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+    if (node_.has_attr("kernel_shape") && node_.attr_ints("kernel_shape") != kernel)
+      return absl::InvalidArgumentError("kernel_shape attribute does not match w's shape " +
+                                        DimsToString(w.dims()));
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    auto geo = ComputeWindowGeometry(node_, in, kernel, false);
+    if (!geo.ok()) return geo.status();
+    Dims out_dims = {N, M};
+    out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
+    Tensor& y = ctx.AllocateOutput(0, y_type, out_dims);
+    if (y.numel() == 0) return absl::OkStatus();
+
+    std::vector<int32_t> xv = ToInt32(x), wv = ToInt32(w);
+    for (int32_t& v : xv) v -= (*xz)[0];
+    const int64_t w_per = DimProduct(w.dims(), 1, w.rank());
+    for (int64_t m = 0; m < M; ++m) {
+      const int32_t z = (*wz)[wz->size() == 1 ? 0 : m];
+      for (int64_t i = 0; i < w_per; ++i) wv[m * w_per + i] -= z;
+    }
+    const int64_t in_size = DimProduct(in, 0, S), out_size = DimProduct(geo->out, 0, S);
+    const int64_t k_size = DimProduct(kernel, 0, S);
+    const int64_t Cg = C / group_, Mg = M / group_;
+    const std::vector<int64_t> in_strides = Strides(in);
+    // Per kernel position: offset along each spatial dim (k * dilation).
+    std::vector<int64_t> koff(static_cast<size_t>(k_size * S));
+    for (int64_t kp = 0; kp < k_size; ++kp)
+      for (int d = S - 1, r = static_cast<int>(kp); d >= 0; --d) {
+        koff[kp * S + d] = (r % kernel[d]) * geo->dilations[d];
+        r /= static_cast<int>(kernel[d]);
+      }
+    const bool y_unsigned = y_type == DataType::kUint8;
+    std::vector<int32_t> yv(static_cast<size_t>(y.numel()));
+    std::vector<int64_t> opos(S), src(k_size);
+    for (int64_t o = 0; o < out_size; ++o) {
+      int64_t rem = o;
+      for (int d = S - 1; d >= 0; --d) {
+        opos[d] = rem % geo->out[d];
+        rem /= geo->out[d];
+      }
+      // Input offset (within one channel plane) per kernel position, -1 when in padding.
+      for (int64_t kp = 0; kp < k_size; ++kp) {
+        int64_t off = 0;
+        for (int d = 0; d < S && off >= 0; ++d) {
+          const int64_t c = opos[d] * geo->strides[d] - geo->pads_begin[d] + koff[kp * S + d];
+          off = (c < 0 || c >= in[d]) ? -1 : off + c * in_strides[d];
+        }
+        src[kp] = off;
+      }
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) {
+          const int64_t g = m / Mg;
+          int64_t acc = bias ? bias->data<int32_t>()[m] : 0;
+          for (int64_t c = 0; c < Cg; ++c) {
+            const int32_t* xp = xv.data() + (n * C + g * Cg + c) * in_size;
+            const int32_t* wp = wv.data() + (m * Cg + c) * k_size;
+            for (int64_t kp = 0; kp < k_size; ++kp)
+              if (src[kp] >= 0) acc += static_cast<int64_t>(xp[src[kp]]) * wp[kp];
+          }
+          const float mult = ((*xs)[0] * (*ws)[ws->size() == 1 ? 0 : m]) / (*ys)[0];
+          yv[(n * M + m) * out_size + o] =
+              Requantize(static_cast<double>(acc) * static_cast<double>(mult), yz, y_unsigned);
+        }
+    }
+    StoreQuantized(yv, y);
+    return absl::OkStatus();
+  }
+
+ private:
+  const Node node_;
+  int64_t group_;
+};
+
+// ---------------------------------------------------------------------------------------
+// QLinearMatMul-10: numpy matmul of a [..., M, K] and b [..., K, N] (1-D operands are
+// promoted as numpy does). a's scale/zero point are per tensor or per row (shape [M] or
+// broadcastable to [..., M, 1]); b's per tensor or per column ([N] or [..., 1, N]).
+
+// Expands a quantization parameter of `param_dims` to one value per element of
+// `target` (a's dims with the last dim 1, or b's with the second-to-last dim 1).
+template <typename T>
+absl::StatusOr<std::vector<T>> ExpandParam(const std::vector<T>& v, Dims param_dims,
+                                           const Dims& target, const char* name) {
+  const int64_t n = NumElements(target);
+  if (v.size() == 1) return std::vector<T>(static_cast<size_t>(n), v[0]);
+  auto shape = BroadcastShapes(param_dims, target);
+  if (param_dims.size() > target.size() || !shape.ok() || *shape != target)
+    return absl::InvalidArgumentError(std::string(name) + " of shape " +
+                                      DimsToString(param_dims) +
+                                      " is neither per tensor nor broadcastable to " +
+                                      DimsToString(target));
+  std::vector<T> out(static_cast<size_t>(n));
+  ForEachBroadcast(target, {BroadcastStrides(param_dims, target)},
+                   [&](int64_t i, const std::vector<int64_t>& off) { out[i] = v[off[0]]; });
+  return out;
+}
+
+class QLinearMatMul : public Kernel {
+ public:
+  explicit QLinearMatMul(const KernelInfo&) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor* b_t = ctx.input(3);
+    if (!b_t) return absl::InvalidArgumentError("missing input 'b'");
+    const Tensor& b = *b_t;
+    if (!Is8Bit(b.dtype())) return absl::InvalidArgumentError("b must be int8 or uint8");
+    if (a.rank() < 1 || b.rank() < 1)
+      return absl::InvalidArgumentError("a and b must have rank >= 1");
+    // Promote 1-D operands: a [K] -> [1, K], b [K] -> [K, 1].
+    Dims ad = a.dims(), bd = b.dims();
+    if (ad.size() == 1) ad.insert(ad.begin(), 1);
+    if (bd.size() == 1) bd.push_back(1);
+    const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+    if (bd[bd.size() - 2] != K)
+      return absl::InvalidArgumentError("inner dimensions differ: a " + DimsToString(a.dims()) +
+                                        ", b " + DimsToString(b.dims()));
+    const Dims a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+    auto out_batch = BroadcastShapes(a_batch, b_batch);
+    if (!out_batch.ok()) return out_batch.status();
+
+    auto as = ReadScales(ctx.input(1), "a_scale");
+    if (!as.ok()) return as.status();
+    auto bs = ReadScales(ctx.input(4), "b_scale");
+    if (!bs.ok()) return bs.status();
+    auto ys = ReadScales(ctx.input(6), "y_scale");
+    if (!ys.ok()) return ys.status();
+    if (ys->size() != 1) return absl::InvalidArgumentError("y_scale must be a scalar");
+    auto az = ReadZeroPoints(ctx.input(2), a.dtype(), "a_zero_point");
+    if (!az.ok()) return az.status();
+    auto bz = ReadZeroPoints(ctx.input(5), b.dtype(), "b_zero_point");
+    if (!bz.ok()) return bz.status();
+    DataType y_type;
+    int32_t yz;
+    if (auto st = OutputZeroPoint(ctx.input(7), &y_type, &yz); !st.ok()) return st;
+
+    // Per-row params of a: rank-1 [M] means [M, 1].
+    Dims a_rows = ad;
+    a_rows.back() = 1;
+    Dims b_cols = bd;
+    b_cols[b_cols.size() - 2] = 1;
+    auto param_dims = [](const Tensor* t, bool row) {
+      if (!t) return Dims{};
+      Dims d = t->dims();
+      if (row && d.size() == 1) d.push_back(1);
+      return d;
+    };
+    auto as_e = ExpandParam(*as, param_dims(ctx.input(1), true), a_rows, "a_scale");
+    if (!as_e.ok()) return as_e.status();
+    auto az_e = ExpandParam(*az, param_dims(ctx.input(2), true), a_rows, "a_zero_point");
+    if (!az_e.ok()) return az_e.status();
+    auto bs_e = ExpandParam(*bs, param_dims(ctx.input(4), false), b_cols, "b_scale");
+    if (!bs_e.ok()) return bs_e.status();
+    auto bz_e = ExpandParam(*bz, param_dims(ctx.input(5), false), b_cols, "b_zero_point");
+    if (!bz_e.ok()) return bz_e.status();
+
+    Dims out_dims = *out_batch;
+    if (a.rank() > 1) out_dims.push_back(M);
+    if (b.rank() > 1) out_dims.push_back(N);
+    Tensor& y = ctx.AllocateOutput(0, y_type, out_dims);
+    if (y.numel() == 0) return absl::OkStatus();
+
+    const std::vector<int32_t> av = ToInt32(a), bv = ToInt32(b);
+    const bool y_unsigned = y_type == DataType::kUint8;
+    std::vector<int32_t> yv(static_cast<size_t>(y.numel()));
+    std::vector<int64_t> acc(static_cast<size_t>(N));
+    ForEachBroadcast(
+        *out_batch, {BroadcastStrides(a_batch, *out_batch), BroadcastStrides(b_batch, *out_batch)},
+        [&](int64_t ob, const std::vector<int64_t>& off) {
+          const int64_t ai = off[0], bi = off[1];
+          for (int64_t i = 0; i < M; ++i) {
+            std::fill(acc.begin(), acc.end(), 0);
+            const int32_t zr = (*az_e)[ai * M + i];
+            for (int64_t k = 0; k < K; ++k) {
+              const int64_t va = av[(ai * M + i) * K + k] - zr;
+              if (va == 0) continue;
+              const int32_t* brow = bv.data() + (bi * K + k) * N;
+              const int32_t* bzr = bz_e->data() + bi * N;
+              for (int64_t j = 0; j < N; ++j) acc[j] += va * (brow[j] - bzr[j]);
+            }
+            for (int64_t j = 0; j < N; ++j) {
+              const float mult = ((*as_e)[ai * M + i] * (*bs_e)[bi * N + j]) / (*ys)[0];
+              yv[(ob * M + i) * N + j] = Requantize(
+                  static_cast<double>(acc[j]) * static_cast<double>(mult), yz, y_unsigned);
+            }
+          }
+        });
+    StoreQuantized(yv, y);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+void RegisterQuantizedKernels(KernelRegistry& r) {
+  const std::vector<DataType> q = {DataType::kInt8, DataType::kUint8};
+  r.Add("QLinearConv", 10, kMaxOpset, q, Make<QLinearConv>());
+  r.Add("QLinearMatMul", 10, kMaxOpset, q, Make<QLinearMatMul>());
+}
+
+}  // namespace tandem::cpu
