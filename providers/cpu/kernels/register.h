@@ -32,7 +32,10 @@ void RegisterQuantizedKernels(KernelRegistry& r);    // quantized_ops.cc: QLinea
 void RegisterRoiAlignKernels(KernelRegistry& r);     // roi_align.cc: RoiAlign
 void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorizer
 
+void RegisterGradKernels(KernelRegistry& r);         // grad_ops.cc: ai.tandem gradient ops
+
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
+  RegisterGradKernels(r);
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
   RegisterVariadicKernels(r);

@@ -1,0 +1,112 @@
+// Kernels of the ai.tandem ops that gradient rules emit (see training/rules/).
+//   SumToShape(dY, like): sums dY over the dims broadcast to reach it from like's shape.
+//   ReluGrad(dY, Y):      dY where Y > 0, else 0.
+//   ScalarLike(like):     a scalar holding attribute `value` in like's element type.
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+
+namespace {
+
+constexpr char kDomain[] = "ai.tandem";
+
+class SumToShape : public Kernel {
+ public:
+  explicit SumToShape(const KernelInfo&) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& dy = *ctx.input(0);
+    const Dims& target = ctx.input(1)->dims();
+    if (dy.dims() == target) {
+      ctx.SetOutput(0, dy);
+      return absl::OkStatus();
+    }
+    auto check = BroadcastShapes(target, dy.dims());
+    if (!check.ok() || *check != dy.dims())
+      return absl::InvalidArgumentError("cannot sum " + DimsToString(dy.dims()) + " down to " +
+                                        DimsToString(target));
+    Tensor& out = ctx.AllocateOutput(0, dy.dtype(), target);
+    absl::Status status;
+    VisitNumericType(dy.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, bool>) {
+        status = absl::InvalidArgumentError("bool gradients are meaningless");
+      } else {
+        using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
+                                       std::conditional_t<std::is_integral_v<T>, int64_t, float>>;
+        std::vector<Acc> acc(static_cast<size_t>(out.numel()), Acc{});
+        std::vector<int64_t> strides = BroadcastStrides(target, dy.dims());
+        const T* src = dy.data<T>();
+        ForEachBroadcast(dy.dims(), {strides}, [&](int64_t i, const std::vector<int64_t>& off) {
+          if constexpr (std::is_same_v<Acc, float>) acc[off[0]] += static_cast<float>(src[i]);
+          else acc[off[0]] += static_cast<Acc>(src[i]);
+        });
+        T* dst = out.data<T>();
+        for (int64_t i = 0; i < out.numel(); ++i) dst[i] = static_cast<T>(acc[i]);
+      }
+    });
+    return status;
+  }
+};
+
+class ReluGrad : public Kernel {
+ public:
+  explicit ReluGrad(const KernelInfo&) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& dy = *ctx.input(0);
+    const Tensor& y = *ctx.input(1);
+    if (dy.dims() != y.dims())
+      return absl::InvalidArgumentError("dY " + DimsToString(dy.dims()) + " and Y " +
+                                        DimsToString(y.dims()) + " differ in shape");
+    Tensor& dx = ctx.AllocateOutput(0, dy.dtype(), dy.dims());
+    const int64_t n = dy.numel();
+    VisitNumericType(dy.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* g = dy.data<T>();
+      const T* v = y.data<T>();
+      T* out = dx.data<T>();
+#pragma omp parallel for if (n > 65536)
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = static_cast<float>(v[i]) > 0 ? g[i] : T(0.f);
+    });
+    return absl::OkStatus();
+  }
+};
+
+class ScalarLike : public Kernel {
+ public:
+  explicit ScalarLike(const KernelInfo& info) : value_(info.node.attr_float("value", 0.f)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    DataType t = ctx.input(0)->dtype();
+    Tensor& out = ctx.AllocateOutput(0, t, {});
+    bool ok = VisitNumericType(t, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) out.data<T>()[0] = T(value_);
+      else out.data<T>()[0] = static_cast<T>(value_);
+    });
+    return ok ? absl::OkStatus() : absl::InvalidArgumentError("non-numeric type");
+  }
+
+ private:
+  float value_;
+};
+
+KernelDef Def(const std::string& op, std::vector<DataType> types, KernelFactory f) {
+  KernelDef d;
+  d.domain = kDomain;
+  d.op = op;
+  d.since = 1;
+  d.types = std::move(types);
+  d.create = std::move(f);
+  return d;
+}
+
+}  // namespace
+
+void RegisterGradKernels(KernelRegistry& r) {
+  r.Add(Def("SumToShape", types::kNumeric, Make<SumToShape>()));
+  r.Add(Def("ReluGrad", types::kFloats, Make<ReluGrad>()));
+  r.Add(Def("ScalarLike", types::kNumeric, Make<ScalarLike>()));
+}
+
+}  // namespace tandem::cpu

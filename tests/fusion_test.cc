@@ -1,0 +1,130 @@
+// Fusion pass (runtime/fusion.h): Conv/Gemm/MatMul + activation become one ai.tandem node
+// whose result equals the unfused graph's; values with other readers are left alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "onnx_import/import.h"
+#include "providers/partitioner.h"
+#include "runtime/session.h"
+#include "tests/test_models.h"
+
+namespace tandem {
+namespace {
+
+using tandem::testing::Serialize;
+
+void AddInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                    float scale) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  for (int64_t i = 0; i < n; ++i) t->add_float_data(scale * static_cast<float>((i * 7) % 11 - 5));
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+void SetType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// x[2,3,6,6] -> Conv -> Relu -> Flatten -> Gemm -> Clip(-0.5, 0.5) -> MatMul -> Sigmoid -> y
+// plus a second Conv whose output is both a graph output and read by Tanh (not fused).
+onnx::ModelProto FusableModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("fusable");
+  SetType(g->add_input(), "x", {2, 3, 6, 6});
+  AddInitializer(g, "w", {4, 3, 3, 3}, 0.05f);
+  AddInitializer(g, "b", {4}, 0.1f);
+  AddInitializer(g, "gw", {144, 5}, 0.02f);
+  AddInitializer(g, "gb", {5}, 0.1f);
+  AddInitializer(g, "mw", {5, 3}, 0.3f);
+  AddInitializer(g, "lo", {}, 0.f);
+  AddInitializer(g, "hi", {}, 0.f);
+  g->mutable_initializer(5)->set_float_data(0, -0.5f);
+  g->mutable_initializer(6)->set_float_data(0, 0.5f);
+  auto* conv = AddNode(g, "Conv", "conv", {"x", "w", "b"}, {"c"});
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  AddNode(g, "Relu", "relu", {"c"}, {"r"});
+  AddNode(g, "Flatten", "flat", {"r"}, {"f"});
+  AddNode(g, "Gemm", "gemm", {"f", "gw", "gb"}, {"gy"});
+  AddNode(g, "Clip", "clip", {"gy", "lo", "hi"}, {"cl"});
+  AddNode(g, "MatMul", "mm", {"cl", "mw"}, {"my"});
+  AddNode(g, "Sigmoid", "sig", {"my"}, {"y"});
+  AddNode(g, "Conv", "conv2", {"x", "w"}, {"c2"});
+  AddNode(g, "Tanh", "tanh", {"c2"}, {"t2"});
+  SetType(g->add_output(), "y", {2, 3});
+  SetType(g->add_output(), "c2", {2, 4, 4, 4});
+  SetType(g->add_output(), "t2", {2, 4, 4, 4});
+  return m;
+}
+
+std::unique_ptr<Session> Load(bool fusion) {
+  std::string bytes = Serialize(FusableModel());
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "fusable");
+  EXPECT_TRUE(g.ok()) << g.status();
+  SessionOptions o;
+  o.num_threads = 1;
+  o.fusion = fusion;
+  auto s = Session::FromGraph(*g, o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(Fusion, FusedGraphMatchesUnfused) {
+  auto fused = Load(true), plain = Load(false);
+  ASSERT_TRUE(fused && plain);
+  EXPECT_EQ(fused->stats().nodes_fused, 3);
+  EXPECT_EQ(plain->stats().nodes_fused, 0);
+  std::map<std::string, std::string> ops;  // name -> domain/op
+  for (const Node& n : fused->graph().nodes) ops[n.name] = n.domain + "/" + n.op_type;
+  EXPECT_EQ(ops["conv+relu"], std::string(kTandemDomain) + "/FusedConv");
+  EXPECT_EQ(ops["gemm+clip"], std::string(kTandemDomain) + "/FusedGemm");
+  EXPECT_EQ(ops["mm+sig"], std::string(kTandemDomain) + "/FusedMatMul");
+  EXPECT_EQ(ops["conv2"], "/Conv");  // c2 is a graph output: Tanh stays separate
+  EXPECT_EQ(ops["tanh"], "/Tanh");
+
+  Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 6, 6});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * i);
+  auto a = fused->Run({{"x", x}});
+  auto b = plain->Run({{"x", x}});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->size(), 3u);
+  for (size_t k = 0; k < a->size(); ++k) {
+    const Tensor& ta = (*a)[k];
+    const Tensor& tb = (*b)[k];
+    ASSERT_EQ(ta.dims(), tb.dims());
+    for (int64_t i = 0; i < ta.numel(); ++i)
+      EXPECT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-6f) << "output " << k << " at " << i;
+  }
+  // The Clip really clipped something, so the test exercises the bounds.
+  bool varied = false;
+  for (int64_t i = 1; i < (*a)[0].numel(); ++i)
+    varied |= (*a)[0].data<float>()[i] != (*a)[0].data<float>()[0];
+  EXPECT_TRUE(varied);
+}
+
+}  // namespace
+}  // namespace tandem

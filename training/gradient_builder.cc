@@ -1,0 +1,109 @@
+#include "training/gradient_builder.h"
+
+#include <set>
+
+#include "training/gradient_rules.h"
+
+namespace tandem::training {
+
+namespace {
+
+// Sums the contributions to one gradient (emitting a Sum node when there are several).
+std::string Accumulate(GradientContext& ctx, const std::vector<std::string>& parts) {
+  if (parts.empty()) return "";
+  if (parts.size() == 1) return parts[0];
+  return ctx.Emit1("Sum", parts);
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> AddGradients(
+    Graph& graph, const std::string& loss, const std::vector<std::string>& wrt) {
+  auto sorted = graph.SortTopologically();
+  if (!sorted.ok()) return sorted;
+  // Values that depend on some w (forward), and nodes that lead to the loss (backward).
+  std::set<std::string> depends(wrt.begin(), wrt.end());
+  for (const Node& n : graph.nodes) {
+    bool any = false;
+    for (const std::string& in : n.inputs) any |= !in.empty() && depends.count(in);
+    if (any)
+      for (const std::string& out : n.outputs)
+        if (!out.empty()) depends.insert(out);
+  }
+  bool loss_known = depends.count(loss) || graph.initializers.count(loss);
+  for (const Node& n : graph.nodes)
+    for (const std::string& out : n.outputs) loss_known |= out == loss;
+  for (const ValueInfo& in : graph.inputs) loss_known |= in.name == loss;
+  if (!loss_known) return absl::InvalidArgumentError("[autograd] loss value '" + loss + "' is not in the graph");
+
+  std::set<std::string> reaches_loss = {loss};
+  std::vector<size_t> relevant;
+  for (size_t k = graph.nodes.size(); k-- > 0;) {
+    const Node& n = graph.nodes[k];
+    bool leads = false;
+    for (const std::string& out : n.outputs) leads |= !out.empty() && reaches_loss.count(out);
+    bool needs = false;
+    for (const std::string& in : n.inputs) needs |= !in.empty() && depends.count(in);
+    if (!leads || !needs) continue;
+    relevant.push_back(k);
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) reaches_loss.insert(in);
+  }
+
+  std::vector<Node> emitted;
+  int counter = 0;
+  std::map<std::string, std::vector<std::string>> contributions;
+  {
+    Node seed_owner;
+    seed_owner.name = "loss_seed";
+    seed_owner.outputs = {loss};
+    GradientContext seed(graph, seed_owner, {}, {}, &emitted, &counter);
+    std::string one = seed.ScalarLike(1.0, loss);
+    std::string shape = seed.Emit1("Shape", {loss});
+    contributions[loss].push_back(seed.Emit1("Expand", {one, shape}));
+  }
+  // `relevant` is in reverse topological order already.
+  for (size_t k : relevant) {
+    const Node node = graph.nodes[k];  // copy: rules may add initializers to the graph
+    std::vector<std::string> output_grads;
+    bool any = false;
+    for (const std::string& out : node.outputs) {
+      std::string g;
+      auto it = out.empty() ? contributions.end() : contributions.find(out);
+      if (it != contributions.end() && !it->second.empty()) {
+        GradientContext acc(graph, node, {}, {}, &emitted, &counter);
+        g = Accumulate(acc, it->second);
+        any = true;
+      }
+      output_grads.push_back(g);
+    }
+    if (!any) continue;
+    const GradientRule* rule = Gradients().Find(node.domain, node.op_type);
+    if (!rule)
+      return absl::UnimplementedError("[autograd] " + node.Describe() + ": no gradient rule for op " +
+                                      node.op_type);
+    std::vector<bool> wants;
+    for (const std::string& in : node.inputs) wants.push_back(!in.empty() && depends.count(in));
+    GradientContext ctx(graph, node, output_grads, wants, &emitted, &counter);
+    absl::Status s = (*rule)(ctx);
+    if (!s.ok())
+      return absl::Status(s.code(), "[autograd] " + node.Describe() + ": " + std::string(s.message()));
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (wants[i] && !ctx.input_grads()[i].empty())
+        contributions[node.inputs[i]].push_back(ctx.input_grads()[i]);
+  }
+  std::map<std::string, std::string> result;
+  for (const std::string& w : wrt) {
+    auto it = contributions.find(w);
+    if (it == contributions.end() || it->second.empty()) continue;
+    Node owner;
+    owner.name = w;
+    owner.outputs = {w};
+    GradientContext acc(graph, owner, {}, {}, &emitted, &counter);
+    result[w] = Accumulate(acc, it->second);
+  }
+  for (Node& n : emitted) graph.nodes.push_back(std::move(n));
+  return result;
+}
+
+}  // namespace tandem::training

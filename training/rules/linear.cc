@@ -1,0 +1,65 @@
+// Gradients of MatMul and Gemm, written with MatMul/Gemm/Transpose themselves.
+#include "training/rules/register.h"
+
+namespace tandem::training::rules {
+
+namespace {
+
+// Rank of a value from shape inference, or -1.
+int RankOf(const GradientContext& c, const std::string& v) {
+  auto init = c.graph().initializers.find(v);
+  if (init != c.graph().initializers.end()) return init->second.rank();
+  const ValueInfo* vi = c.graph().FindValueInfo(v);
+  return vi && vi->shape.rank_known ? static_cast<int>(vi->shape.dims.size()) : -1;
+}
+
+std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
+  std::vector<int64_t> perm(rank);
+  for (int i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return c.Emit1("Transpose", {v}, {{"perm", GradientContext::Ints(perm)}});
+}
+
+}  // namespace
+
+void RegisterLinearGradients(GradientRegistry& r) {
+  r.Add("MatMul", [](GradientContext& c) {
+    int ra = RankOf(c, c.X(0)), rb = RankOf(c, c.X(1));
+    if (ra < 2 || rb < 2)
+      return absl::UnimplementedError("MatMul gradient needs operands of known rank >= 2");
+    if (c.wants(0)) {
+      std::string g = c.Emit1("MatMul", {c.dY(0), TransposeLast2(c, c.X(1), rb)});
+      c.SetInputGrad(0, c.SumToShapeOf(g, c.X(0)));
+    }
+    if (c.wants(1)) {
+      std::string g = c.Emit1("MatMul", {TransposeLast2(c, c.X(0), ra), c.dY(0)});
+      c.SetInputGrad(1, c.SumToShapeOf(g, c.X(1)));
+    }
+    return absl::OkStatus();
+  });
+
+  // Y = alpha * A' B' + beta * C with A' = transA ? A^T : A, B' likewise.
+  r.Add("Gemm", [](GradientContext& c) {
+    const Node& n = c.node();
+    float alpha = n.attr_float("alpha", 1.f), beta = n.attr_float("beta", 1.f);
+    int64_t ta = n.attr_int("transA", 0), tb = n.attr_int("transB", 0);
+    auto gemm = [&](const std::string& a, const std::string& b, int64_t t_a, int64_t t_b) {
+      return c.Emit1("Gemm", {a, b},
+                     {{"alpha", GradientContext::Float(alpha)},
+                      {"transA", GradientContext::Int(t_a)},
+                      {"transB", GradientContext::Int(t_b)}});
+    };
+    if (c.wants(0))
+      c.SetInputGrad(0, ta ? gemm(c.X(1), c.dY(0), tb, 1) : gemm(c.dY(0), c.X(1), 0, tb ? 0 : 1));
+    if (c.wants(1))
+      c.SetInputGrad(1, tb ? gemm(c.dY(0), c.X(0), 1, ta) : gemm(c.X(0), c.dY(0), ta ? 0 : 1, 0));
+    if (c.wants(2)) {
+      std::string g = c.dY(0);
+      if (beta != 1.f) g = c.Emit1("Mul", {g, c.ScalarLike(beta, g)});
+      c.SetInputGrad(2, c.SumToShapeOf(g, c.X(2)));
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace tandem::training::rules
