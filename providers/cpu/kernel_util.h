@@ -126,4 +126,16 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
                                                      const std::vector<int64_t>& kernel,
                                                      bool ceil_mode_attr);
 
+// Error when a dim is negative or the element count of `dims` exceeds 2^48 (guards
+// shapes computed from tensor data against overflow before allocating).
+inline absl::Status CheckOutputDims(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && n > (int64_t{1} << 48) / d))
+      return absl::InvalidArgumentError("output shape " + DimsToString(dims) + " is invalid or too large");
+    n *= d;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tandem::cpu

@@ -42,6 +42,7 @@ class ConstantOfShape : public Kernel {
     if (value_.numel() != 1) return absl::InvalidArgumentError("attribute 'value' must hold one element");
     auto dims = ReadShape(*s);
     if (!dims.ok()) return dims.status();
+    if (auto st = CheckOutputDims(*dims); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, value_.dtype(), *dims);
     bool ok = VisitElementWidth(value_.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -81,12 +82,15 @@ class Range : public Kernel {
         const int64_t s = start->ElementAsInt64(0), l = limit->ElementAsInt64(0),
                       d = delta->ElementAsInt64(0);
         if (d == 0) { st = absl::InvalidArgumentError("delta must not be 0"); return; }
-        int64_t n = 0;
-        if (d > 0 && l > s) n = (l - s + d - 1) / d;
-        if (d < 0 && l < s) n = (s - l + (-d) - 1) / (-d);
+        // 128-bit arithmetic: the span of two int64 values can overflow int64.
+        __int128 n128 = 0;
+        if (d > 0 && l > s) n128 = ((__int128)l - s + d - 1) / d;
+        if (d < 0 && l < s) n128 = ((__int128)s - l - d - 1) / -(__int128)d;
+        if (n128 > (__int128{1} << 48)) { st = absl::InvalidArgumentError("Range output is too large"); return; }
+        const int64_t n = static_cast<int64_t>(n128);
         Tensor& y = ctx.AllocateOutput(0, start->dtype(), {n});
         T* out = y.data<T>();
-        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(s + i * d);
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(s + static_cast<int64_t>(i * (__int128)d));
       } else {
         const double s = start->ElementAsDouble(0), l = limit->ElementAsDouble(0),
                      d = delta->ElementAsDouble(0);
@@ -95,7 +99,7 @@ class Range : public Kernel {
           return;
         }
         const double count = std::ceil((l - s) / d);
-        if (count > 1e12) { st = absl::InvalidArgumentError("Range output is too large"); return; }
+        if (count > 281474976710656.0) { st = absl::InvalidArgumentError("Range output is too large"); return; }
         const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
         Tensor& y = ctx.AllocateOutput(0, start->dtype(), {n});
         T* out = y.data<T>();
@@ -147,6 +151,7 @@ class RandomOp : public Kernel {
     }
     for (int64_t d : dims)
       if (d < 0) return absl::InvalidArgumentError("shape " + DimsToString(dims) + " has a negative dim");
+    if (auto st = CheckOutputDims(dims); !st.ok()) return st;
     if (dist_ != Dist::kBernoulli && !IsFloatingPoint(dt))
       return absl::InvalidArgumentError(std::string("output type must be floating point, not ") +
                                         DataTypeName(dt));

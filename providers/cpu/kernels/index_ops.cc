@@ -462,6 +462,7 @@ class OneHot : public Kernel {
       if (v < 0) v += depth;
       idx[i] = v >= 0 && v < depth ? v : -1;
     }
+    if (auto st = CheckOutputDims(out); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, values->dtype(), out);
     VisitElementWidth(values->dtype(), [&](auto tag) {
       using T = decltype(tag);

@@ -377,6 +377,7 @@ class Tile : public Kernel {
       strides[2 * i] = 0;
       strides[2 * i + 1] = in_strides[i];
     }
+    if (auto st = CheckOutputDims(walk); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
     VisitElementWidth(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -483,6 +484,7 @@ class Pad : public Kernel {
         map[d][o] = s;
       }
     }
+    if (auto st = CheckOutputDims(out); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
     if (y.numel() == 0) return absl::OkStatus();
     bool ok = true;

@@ -71,6 +71,8 @@ class Reshape : public Kernel {
                                           std::to_string(d));
       }
       out[i] = d;
+      if (d > 0 && known > (int64_t{1} << 62) / d)
+        return absl::InvalidArgumentError("shape " + DimsToString(shape) + " is too large");
       known *= d;
     }
     const int64_t n = x->numel();
@@ -265,6 +267,7 @@ class Expand : public Kernel {
         return absl::InvalidArgumentError("shape " + DimsToString(shape) + " has a negative dim");
     auto out = BroadcastShapes(x->dims(), shape);
     if (!out.ok()) return out.status();
+    if (auto st = CheckOutputDims(*out); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), *out);
     const std::vector<int64_t> strides = BroadcastStrides(x->dims(), *out);
     VisitElementWidth(x->dtype(), [&](auto tag) {

@@ -1,0 +1,146 @@
+#include "onnx_import/export.h"
+
+#include <onnx/checker.h>
+
+#include "onnx_import/atomic_file.h"
+#include "onnx_import/import.h"
+#include "onnx_import/tensor_proto.h"
+
+namespace tandem {
+
+namespace {
+
+void TypeToProto(const ValueInfo& v, onnx::TypeProto* type);
+
+void TensorTypeToProto(DataType dtype, const Shape& shape, onnx::TypeProto_Tensor* t) {
+  t->set_elem_type(static_cast<int32_t>(dtype));
+  if (!shape.rank_known) return;
+  auto* s = t->mutable_shape();
+  for (const Dim& d : shape.dims) {
+    auto* dim = s->add_dim();
+    if (d.known()) dim->set_dim_value(d.value);
+    else if (!d.symbol.empty()) dim->set_dim_param(d.symbol);
+  }
+}
+
+void TypeToProto(const ValueInfo& v, onnx::TypeProto* type) {
+  switch (v.kind) {
+    case ValueKind::kTensor:
+      TensorTypeToProto(v.dtype, v.shape, type->mutable_tensor_type());
+      break;
+    case ValueKind::kSequence:
+      type->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+          static_cast<int32_t>(v.elem_type));
+      break;
+    case ValueKind::kOptional: {
+      ValueInfo inner = v;
+      inner.kind = v.optional_of;
+      inner.dtype = v.elem_type;
+      TypeToProto(inner, type->mutable_optional_type()->mutable_elem_type());
+      break;
+    }
+  }
+}
+
+void ValueInfoToProto(const ValueInfo& v, onnx::ValueInfoProto* p) {
+  p->set_name(v.name);
+  if (v.kind != ValueKind::kTensor || v.dtype != DataType::kUndefined) TypeToProto(v, p->mutable_type());
+}
+
+absl::Status GraphToProto(const Graph& g, onnx::GraphProto* gp);
+
+absl::Status AttributeToProto(const std::string& name, const Attribute& a, onnx::AttributeProto* p) {
+  using AP = onnx::AttributeProto;
+  p->set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::kFloat: p->set_type(AP::FLOAT); p->set_f(a.f); break;
+    case Attribute::Kind::kInt: p->set_type(AP::INT); p->set_i(a.i); break;
+    case Attribute::Kind::kString: p->set_type(AP::STRING); p->set_s(a.s); break;
+    case Attribute::Kind::kFloats:
+      p->set_type(AP::FLOATS);
+      for (float f : a.floats) p->add_floats(f);
+      break;
+    case Attribute::Kind::kInts:
+      p->set_type(AP::INTS);
+      for (int64_t i : a.ints) p->add_ints(i);
+      break;
+    case Attribute::Kind::kStrings:
+      p->set_type(AP::STRINGS);
+      for (const auto& s : a.strings) p->add_strings(s);
+      break;
+    case Attribute::Kind::kTensor:
+      p->set_type(AP::TENSOR);
+      TensorToProto(a.t, "", p->mutable_t());
+      break;
+    case Attribute::Kind::kGraph: {
+      p->set_type(AP::GRAPH);
+      auto s = GraphToProto(*a.g, p->mutable_g());
+      if (!s.ok()) return s;
+      break;
+    }
+    case Attribute::Kind::kType:
+      p->set_type(AP::TYPE_PROTO);
+      TypeToProto(a.type, p->mutable_tp());
+      break;
+    default:
+      return absl::InvalidArgumentError("attribute '" + name + "' has no value");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphToProto(const Graph& g, onnx::GraphProto* gp) {
+  gp->set_name(g.name.empty() ? "tandem" : g.name);
+  for (const ValueInfo& v : g.inputs) ValueInfoToProto(v, gp->add_input());
+  for (const ValueInfo& v : g.outputs) ValueInfoToProto(v, gp->add_output());
+  for (const auto& [name, t] : g.initializers) TensorToProto(t, name, gp->add_initializer());
+  for (const Node& n : g.nodes) {
+    if (n.domain == "ai.tandem")
+      return absl::InvalidArgumentError(n.Describe() + " is a Tandem-internal op and cannot be exported");
+    auto* np = gp->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& [key, a] : n.attributes) {
+      auto s = AttributeToProto(key, a, np->add_attribute());
+      if (!s.ok()) return absl::InvalidArgumentError(n.Describe() + ": " + std::string(s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<onnx::ModelProto> ExportModel(const Graph& graph, const std::string& producer) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name(producer);
+  for (const auto& [domain, version] : graph.opsets) {
+    if (domain == "ai.tandem") continue;
+    auto* op = m.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  auto s = GraphToProto(graph, m.mutable_graph());
+  if (!s.ok()) return absl::InvalidArgumentError("[export] " + std::string(s.message()));
+  if (graph.opset("") <= kMaxLibOnnxOpset) {
+    try {
+      onnx::checker::check_model(m);
+    } catch (const std::exception& e) {
+      return absl::InternalError(std::string("[export] the exported model fails the ONNX checker: ") + e.what());
+    }
+  }
+  return m;
+}
+
+absl::Status ExportModelFile(const Graph& graph, const std::string& path) {
+  auto m = ExportModel(graph);
+  if (!m.ok()) return m.status();
+  std::string bytes;
+  if (!m->SerializeToString(&bytes)) return absl::InternalError("[export] serialization failed");
+  absl::Status s = WriteFileAtomically(path, bytes);
+  return s.ok() ? s : absl::Status(s.code(), "[export] " + std::string(s.message()));
+}
+
+}  // namespace tandem
