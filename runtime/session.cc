@@ -7,6 +7,7 @@
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "runtime/constant_folding.h"
+#include "runtime/fusion.h"
 
 namespace tandem {
 
@@ -47,6 +48,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
     s->stats_.nodes_folded = *folded;
   }
   s->stats_.nodes_removed = EliminateDeadCode(graph);
+  // Fused ops exist on the CPU provider only.
+  if (options.fusion && s->providers_.size() == 1) s->stats_.nodes_fused = FuseActivations(graph);
   std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;
   for (auto& p : s->providers_) {

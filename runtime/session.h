@@ -21,6 +21,7 @@ namespace tandem {
 struct SessionOptions {
   int num_threads = 0;              // 0: all cores
   bool constant_folding = true;
+  bool fusion = true;               // Conv/Gemm/MatMul + activation, see runtime/fusion.h
   bool profiling = false;           // per-node timings, see Session::profile()
   std::vector<std::string> providers = {"cpu"};  // in order of preference
   ImportOptions import;
@@ -29,6 +30,7 @@ struct SessionOptions {
 struct SessionStats {
   int nodes_folded = 0;
   int nodes_removed = 0;
+  int nodes_fused = 0;              // activations folded into their producer
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
 };

@@ -41,8 +41,9 @@ void SetType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-// x[2,3,6,6] -> Conv -> Relu -> Flatten -> Gemm -> Clip(-0.5, 0.5) -> MatMul -> Sigmoid -> y
-// plus a second Conv whose output is both a graph output and read by Tanh (not fused).
+// x[2,3,7,7] -> Conv -> Relu -> MaxPool 2x2 (odd size: last row/column dropped) -> Flatten
+// -> Gemm -> Clip(-0.5, 0.5) -> MatMul -> Sigmoid -> y, plus a second Conv whose output is
+// both a graph output and read by Tanh (not fused).
 onnx::ModelProto FusableModel() {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -51,10 +52,10 @@ onnx::ModelProto FusableModel() {
   op->set_version(13);
   auto* g = m.mutable_graph();
   g->set_name("fusable");
-  SetType(g->add_input(), "x", {2, 3, 6, 6});
+  SetType(g->add_input(), "x", {2, 3, 7, 7});
   AddInitializer(g, "w", {4, 3, 3, 3}, 0.05f);
   AddInitializer(g, "b", {4}, 0.1f);
-  AddInitializer(g, "gw", {144, 5}, 0.02f);
+  AddInitializer(g, "gw", {36, 5}, 0.02f);
   AddInitializer(g, "gb", {5}, 0.1f);
   AddInitializer(g, "mw", {5, 3}, 0.3f);
   AddInitializer(g, "lo", {}, 0.f);
@@ -67,7 +68,15 @@ onnx::ModelProto FusableModel() {
   pads->set_type(onnx::AttributeProto::INTS);
   for (int i = 0; i < 4; ++i) pads->add_ints(1);
   AddNode(g, "Relu", "relu", {"c"}, {"r"});
-  AddNode(g, "Flatten", "flat", {"r"}, {"f"});
+  auto* pool = AddNode(g, "MaxPool", "pool", {"r"}, {"p"});
+  for (const char* key : {"kernel_shape", "strides"}) {
+    auto* a = pool->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(2);
+    a->add_ints(2);
+  }
+  AddNode(g, "Flatten", "flat", {"p"}, {"f"});
   AddNode(g, "Gemm", "gemm", {"f", "gw", "gb"}, {"gy"});
   AddNode(g, "Clip", "clip", {"gy", "lo", "hi"}, {"cl"});
   AddNode(g, "MatMul", "mm", {"cl", "mw"}, {"my"});
@@ -75,8 +84,8 @@ onnx::ModelProto FusableModel() {
   AddNode(g, "Conv", "conv2", {"x", "w"}, {"c2"});
   AddNode(g, "Tanh", "tanh", {"c2"}, {"t2"});
   SetType(g->add_output(), "y", {2, 3});
-  SetType(g->add_output(), "c2", {2, 4, 4, 4});
-  SetType(g->add_output(), "t2", {2, 4, 4, 4});
+  SetType(g->add_output(), "c2", {2, 4, 5, 5});
+  SetType(g->add_output(), "t2", {2, 4, 5, 5});
   return m;
 }
 
@@ -99,13 +108,13 @@ TEST(Fusion, FusedGraphMatchesUnfused) {
   EXPECT_EQ(plain->stats().nodes_fused, 0);
   std::map<std::string, std::string> ops;  // name -> domain/op
   for (const Node& n : fused->graph().nodes) ops[n.name] = n.domain + "/" + n.op_type;
-  EXPECT_EQ(ops["conv+relu"], std::string(kTandemDomain) + "/FusedConv");
+  EXPECT_EQ(ops["conv+relu+pool"], std::string(kTandemDomain) + "/FusedConv");
   EXPECT_EQ(ops["gemm+clip"], std::string(kTandemDomain) + "/FusedGemm");
   EXPECT_EQ(ops["mm+sig"], std::string(kTandemDomain) + "/FusedMatMul");
   EXPECT_EQ(ops["conv2"], "/Conv");  // c2 is a graph output: Tanh stays separate
   EXPECT_EQ(ops["tanh"], "/Tanh");
 
-  Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 6, 6});
+  Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 7, 7});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * i);
   auto a = fused->Run({{"x", x}});
   auto b = plain->Run({{"x", x}});

@@ -27,5 +27,6 @@ using Command = int (*)(int argc, char** argv);
 int Inspect(int argc, char** argv);
 int Run(int argc, char** argv);
 int TestOnnx(int argc, char** argv);
+int Train(int argc, char** argv);
 
 }  // namespace tandem::cli

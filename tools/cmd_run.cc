@@ -6,7 +6,7 @@
 
 #include "runtime/session.h"
 #include "tools/cli.h"
-#include "tools/npy.h"
+#include "runtime/npy.h"
 
 namespace tandem::cli {
 
@@ -24,7 +24,8 @@ const char kUsage[] =
     "  --repeat N              timed runs after one warm-up run (default 10)\n"
     "  --threads N             threads (default: all cores)\n"
     "  --seed N                seed for random inputs (default 0)\n"
-    "  --profile               per-node time table over the timed runs\n";
+    "  --profile               per-node time table over the timed runs\n"
+    "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n";
 
 Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& dims_by_symbol,
                     std::mt19937& rng) {
@@ -68,7 +69,7 @@ void PrintProfile(std::vector<StepProfile> steps) {
 
 int Run(int argc, char** argv) {
   Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed"},
-                 {"--profile"}, kUsage);
+                 {"--profile", "--no-fusion"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -76,6 +77,7 @@ int Run(int argc, char** argv) {
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
   so.profiling = a.has("--profile");
+  so.fusion = !a.has("--no-fusion");
   auto session = Session::Load(a.positional[0], so);
   if (!session.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());

@@ -12,6 +12,7 @@ const char kUsage[] =
     "commands:\n"
     "  inspect MODEL        inputs/outputs, op histogram, parameters, opsets, placement\n"
     "  run MODEL            run with .npy inputs (or random ones), latency percentiles\n"
+    "  train MODEL DATA     train with a loss and an optimizer; export the result\n"
     "  test-onnx PATH...    run ONNX backend test folders and report PASS/FAIL per test\n";
 
 struct Entry {
@@ -21,6 +22,7 @@ struct Entry {
 const Entry kCommands[] = {
     {"inspect", tandem::cli::Inspect},
     {"run", tandem::cli::Run},
+    {"train", tandem::cli::Train},
     {"test-onnx", tandem::cli::TestOnnx},
 };
 }  // namespace

@@ -8,12 +8,22 @@ void RegisterArithmeticGradients(GradientRegistry& r);  // arithmetic.cc: Add, S
 void RegisterLinearGradients(GradientRegistry& r);      // linear.cc: MatMul, Gemm
 void RegisterActivationGradients(GradientRegistry& r);  // activation.cc: Relu, Tanh, Sigmoid, ...
 void RegisterReductionGradients(GradientRegistry& r);   // reduction.cc: ReduceSum, ReduceMean
+void RegisterLossGradients(GradientRegistry& r);        // loss.cc: SoftmaxCrossEntropyLoss, ai.tandem BCEWithLogitsLoss
+void RegisterElementwiseGradients(GradientRegistry& r);  // elementwise.cc: Pow, Sqrt, Exp, Log, Abs, Tanh, Sigmoid, ...
+void RegisterShapeGradients(GradientRegistry& r);        // shape.cc: Reshape, Transpose, Concat, Slice, Gather, Where, Clip, Cast, Dropout, ...
+void RegisterSoftmaxGradients(GradientRegistry& r);      // softmax.cc: Softmax, LogSoftmax
+void RegisterNnGradients(GradientRegistry& r);           // nn.cc: Conv, ConvTranspose, pools, BatchNorm, LayerNorm
 
 inline void RegisterAllGradients(GradientRegistry& r) {
   RegisterArithmeticGradients(r);
   RegisterLinearGradients(r);
   RegisterActivationGradients(r);
   RegisterReductionGradients(r);
+  RegisterLossGradients(r);
+  RegisterElementwiseGradients(r);
+  RegisterShapeGradients(r);
+  RegisterSoftmaxGradients(r);
+  RegisterNnGradients(r);
 }
 
 }  // namespace tandem::training::rules

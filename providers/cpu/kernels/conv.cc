@@ -1,4 +1,5 @@
-// Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad).
+// Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad), and
+// FusedConv (ai.tandem, from runtime/fusion.h): Conv + activation [+ 2x2 max pool].
 // float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
 // layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
 // plain NC..., and weights that are initializers are reordered once and kept. float16 and
@@ -10,7 +11,10 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/fused_activation.h"
+#include "providers/cpu/kernels/max_pool_2x2.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {
@@ -133,13 +137,18 @@ void ConvTransposeRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64
     }
 }
 
-// A oneDNN (de)convolution with its layout plumbing, cached per input shapes.
+// A oneDNN (de)convolution with its layout plumbing, cached per input shapes. With
+// `pool` (FusedConv with a fused 2x2 max pool) the result stays in y_buf and is pooled
+// from there straight into the plain output.
 struct DnnlConv {
   dnnl::primitive prim;
-  dnnl::memory::desc x_md, w_md, b_md, y_md;  // plain layouts of the tensors
+  dnnl::memory::desc x_md, w_md, b_md, y_md;  // plain layouts of the tensors (y: unpooled)
   dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
   std::optional<dnnl::reorder> x_re, w_re, y_re;
   bool w_ready = false;  // w_buf holds the (constant) weights already
+  bool pool = false;
+  int y_block = 0;       // with pool: channel block of y_buf (1 = plain), 0 = other layout
+  dnnl::memory y_plain;  // with pool and another layout: y_buf reordered to plain first
 
   // Finishes setup from the primitive descriptor's chosen layouts.
   void Init(const dnnl::primitive_desc& pd, const dnnl::memory::desc& px,
@@ -153,9 +162,39 @@ struct DnnlConv {
       w_buf = dnnl::memory(pw, eng);
       w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
     }
-    if (py != y_md) {
-      y_buf = dnnl::memory(py, eng);
+    if (py != y_md || pool) y_buf = dnnl::memory(py, eng);
+    using ft = dnnl::memory::format_tag;
+    const auto dims = y_md.dims();
+    if (!pool) {
+      if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
+    } else if (py == y_md) {
+      y_block = 1;
+    } else if (dims.size() == 4 && py == dnnl::memory::desc(dims, dt::f32, ft::aBcd8b)) {
+      y_block = 8;
+    } else if (dims.size() == 4 && py == dnnl::memory::desc(dims, dt::f32, ft::aBcd16b)) {
+      y_block = 16;
+    } else {
+      y_plain = dnnl::memory(y_md, eng);
       y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
+    }
+  }
+
+  // With pool: y (pooled, plain) from y_buf.
+  void PoolInto(Tensor& y) {
+    const auto d = y_md.dims();
+    const float* src = static_cast<const float*>(y_buf.get_data_handle());
+    float* out = y.data<float>();
+    if (y_block == 8) {
+      MaxPool2x2FromBlocked<8>(src, out, d[0], d[1], d[2], d[3]);
+    } else if (y_block == 16) {
+      MaxPool2x2FromBlocked<16>(src, out, d[0], d[1], d[2], d[3]);
+    } else {
+      if (y_re) {
+        y_re->execute(DnnlStream(), y_buf, y_plain);
+        DnnlStream().wait();
+        src = static_cast<const float*>(y_plain.get_data_handle());
+      }
+      MaxPool2x2(src, out, d[0] * d[1], d[2], d[3]);
     }
   }
 
@@ -177,16 +216,17 @@ struct DnnlConv {
     } else {
       wei = WrapTensor(w, w_md);
     }
-    dnnl::memory dst = y_re ? y_buf : WrapTensor(y, y_md);
+    dnnl::memory dst = y_re || pool ? y_buf : WrapTensor(y, y_md);
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
     if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
     prim.execute(s, args);
-    if (y_re) {
+    if (y_re && !pool) {
       dnnl::memory plain = WrapTensor(y, y_md);
       y_re->execute(s, y_buf, plain);
     }
     s.wait();
+    if (pool) PoolInto(y);
   }
 };
 
@@ -246,12 +286,16 @@ absl::Status AsFloat(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& 
   return st;
 }
 
+// Conv, and FusedConv (ai.tandem): a Conv with an activation applied to its output and,
+// with attribute pool = "MaxPool2x2", a 2x2 stride-2 max pool after that (runtime/fusion.h).
 class Conv : public Kernel {
  public:
   explicit Conv(const KernelInfo& info)
       : node_(info.node),
         group_(info.node.attr_int("group", 1)),
-        w_constant_(info.constant_input(1) != nullptr) {}
+        w_constant_(info.constant_input(1) != nullptr),
+        act_(info.node),
+        pool_(info.node.attr_string("pool", "") == "MaxPool2x2") {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -265,11 +309,22 @@ class Conv : public Kernel {
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     Dims out_dims = {N, M};
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_dims);
+    if (pool_ && (in.size() != 2 || x.dtype() != DataType::kFloat))
+      return absl::InvalidArgumentError("a fused pool needs float input with 2 spatial dims");
+    Tensor& y = ctx.AllocateOutput(
+        0, x.dtype(), pool_ ? Dims{N, M, out_dims[2] / 2, out_dims[3] / 2} : out_dims);
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
     const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
+    if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
+      Tensor full = Tensor::Host(DataType::kFloat, out_dims);
+      ConvRef(x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
+              full.data<float>(), N, C, M, group_, MakeGeo3(in, *geo));
+      act_.Apply(full.data<float>(), full.numel());
+      MaxPool2x2(full.data<float>(), y.data<float>(), N * M, out_dims[2], out_dims[3]);
+      return absl::OkStatus();
+    }
     if (x.dtype() == DataType::kDouble || !use_dnnl) {
       auto ref = [&](const Tensor& xx, const Tensor& ww, const Tensor* bb, Tensor& yy) {
         const Geo3 g = MakeGeo3(in, *geo);
@@ -279,22 +334,25 @@ class Conv : public Kernel {
         else
           ConvRef(xx.data<float>(), ww.data<float>(), bb ? bb->data<float>() : nullptr,
                   yy.data<float>(), N, C, M, group_, g);
+        if (yy.dtype() == DataType::kFloat) act_.Apply(yy.data<float>(), yy.numel());
         return absl::OkStatus();
       };
       return AsFloat(x, w, b, y, ref);
     }
     return AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
-                                   Tensor& yy) { return RunDnnl(xx, ww, bb, yy, *geo); });
+                                   Tensor& yy) { return RunDnnl(xx, ww, bb, yy, *geo, out_dims); });
   }
 
  private:
+  // y_dims: the convolution's output shape (y itself is pooled with pool_).
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                       const WindowGeometry& geo) {
+                       const WindowGeometry& geo, const Dims& y_dims) {
     try {
       DnnlConv& e = cache_.Get({x.dims(), w.dims(), b ? Dims{1} : Dims{0}}, [&] {
         DnnlConv c;
+        c.pool = pool_;
         c.x_md = PlainDesc(x.dims(), dt::f32);
-        c.y_md = PlainDesc(y.dims(), dt::f32);
+        c.y_md = PlainDesc(y_dims, dt::f32);
         if (group_ == 1) {
           c.w_md = PlainDesc(w.dims(), dt::f32);
         } else {
@@ -312,7 +370,7 @@ class Conv : public Kernel {
             dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
             dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
             dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
-        dnnl::convolution_forward::primitive_desc pd(d, DnnlEngine());
+        dnnl::convolution_forward::primitive_desc pd(d, act_.Attr(), DnnlEngine());
         c.prim = dnnl::convolution_forward(pd);
         c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
         return c;
@@ -327,6 +385,8 @@ class Conv : public Kernel {
   const Node node_;  // copy: attributes are read per shape
   int64_t group_;
   bool w_constant_;
+  FusedActivation act_;
+  bool pool_;
   ShapeCache<DnnlConv> cache_;
 };
 
@@ -547,6 +607,7 @@ void RegisterConvKernels(KernelRegistry& r) {
   // Conv-1 and Conv-11 differ only in documentation of defaults; same for ConvTranspose.
   r.Add("Conv", 1, 10, t, Make<Conv>());
   r.Add("Conv", 11, kMaxOpset, t, Make<Conv>());
+  r.Add(KernelDef{kTandemDomain, "FusedConv", 1, kMaxOpset, {DataType::kFloat}, 0, Make<Conv>()});
   r.Add("ConvTranspose", 1, 10, t, Make<ConvTranspose>());
   r.Add("ConvTranspose", 11, kMaxOpset, t, Make<ConvTranspose>());
   r.Add("ConvInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8}, Make<ConvInteger>());

@@ -1,11 +1,14 @@
-// MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger.
+// MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger, plus
+// FusedMatMul / FusedGemm (ai.tandem, from runtime/fusion.h): the same with an activation.
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
 // cached per input shape; double and integer types use reference loops.
 #include <cstring>
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {
@@ -101,7 +104,7 @@ struct MatMulEntry {
   dnnl::memory::desc a_md, b_md, y_md;
 };
 
-MatMulEntry BuildMatMul(const MatMulShape& s) {
+MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr) {
   MatMulEntry e;
   const bool b_has_batch = NumElements(s.b_batch) > 1;
   if (!b_has_batch) {
@@ -124,13 +127,14 @@ MatMulEntry BuildMatMul(const MatMulShape& s) {
     e.y_md = PlainDesc(padded(s.batch, s.m, s.n), dt::f32);
   }
   dnnl::matmul::desc d(e.a_md, e.b_md, e.y_md);
-  e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, DnnlEngine()));
+  e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
   return e;
 }
 
+// MatMul, and FusedMatMul (ai.tandem): a MatMul with an activation applied to its output.
 class MatMul : public Kernel {
  public:
-  explicit MatMul(const KernelInfo& info) {}
+  explicit MatMul(const KernelInfo& info) : act_(info.node) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& a = *ctx.input(0);
@@ -144,6 +148,7 @@ class MatMul : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     if (s.k == 0) {
       std::memset(y.raw(), 0, y.bytes());
+      if (a.dtype() == DataType::kFloat) act_.Apply(y.data<float>(), y.numel());
       return absl::OkStatus();
     }
     const bool dnnl_ok = s.batch.size() + 2 <= DNNL_MAX_NDIMS;
@@ -157,7 +162,10 @@ class MatMul : public Kernel {
       return absl::OkStatus();
     }
     switch (a.dtype()) {
-      case DataType::kFloat: MatMulRef(a.data<float>(), b.data<float>(), y.data<float>(), s); break;
+      case DataType::kFloat:
+        MatMulRef(a.data<float>(), b.data<float>(), y.data<float>(), s);
+        act_.Apply(y.data<float>(), y.numel());
+        break;
       case DataType::kDouble: MatMulRef(a.data<double>(), b.data<double>(), y.data<double>(), s); break;
       case DataType::kInt32: MatMulRef(a.data<int32_t>(), b.data<int32_t>(), y.data<int32_t>(), s); break;
       case DataType::kInt64: MatMulRef(a.data<int64_t>(), b.data<int64_t>(), y.data<int64_t>(), s); break;
@@ -173,7 +181,7 @@ class MatMul : public Kernel {
  private:
   absl::Status RunDnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulShape& s) {
     try {
-      MatMulEntry& e = cache_.Get({a.dims(), b.dims()}, [&] { return BuildMatMul(s); });
+      MatMulEntry& e = cache_.Get({a.dims(), b.dims()}, [&] { return BuildMatMul(s, act_.Attr()); });
       e.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
                                     {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
                                     {DNNL_ARG_DST, WrapTensor(y, e.y_md)}});
@@ -184,6 +192,7 @@ class MatMul : public Kernel {
     return absl::OkStatus();
   }
 
+  FusedActivation act_;
   ShapeCache<MatMulEntry> cache_;
 };
 
@@ -197,10 +206,12 @@ struct GemmEntry {
   bool use_sum = false;   // Y prefilled with C, added by a sum post-op scaled by beta
 };
 
+// Gemm, and FusedGemm (ai.tandem): a Gemm with an activation applied to its output.
 class Gemm : public Kernel {
  public:
   explicit Gemm(const KernelInfo& info)
-      : trans_a_(info.node.attr_int("transA", 0) != 0),
+      : act_(info.node),
+        trans_a_(info.node.attr_int("transA", 0) != 0),
         trans_b_(info.node.attr_int("transB", 0) != 0),
         alpha_(info.node.attr_float("alpha", 1.f)),
         beta_(info.node.attr_float("beta", 1.f)) {}
@@ -283,12 +294,14 @@ class Gemm : public Kernel {
         if (c && alpha_ == 1.f && beta_ == 1.f && cdims[0] == 1) {
           g.use_bias = true;
           g.bias_md = PlainDesc({1, cdims[1]}, dt::f32);
-        } else if (c) {
-          g.use_sum = true;
-          dnnl::post_ops po;
-          po.append_sum(beta_);
-          attr.set_post_ops(po);
         }
+        dnnl::post_ops po;
+        if (c && !g.use_bias) {
+          g.use_sum = true;
+          po.append_sum(beta_);
+        }
+        act_.AppendTo(po);
+        attr.set_post_ops(po);
         auto d = g.use_bias ? dnnl::matmul::desc(g.a_md, g.b_md, g.bias_md, g.y_md)
                             : dnnl::matmul::desc(g.a_md, g.b_md, g.y_md);
         g.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
@@ -304,6 +317,7 @@ class Gemm : public Kernel {
         float* py = y.data<float>();
         for (int64_t i = 0; i < m * n; ++i) py[i] = e.use_sum ? beta_ * py[i] : 0.f;
         if (e.use_bias) FillC(*c, cdims, py, m, n);
+        act_.Apply(py, m * n);
         return absl::OkStatus();
       }
       e.prim.execute(DnnlStream(), args);
@@ -344,6 +358,7 @@ class Gemm : public Kernel {
     return absl::OkStatus();
   }
 
+  FusedActivation act_;
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   ShapeCache<GemmEntry> cache_;
@@ -424,6 +439,9 @@ void RegisterMatMulKernels(KernelRegistry& r) {
   r.Add("Gemm", 9, 10, mm9, Make<Gemm>());
   r.Add("Gemm", 11, 12, mm9, Make<Gemm>());
   r.Add("Gemm", 13, kMaxOpset, mm9, Make<Gemm>());
+  const std::vector<DataType> f32 = {DataType::kFloat};
+  r.Add(KernelDef{kTandemDomain, "FusedGemm", 1, kMaxOpset, f32, 0, Make<Gemm>()});
+  r.Add(KernelDef{kTandemDomain, "FusedMatMul", 1, kMaxOpset, f32, 0, Make<MatMul>()});
   r.Add("MatMulInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8},
         Make<MatMulInteger>());
 }

@@ -1,6 +1,7 @@
 // Pooling: MaxPool (dilations, ceil_mode, optional Indices with storage_order),
 // AveragePool (count_include_pad, ceil_mode), LpPool and the Global* variants.
-// float32 windows run on oneDNN pooling_v2_forward; Indices, integer and double inputs,
+// float32 windows run on oneDNN pooling_v2_forward, except 2x2 stride-2 unpadded max
+// pooling, a direct NCHW loop (max_pool_2x2.h); Indices, integer and double inputs,
 // and the ceil_mode + count_include_pad corner that oneDNN counts differently use
 // reference loops. Global pools are plain reductions over the spatial block.
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/max_pool_2x2.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -137,6 +139,16 @@ void PoolRef(const T* x, T* y, int64_t* indices, int64_t planes, const Geo3& g,
   }
 }
 
+// Whether MaxPool2x2 computes this pooling (2-D, 2x2 window, stride 2, no padding).
+bool IsPlainMaxPool2x2(const WindowGeometry& g, const Dims& in) {
+  if (in.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.kernel[i] != 2 || g.strides[i] != 2 || g.dilations[i] != 1 || g.pads_begin[i] != 0 ||
+        g.out[i] * 2 > in[i])
+      return false;
+  return true;
+}
+
 class Pool : public Kernel {
  public:
   Pool(const KernelInfo& info, PoolKind kind)
@@ -166,6 +178,11 @@ class Pool : public Kernel {
     if (x.numel() == 0) return absl::InvalidArgumentError("empty input with non-empty output");
     const int64_t planes = x.dim(0) * x.dim(1);
     Geo3 g = MakeGeo3(in, *geo);
+    if (x.dtype() == DataType::kFloat && !idx && prm_.kind == PoolKind::kMax &&
+        IsPlainMaxPool2x2(*geo, in)) {
+      MaxPool2x2(x.data<float>(), y.data<float>(), planes, in[0], in[1]);
+      return absl::OkStatus();
+    }
     if (x.dtype() == DataType::kFloat && !idx && prm_.kind != PoolKind::kLp) {
       auto st = RunDnnl(x, y, *geo);
       if (st.ok() || st.code() != absl::StatusCode::kUnimplemented) return st;

@@ -33,9 +33,21 @@ void RegisterRoiAlignKernels(KernelRegistry& r);     // roi_align.cc: RoiAlign
 void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorizer
 
 void RegisterGradKernels(KernelRegistry& r);         // grad_ops.cc: ai.tandem gradient ops
+void RegisterConvGradKernels(KernelRegistry& r);     // conv_grad.cc: ConvGrad, ConvTransposeGrad
+void RegisterPoolGradKernels(KernelRegistry& r);     // pool_grad.cc: MaxPoolGrad, AveragePoolGrad
+void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNormalizationGrad, LayerNormalizationGrad
+void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
+void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
+void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), SoftmaxCrossEntropyLossGrad
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterGradKernels(r);
+  RegisterConvGradKernels(r);
+  RegisterPoolGradKernels(r);
+  RegisterNormGradKernels(r);
+  RegisterGradMathKernels(r);
+  RegisterOptimizerKernels(r);
+  RegisterLossGradKernels(r);
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
   RegisterVariadicKernels(r);

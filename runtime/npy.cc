@@ -1,4 +1,4 @@
-#include "tools/npy.h"
+#include "runtime/npy.h"
 
 #include <cstring>
 #include <fstream>

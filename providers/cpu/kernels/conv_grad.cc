@@ -1,0 +1,375 @@
+// Backward kernels of Conv and ConvTranspose (ai.tandem domain, emitted by
+// training/rules/nn.cc):
+//   ConvGrad(dY, X, W) -> dX, dW, dB            attributes of the forward Conv
+//   ConvTransposeGrad(dY, X, W) -> dX, dW, dB   attributes of the forward ConvTranspose
+// Both are written in "conv terms": a convolution B = conv(A, W) with W of shape
+// [Cb, Ca/group, k...]. For Conv, A = X and B = Y; for ConvTranspose, A = Y and B = X
+// (the ONNX ConvTranspose weight layout [C, M/group, k...] is exactly that). Then
+//   Conv:          dX = backward_data(dY, W),  dW = backward_weights(X, dY)
+//   ConvTranspose: dX = forward(dY, W),        dW = backward_weights(dY, X)
+// float32 runs on oneDNN convolution primitives (format_tag::any layouts plus reorders,
+// cached per shape); double, and cases oneDNN rejects (negative pads), use reference loops.
+#include <cstring>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/grad_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+using dt = dnnl::memory::data_type;
+using grad::DnnlPort;
+
+// Geometry of B = conv(A, W) padded to 3 spatial dims; in = A's spatial sizes, out = B's.
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+Geo3 MakeGeo3(const Dims& a_sp, const Dims& b_sp, const WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - static_cast<int>(a_sp.size());
+  for (int i = 0; i < 3; ++i) {
+    const int j = i - off;
+    const bool real = j >= 0;
+    r.in[i] = real ? a_sp[j] : 1;
+    r.out[i] = real ? b_sp[j] : 1;
+    r.k[i] = real ? g.kernel[j] : 1;
+    r.s[i] = real ? g.strides[j] : 1;
+    r.d[i] = real ? g.dilations[j] : 1;
+    r.p[i] = real ? g.pads_begin[j] : 0;
+  }
+  return r;
+}
+
+// Calls f(out_offset, kernel_offset, in_offset) for every tap of the window that lands
+// inside A (padding taps are skipped).
+template <typename F>
+void ForEachTap(const Geo3& g, F&& f) {
+  for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+    for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.p[0];
+      if (i0 < 0 || i0 >= g.in[0]) continue;
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+        for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+          const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.p[1];
+          if (i1 < 0 || i1 >= g.in[1]) continue;
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2)
+            for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.p[2];
+              if (i2 < 0 || i2 >= g.in[2]) continue;
+              f((o0 * g.out[1] + o1) * g.out[2] + o2, (k0 * g.k[1] + k1) * g.k[2] + k2,
+                (i0 * g.in[1] + i1) * g.in[2] + i2);
+            }
+        }
+    }
+}
+
+// Channel counts of the conv-terms problem.
+struct Chans {
+  int64_t N, Ca, Cb, G;
+};
+
+// B = conv(A, W)
+template <typename T>
+void RefForward(const T* a, const T* w, T* b, const Chans& c, const Geo3& g) {
+  const int64_t Cag = c.Ca / c.G, Cbg = c.Cb / c.G;
+  const int64_t isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
+  std::memset(b, 0, sizeof(T) * c.N * c.Cb * osz);
+#pragma omp parallel for collapse(2) if (c.N * c.Cb > 1)
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t cb = 0; cb < c.Cb; ++cb) {
+      T* bp = b + (n * c.Cb + cb) * osz;
+      for (int64_t ca = 0; ca < Cag; ++ca) {
+        const T* ap = a + (n * c.Ca + (cb / Cbg) * Cag + ca) * isz;
+        const T* wp = w + (cb * Cag + ca) * ksz;
+        ForEachTap(g, [&](int64_t o, int64_t k, int64_t i) { bp[o] += ap[i] * wp[k]; });
+      }
+    }
+}
+
+// dA from dB and W.
+template <typename T>
+void RefBackwardData(const T* db, const T* w, T* da, const Chans& c, const Geo3& g) {
+  const int64_t Cag = c.Ca / c.G, Cbg = c.Cb / c.G;
+  const int64_t isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
+  std::memset(da, 0, sizeof(T) * c.N * c.Ca * isz);
+#pragma omp parallel for collapse(2) if (c.N * c.Ca > 1)
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t cag = 0; cag < c.Ca; ++cag) {  // each thread owns one dA plane
+      const int64_t grp = cag / Cag, ca = cag % Cag;
+      T* ap = da + (n * c.Ca + cag) * isz;
+      for (int64_t cbo = 0; cbo < Cbg; ++cbo) {
+        const int64_t cb = grp * Cbg + cbo;
+        const T* bp = db + (n * c.Cb + cb) * osz;
+        const T* wp = w + (cb * Cag + ca) * ksz;
+        ForEachTap(g, [&](int64_t o, int64_t k, int64_t i) { ap[i] += bp[o] * wp[k]; });
+      }
+    }
+}
+
+// dW from A and dB.
+template <typename T>
+void RefBackwardWeights(const T* a, const T* db, T* dw, const Chans& c, const Geo3& g) {
+  const int64_t Cag = c.Ca / c.G, Cbg = c.Cb / c.G;
+  const int64_t isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
+  std::memset(dw, 0, sizeof(T) * c.Cb * Cag * ksz);
+#pragma omp parallel for collapse(2) if (c.Cb * Cag > 1)
+  for (int64_t cb = 0; cb < c.Cb; ++cb)
+    for (int64_t ca = 0; ca < Cag; ++ca) {
+      T* wp = dw + (cb * Cag + ca) * ksz;
+      for (int64_t n = 0; n < c.N; ++n) {
+        const T* ap = a + (n * c.Ca + (cb / Cbg) * Cag + ca) * isz;
+        const T* bp = db + (n * c.Cb + cb) * osz;
+        ForEachTap(g, [&](int64_t o, int64_t k, int64_t i) { wp[k] += bp[o] * ap[i]; });
+      }
+    }
+}
+
+// dB[m] = sum of dY over batch and space.
+template <typename T>
+void BiasGrad(const T* dy, T* dbias, int64_t N, int64_t M, int64_t S) {
+  for (int64_t m = 0; m < M; ++m) {
+    double s = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const T* p = dy + (n * M + m) * S;
+      for (int64_t i = 0; i < S; ++i) s += p[i];
+    }
+    dbias[m] = static_cast<T>(s);
+  }
+}
+
+// ConvTranspose output sizes and (possibly negative) pads, following the ONNX rules.
+absl::StatusOr<WindowGeometry> TransposeGeometry(const Node& node, const Dims& in,
+                                                 const std::vector<int64_t>& kernel) {
+  const size_t n = in.size();
+  WindowGeometry g;
+  g.kernel = kernel;
+  g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
+  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(n, 0));
+  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n ||
+      out_pad.size() != n || (!out_shape.empty() && out_shape.size() != n))
+    return absl::InvalidArgumentError(
+        "strides/dilations/output_padding/output_shape need one value per spatial axis and pads two");
+  g.pads_begin.assign(pads.begin(), pads.begin() + n);
+  g.pads_end.assign(pads.begin() + n, pads.end());
+  g.out.resize(n);
+  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  for (size_t i = 0; i < n; ++i) {
+    if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0)
+      return absl::InvalidArgumentError("strides, dilations and kernel sizes must be positive");
+    const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const int64_t natural = g.strides[i] * (in[i] - 1) + out_pad[i] + eff;
+    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[i] = !out_shape.empty() ? out_shape[i] : in[i] * g.strides[i];
+      const int64_t total = natural - g.out[i];
+      if (auto_pad == "SAME_UPPER") {
+        g.pads_begin[i] = floor_half(total);
+        g.pads_end[i] = total - g.pads_begin[i];
+      } else {
+        g.pads_end[i] = floor_half(total);
+        g.pads_begin[i] = total - g.pads_end[i];
+      }
+    } else {
+      if (auto_pad == "VALID") g.pads_begin[i] = g.pads_end[i] = 0;
+      if (g.pads_begin[i] < 0 || g.pads_end[i] < 0)
+        return absl::InvalidArgumentError("pads must be non-negative");
+      g.out[i] = natural - g.pads_begin[i] - g.pads_end[i];
+    }
+    if (g.out[i] < 0) return absl::InvalidArgumentError("output size is negative");
+  }
+  return g;
+}
+
+// The oneDNN primitives of one conv-terms problem, built for the outputs wanted.
+struct DnnlEntry {
+  std::optional<dnnl::convolution_forward> fwd;              // B from A, W
+  std::optional<dnnl::convolution_backward_data> data;       // dA from dB, W
+  std::optional<dnnl::convolution_backward_weights> wts;     // dW from A, dB
+  DnnlPort f_a, f_w, f_b, d_db, d_w, d_da, w_a, w_db, w_dw;
+};
+
+class ConvGradKernel : public Kernel {
+ public:
+  ConvGradKernel(const KernelInfo& info, bool transpose)
+      : node_(info.node), group_(info.node.attr_int("group", 1)), transpose_(transpose) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* dy = ctx.input(0);
+    const Tensor* x = ctx.input(1);
+    const Tensor* w = ctx.input(2);
+    if (!dy || !x || !w) return absl::InvalidArgumentError("dY, X and W are required");
+    if (x->rank() < 3 || x->rank() > 5)
+      return absl::InvalidArgumentError("X must have rank 3 to 5, got " + DimsToString(x->dims()));
+    if (w->rank() != x->rank())
+      return absl::InvalidArgumentError("W has shape " + DimsToString(w->dims()) +
+                                        ", expected rank " + std::to_string(x->rank()));
+    if (dy->dtype() != x->dtype() || w->dtype() != x->dtype())
+      return absl::InvalidArgumentError("dY, X and W must have the same element type");
+    if (group_ <= 0) return absl::InvalidArgumentError("group must be positive");
+    const int64_t N = x->dim(0), C = x->dim(1);
+    if (C % group_ != 0 || (!transpose_ && (w->dim(1) * group_ != C || w->dim(0) % group_ != 0)) ||
+        (transpose_ && w->dim(0) != C))
+      return absl::InvalidArgumentError("W of shape " + DimsToString(w->dims()) + " does not fit X of shape " +
+                                        DimsToString(x->dims()) + " with group " + std::to_string(group_));
+    const int64_t M = transpose_ ? w->dim(1) * group_ : w->dim(0);
+    const std::vector<int64_t> kernel(w->dims().begin() + 2, w->dims().end());
+    if (node_.attr_ints("kernel_shape", kernel) != kernel)
+      return absl::InvalidArgumentError("kernel_shape does not match W of shape " + DimsToString(w->dims()));
+    const Dims xsp(x->dims().begin() + 2, x->dims().end());
+    auto geo = transpose_ ? TransposeGeometry(node_, xsp, kernel)
+                          : ComputeWindowGeometry(node_, xsp, kernel, false);
+    if (!geo.ok()) return geo.status();
+    Dims ydims = {N, M};
+    ydims.insert(ydims.end(), geo->out.begin(), geo->out.end());
+    if (dy->dims() != ydims)
+      return absl::InvalidArgumentError("dY has shape " + DimsToString(dy->dims()) +
+                                        ", the forward output has " + DimsToString(ydims));
+    Tensor* dx = ctx.output_wanted(0) ? &ctx.AllocateOutput(0, x->dtype(), x->dims()) : nullptr;
+    Tensor* dw = ctx.output_wanted(1) ? &ctx.AllocateOutput(1, x->dtype(), w->dims()) : nullptr;
+    Tensor* db = ctx.output_wanted(2) ? &ctx.AllocateOutput(2, x->dtype(), {M}) : nullptr;
+    const int64_t S = DimProduct(ydims, 2, static_cast<int>(ydims.size()));
+    if (db) {
+      if (x->dtype() == DataType::kDouble) BiasGrad(dy->data<double>(), db->data<double>(), N, M, S);
+      else BiasGrad(dy->data<float>(), db->data<float>(), N, M, S);
+    }
+    if (!dx && !dw) return absl::OkStatus();
+    const bool empty = x->numel() == 0 || w->numel() == 0 || dy->numel() == 0;
+    if (empty) {  // nothing flows: zero gradients
+      for (Tensor* t : {dx, dw})
+        if (t && t->numel() > 0) std::memset(t->raw(), 0, t->numel() * SizeOf(t->dtype()));
+      return absl::OkStatus();
+    }
+    // Conv terms: A, dB and dA (see the file comment).
+    const Tensor& a = transpose_ ? *dy : *x;
+    const Tensor& bsrc = transpose_ ? *x : *dy;  // dB for Conv, B-shaped X for ConvTranspose
+    const Dims asp(a.dims().begin() + 2, a.dims().end()), bsp(bsrc.dims().begin() + 2, bsrc.dims().end());
+    const Chans ch{N, a.dim(1), bsrc.dim(1), group_};
+    if (x->dtype() == DataType::kFloat) {
+      auto st = RunDnnl(a, bsrc, *w, transpose_ ? nullptr : dx, transpose_ ? dx : nullptr, dw, *geo);
+      if (st.code() != absl::StatusCode::kUnimplemented) return st;
+    }
+    const Geo3 g = MakeGeo3(asp, bsp, *geo);
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      if (dx && transpose_) RefForward(a.data<T>(), w->data<T>(), dx->data<T>(), ch, g);
+      if (dx && !transpose_) RefBackwardData(bsrc.data<T>(), w->data<T>(), dx->data<T>(), ch, g);
+      if (dw) RefBackwardWeights(a.data<T>(), bsrc.data<T>(), dw->data<T>(), ch, g);
+    };
+    if (x->dtype() == DataType::kDouble) run(double{});
+    else run(float{});
+    return absl::OkStatus();
+  }
+
+ private:
+  // oneDNN path; Unimplemented when oneDNN cannot express the case (caller falls back).
+  absl::Status RunDnnl(const Tensor& a, const Tensor& bsrc, const Tensor& w, Tensor* da,
+                       Tensor* b_out, Tensor* dw, const WindowGeometry& geo) {
+    const size_t n = geo.kernel.size();
+    dnnl::memory::dims pl(n), pr(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t eff = (geo.kernel[i] - 1) * geo.dilations[i] + 1;
+      pl[i] = geo.pads_begin[i];
+      // A right pad consistent with B's size under oneDNN's floor division (rows of A
+      // that no window reaches, e.g. from output_padding, need no padding).
+      pr[i] = (bsrc.dim(2 + i) - 1) * geo.strides[i] + eff - a.dim(2 + i) - pl[i];
+      if (pr[i] < 0 && pr[i] + geo.strides[i] - 1 >= 0) pr[i] = 0;
+      if (pl[i] < 0 || pr[i] < 0) return absl::UnimplementedError("negative padding");
+    }
+    try {
+      const Dims key_flags = {da ? 1 : 0, b_out ? 1 : 0, dw ? 1 : 0};
+      DnnlEntry& e = cache_.Get({a.dims(), bsrc.dims(), w.dims(), key_flags}, [&] {
+        DnnlEntry c;
+        auto& eng = DnnlEngine();
+        const dnnl::memory::desc a_md = PlainDesc(a.dims(), dt::f32), b_md = PlainDesc(bsrc.dims(), dt::f32);
+        dnnl::memory::desc w_md = PlainDesc(w.dims(), dt::f32);
+        if (group_ > 1) {
+          Dims gw = {group_, w.dim(0) / group_};
+          gw.insert(gw.end(), w.dims().begin() + 1, w.dims().end());
+          w_md = PlainDesc(gw, dt::f32);
+        }
+        const auto strides = grad::ToDims(geo.strides), dil = grad::DnnlDilations(geo.dilations);
+        const auto any_a = grad::AnyLayout(a_md), any_b = grad::AnyLayout(b_md), any_w = grad::AnyLayout(w_md);
+        dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
+                                           dnnl::algorithm::convolution_direct, any_a, any_w,
+                                           any_b, strides, dil, pl, pr);
+        dnnl::convolution_forward::primitive_desc fpd(fd, eng);
+        if (b_out) {
+          c.fwd = dnnl::convolution_forward(fpd);
+          c.f_a.InitIn(a_md, fpd.src_desc());
+          c.f_w.InitIn(w_md, fpd.weights_desc());
+          c.f_b.InitOut(b_md, fpd.dst_desc());
+        }
+        if (da) {
+          dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_a, any_w,
+                                                  any_b, strides, dil, pl, pr);
+          dnnl::convolution_backward_data::primitive_desc pd(d, eng, fpd);
+          c.data = dnnl::convolution_backward_data(pd);
+          c.d_db.InitIn(b_md, pd.diff_dst_desc());
+          c.d_w.InitIn(w_md, pd.weights_desc());
+          c.d_da.InitOut(a_md, pd.diff_src_desc());
+        }
+        if (dw) {
+          dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_a,
+                                                     any_w, any_b, strides, dil, pl, pr);
+          dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fpd);
+          c.wts = dnnl::convolution_backward_weights(pd);
+          c.w_a.InitIn(a_md, pd.src_desc());
+          c.w_db.InitIn(b_md, pd.diff_dst_desc());
+          c.w_dw.InitOut(w_md, pd.diff_weights_desc());
+        }
+        return c;
+      });
+      auto& s = DnnlStream();
+      if (b_out) {
+        e.fwd->execute(s, {{DNNL_ARG_SRC, e.f_a.In(a)}, {DNNL_ARG_WEIGHTS, e.f_w.In(w)},
+                           {DNNL_ARG_DST, e.f_b.Out(*b_out)}});
+        e.f_b.Finish(*b_out);
+      }
+      if (da) {
+        e.data->execute(s, {{DNNL_ARG_DIFF_DST, e.d_db.In(bsrc)}, {DNNL_ARG_WEIGHTS, e.d_w.In(w)},
+                            {DNNL_ARG_DIFF_SRC, e.d_da.Out(*da)}});
+        e.d_da.Finish(*da);
+      }
+      if (dw) {
+        e.wts->execute(s, {{DNNL_ARG_SRC, e.w_a.In(a)}, {DNNL_ARG_DIFF_DST, e.w_db.In(bsrc)},
+                           {DNNL_ARG_DIFF_WEIGHTS, e.w_dw.Out(*dw)}});
+        e.w_dw.Finish(*dw);
+      }
+      s.wait();
+    } catch (const dnnl::error& err) {
+      return absl::UnimplementedError(std::string("oneDNN convolution backward: ") + err.what());
+    }
+    return absl::OkStatus();
+  }
+
+  const Node node_;  // copy: attributes are read per shape
+  int64_t group_;
+  bool transpose_;
+  ShapeCache<DnnlEntry> cache_;
+};
+
+template <bool kTranspose>
+KernelFactory MakeConvGrad() {
+  return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(new ConvGradKernel(info, kTranspose));
+  };
+}
+
+}  // namespace
+
+void RegisterConvGradKernels(KernelRegistry& r) {
+  const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
+  r.Add(grad::TandemDef("ConvGrad", t, MakeConvGrad<false>()));
+  r.Add(grad::TandemDef("ConvTransposeGrad", t, MakeConvGrad<true>()));
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,65 @@
+// The activation that runtime/fusion.cc folds into FusedConv / FusedGemm / FusedMatMul
+// nodes (domain ai.tandem): attribute `activation` names the ONNX op (Relu, LeakyRelu,
+// Clip, Sigmoid, Tanh), `activation_alpha` / `activation_beta` carry its parameters
+// (LeakyRelu's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their
+// reference paths call Apply, which matches the standalone kernels.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <dnnl.hpp>
+
+#include "graph/node.h"
+
+namespace tandem::cpu {
+
+class FusedActivation {
+ public:
+  explicit FusedActivation(const Node& node)
+      : name_(node.attr_string("activation", "")),
+        alpha_(node.attr_float("activation_alpha", 0.f)),
+        beta_(node.attr_float("activation_beta", 0.f)) {
+    if (name_ == "Relu") alg_ = dnnl::algorithm::eltwise_relu, alpha_ = 0.f;
+    else if (name_ == "LeakyRelu") alg_ = dnnl::algorithm::eltwise_relu;
+    else if (name_ == "Clip") alg_ = dnnl::algorithm::eltwise_clip_v2;
+    else if (name_ == "Sigmoid") alg_ = dnnl::algorithm::eltwise_logistic;
+    else if (name_ == "Tanh") alg_ = dnnl::algorithm::eltwise_tanh;
+    else name_.clear();  // unknown: the fusion pass never emits it
+  }
+
+  bool active() const { return !name_.empty(); }
+
+  // Adds the eltwise post-op (after any sum post-op already in `po`).
+  void AppendTo(dnnl::post_ops& po) const {
+    if (active()) po.append_eltwise(1.f, alg_, alpha_, beta_);
+  }
+  dnnl::primitive_attr Attr() const {
+    dnnl::primitive_attr attr;
+    dnnl::post_ops po;
+    AppendTo(po);
+    attr.set_post_ops(po);
+    return attr;
+  }
+
+  // In-place on float data, for paths that do not go through oneDNN.
+  void Apply(float* p, int64_t n) const {
+    if (!active()) return;
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = p[i];
+      switch (alg_) {
+        case dnnl::algorithm::eltwise_relu: p[i] = x >= 0.f ? x : x * alpha_; break;
+        case dnnl::algorithm::eltwise_clip_v2: p[i] = x < alpha_ ? alpha_ : (x > beta_ ? beta_ : x); break;
+        case dnnl::algorithm::eltwise_logistic: p[i] = 1.f / (1.f + std::exp(-x)); break;
+        default: p[i] = std::tanh(x); break;
+      }
+    }
+  }
+
+ private:
+  std::string name_;
+  dnnl::algorithm alg_ = dnnl::algorithm::eltwise_relu;
+  float alpha_, beta_;
+};
+
+}  // namespace tandem::cpu

@@ -1,0 +1,262 @@
+// Loss kernels of the training graph (domain ai.tandem), float and double, accumulated in
+// double:
+//   BCEWithLogitsLoss(x, t) -> loss          attr reduction = mean | sum | none
+//       per element max(x,0) - x*t + log(1 + exp(-|x|))  (stable; torch's formula)
+//   BCEWithLogitsLossGrad(dY, x, t) -> (dX [, dT])
+//       dX = (sigmoid(x) - t) * dY',  dT = -x * dY'  (dY' = dY/numel | dY | dY elementwise)
+//   SoftmaxCrossEntropyLossGrad(dY, logits, labels [, weight] [, dLogProb]) -> dLogits
+//       gradient of ONNX SoftmaxCrossEntropyLoss (attrs reduction, ignore_index) with the
+//       same normalisation as its forward kernel in loss.cc: mean divides by N*D without
+//       weight/ignore_index, else by the sum of the weights of the non-ignored targets.
+//       dLogits = (softmax - onehot) * w[t] * dY'  (+ dLogProb - softmax * sum(dLogProb)).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+constexpr char kDomain[] = "ai.tandem";
+
+enum class Reduction { kNone, kSum, kMean };
+
+absl::StatusOr<Reduction> ParseReduction(const Node& n) {
+  std::string r = n.attr_string("reduction", "mean");
+  if (r == "none") return Reduction::kNone;
+  if (r == "sum") return Reduction::kSum;
+  if (r == "mean") return Reduction::kMean;
+  return absl::InvalidArgumentError("attribute 'reduction' must be none, sum or mean, got '" + r + "'");
+}
+
+std::vector<double> AsDoubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DataType::kFloat) {
+    const float* p = t.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    const double* p = t.data<double>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  }
+  return v;
+}
+
+void StoreDoubles(const std::vector<double>& v, Tensor& t) {
+  if (t.dtype() == DataType::kFloat) {
+    float* p = t.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<float>(v[i]);
+  } else {
+    double* p = t.data<double>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];
+  }
+}
+
+bool IsFloatOrDouble(const Tensor& t) {
+  return t.dtype() == DataType::kFloat || t.dtype() == DataType::kDouble;
+}
+
+// Checks the upstream gradient: a scalar for mean/sum, `elem_dims` for none.
+absl::Status CheckDy(const Tensor* dy, Reduction r, const Dims& elem_dims, DataType dt) {
+  if (!dy) return absl::OkStatus();
+  if (dy->dtype() != dt) return absl::InvalidArgumentError("dY must have the input's element type");
+  if (r == Reduction::kNone ? dy->dims() != elem_dims : dy->numel() != 1)
+    return absl::InvalidArgumentError("dY has shape " + DimsToString(dy->dims()) + ", expected " +
+                                      (r == Reduction::kNone ? DimsToString(elem_dims) : "a scalar"));
+  return absl::OkStatus();
+}
+
+double Sigmoid(double x) {
+  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
+  double e = std::exp(x);
+  return e / (1.0 + e);
+}
+
+absl::Status CheckBce(const Tensor* x, const Tensor* t) {
+  if (!x || !t) return absl::InvalidArgumentError("expects inputs (x, target)");
+  if (!IsFloatOrDouble(*x) || t->dtype() != x->dtype())
+    return absl::InvalidArgumentError("x and target must both be float or both double");
+  if (x->dims() != t->dims())
+    return absl::InvalidArgumentError("target shape " + DimsToString(t->dims()) +
+                                      " differs from input shape " + DimsToString(x->dims()));
+  return absl::OkStatus();
+}
+
+class BceWithLogits : public Kernel {
+ public:
+  explicit BceWithLogits(const KernelInfo& info) : reduction_(ParseReduction(info.node)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!reduction_.ok()) return reduction_.status();
+    const Tensor* x = ctx.input(0);
+    const Tensor* t = ctx.input(1);
+    if (auto s = CheckBce(x, t); !s.ok()) return s;
+    std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
+    std::vector<double> l(xv.size());
+    double sum = 0;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      double a = xv[i];
+      l[i] = std::max(a, 0.0) - a * tv[i] + std::log1p(std::exp(-std::fabs(a)));
+      sum += l[i];
+    }
+    if (*reduction_ == Reduction::kNone) {
+      Tensor& out = ctx.AllocateOutput(0, x->dtype(), x->dims());
+      StoreDoubles(l, out);
+      return absl::OkStatus();
+    }
+    double v = *reduction_ == Reduction::kSum ? sum : sum / static_cast<double>(xv.size());
+    Tensor& out = ctx.AllocateOutput(0, x->dtype(), {});
+    StoreDoubles({v}, out);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<Reduction> reduction_;
+};
+
+class BceWithLogitsGrad : public Kernel {
+ public:
+  explicit BceWithLogitsGrad(const KernelInfo& info) : reduction_(ParseReduction(info.node)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!reduction_.ok()) return reduction_.status();
+    const Tensor* dy = ctx.input(0);
+    const Tensor* x = ctx.input(1);
+    const Tensor* t = ctx.input(2);
+    if (auto s = CheckBce(x, t); !s.ok()) return s;
+    if (auto s = CheckDy(dy, *reduction_, x->dims(), x->dtype()); !s.ok()) return s;
+    const size_t n = static_cast<size_t>(x->numel());
+    std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
+    std::vector<double> g(n, 0.0);
+    if (dy) {
+      std::vector<double> dv = AsDoubles(*dy);
+      for (size_t i = 0; i < n; ++i) {
+        if (*reduction_ == Reduction::kNone) g[i] = dv[i];
+        else g[i] = *reduction_ == Reduction::kSum ? dv[0] : dv[0] / static_cast<double>(n);
+      }
+    }
+    if (ctx.output_wanted(0)) {
+      std::vector<double> dx(n);
+      for (size_t i = 0; i < n; ++i) dx[i] = (Sigmoid(xv[i]) - tv[i]) * g[i];
+      StoreDoubles(dx, ctx.AllocateOutput(0, x->dtype(), x->dims()));
+    }
+    if (ctx.num_outputs() > 1 && ctx.output_wanted(1)) {
+      std::vector<double> dt(n);
+      for (size_t i = 0; i < n; ++i) dt[i] = -xv[i] * g[i];
+      StoreDoubles(dt, ctx.AllocateOutput(1, x->dtype(), x->dims()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<Reduction> reduction_;
+};
+
+class SoftmaxCrossEntropyGrad : public Kernel {
+ public:
+  explicit SoftmaxCrossEntropyGrad(const KernelInfo& info)
+      : reduction_(ParseReduction(info.node)),
+        has_ignore_(info.node.has_attr("ignore_index")),
+        ignore_index_(info.node.attr_int("ignore_index", 0)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!reduction_.ok()) return reduction_.status();
+    const Tensor* dy = ctx.input(0);
+    const Tensor* x = ctx.input(1);
+    const Tensor* labels = ctx.input(2);
+    const Tensor* weight = ctx.input(3);
+    const Tensor* dlogp = ctx.input(4);
+    if (!x || !labels) return absl::InvalidArgumentError("expects inputs (dY, logits, labels, ...)");
+    if (!IsFloatOrDouble(*x)) return absl::InvalidArgumentError("logits must be float or double");
+    if (x->rank() < 2)
+      return absl::InvalidArgumentError("logits must have rank >= 2 ([N, C, ...]), got " +
+                                        DimsToString(x->dims()));
+    Dims label_dims = {x->dim(0)};
+    for (int i = 2; i < x->rank(); ++i) label_dims.push_back(x->dim(i));
+    if (labels->dims() != label_dims)
+      return absl::InvalidArgumentError("labels shape " + DimsToString(labels->dims()) +
+                                        " does not match logits shape " + DimsToString(x->dims()));
+    if (labels->dtype() != DataType::kInt32 && labels->dtype() != DataType::kInt64)
+      return absl::InvalidArgumentError("labels must be int32 or int64");
+    const int64_t n = x->dim(0), c = x->dim(1), d = DimProduct(x->dims(), 2, x->rank());
+    if (weight && (weight->dims() != Dims{c} || weight->dtype() != x->dtype()))
+      return absl::InvalidArgumentError("weight must be a [C] tensor of the logits' type");
+    if (dlogp && (dlogp->dims() != x->dims() || dlogp->dtype() != x->dtype()))
+      return absl::InvalidArgumentError("dLogProb must match the logits");
+    if (auto s = CheckDy(dy, *reduction_, label_dims, x->dtype()); !s.ok()) return s;
+
+    std::vector<int64_t> tgt = labels->ToInt64Vector();
+    std::vector<double> w = weight ? AsDoubles(*weight) : std::vector<double>();
+    std::vector<double> dv = dy ? AsDoubles(*dy) : std::vector<double>();
+    std::vector<double> gl = dlogp ? AsDoubles(*dlogp) : std::vector<double>();
+    // Per-target weights and the mean's normaliser, exactly as the forward kernel.
+    std::vector<double> wt(static_cast<size_t>(n * d), 0.0);
+    double weight_sum = 0;
+    for (int64_t i = 0; i < n * d; ++i) {
+      int64_t t = tgt[i];
+      if (has_ignore_ && t == ignore_index_) continue;
+      if (t < 0 || t >= c)
+        return absl::InvalidArgumentError("label " + std::to_string(t) + " is out of range [0, " +
+                                          std::to_string(c) + ")");
+      wt[i] = weight ? w[t] : 1.0;
+      weight_sum += wt[i];
+    }
+    double denom = 1.0;
+    if (*reduction_ == Reduction::kMean)
+      denom = (weight || has_ignore_) ? weight_sum : static_cast<double>(n * d);
+
+    std::vector<double> xv = AsDoubles(*x);
+    std::vector<double> out(xv.size(), 0.0);
+    std::vector<double> sm(static_cast<size_t>(c));
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < d; ++j) {
+        const int64_t base = i * c * d + j, row = i * d + j;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, xv[base + k * d]);
+        double s = 0;
+        for (int64_t k = 0; k < c; ++k) s += sm[k] = std::exp(xv[base + k * d] - mx);
+        for (int64_t k = 0; k < c; ++k) sm[k] /= s;
+        double scale = 0;
+        if (dy) scale = (*reduction_ == Reduction::kNone ? dv[row] : dv[0] / denom) * wt[row];
+        if (scale != 0) {
+          for (int64_t k = 0; k < c; ++k) out[base + k * d] = sm[k] * scale;
+          out[base + tgt[row] * d] -= scale;
+        }
+        if (dlogp) {
+          double gs = 0;
+          for (int64_t k = 0; k < c; ++k) gs += gl[base + k * d];
+          for (int64_t k = 0; k < c; ++k) out[base + k * d] += gl[base + k * d] - sm[k] * gs;
+        }
+      }
+    }
+    StoreDoubles(out, ctx.AllocateOutput(0, x->dtype(), x->dims()));
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<Reduction> reduction_;
+  bool has_ignore_;
+  int64_t ignore_index_;
+};
+
+KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
+  KernelDef d;
+  d.domain = kDomain;
+  d.op = op;
+  d.since = 1;
+  d.types = {DataType::kFloat, DataType::kDouble};
+  d.type_input = type_input;
+  d.create = std::move(f);
+  return d;
+}
+
+}  // namespace
+
+void RegisterLossGradKernels(KernelRegistry& r) {
+  r.Add(Def("BCEWithLogitsLoss", 0, Make<BceWithLogits>()));
+  r.Add(Def("BCEWithLogitsLossGrad", 1, Make<BceWithLogitsGrad>()));
+  r.Add(Def("SoftmaxCrossEntropyLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,289 @@
+// Optimizer update kernels (domain ai.tandem) for the training graph, with PyTorch's
+// torch.optim formulas:
+//   SGDUpdate(param, grad, step, lr)                  g = grad + wd*p;  p -= lr*g
+//   MomentumUpdate(param, grad, velocity, step, lr)   torch.optim.SGD with momentum
+//       (attrs momentum, dampening, nesterov, weight_decay; buf = g on step 1)
+//   AdamUpdate(param, grad, m, v, step, lr)           torch.optim.Adam (L2 weight_decay)
+//   AdamWUpdate(param, grad, m, v, step, lr)          torch.optim.AdamW (p *= 1 - lr*wd first)
+//   GlobalNormClip(g_1..g_N, max_norm) -> (g_1'..g_N' [, total_norm])
+//       torch.nn.utils.clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)).
+//       max_norm may instead be a float attribute `max_norm` (then every input is a gradient).
+//       Unclipped gradients are passed through as aliases of the inputs.
+// `step` is an int64 (or int32) scalar, 1-based: the number of the step being taken;
+// `lr` a float or double scalar.
+//
+// IN-PLACE CONTRACT: param and the state tensors (velocity, m, v) are the trainer's own
+// buffers, fed to the graph as inputs. The update kernels write them in place (casting
+// away the const of KernelContext::input) and output param as an alias of input 0 so the
+// node is not dead code. The trainer must therefore (1) feed buffers that nothing else
+// reads concurrently and (2) schedule these nodes after every other reader of the param.
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+constexpr char kDomain[] = "ai.tandem";
+constexpr int64_t kParallelMin = 1 << 15;
+
+enum class Kind { kSgd, kMomentum, kAdam, kAdamW };
+
+int NumState(Kind k) { return k == Kind::kSgd ? 0 : k == Kind::kMomentum ? 1 : 2; }
+
+absl::StatusOr<double> ScalarAsDouble(const Tensor* t, const char* what) {
+  if (!t) return absl::InvalidArgumentError(std::string("missing input '") + what + "'");
+  if (t->numel() != 1)
+    return absl::InvalidArgumentError(std::string("input '") + what +
+                                      "' must be a scalar, got shape " + DimsToString(t->dims()));
+  if (t->dtype() == DataType::kString || t->dtype() == DataType::kUndefined)
+    return absl::InvalidArgumentError(std::string("input '") + what + "' must be numeric");
+  return t->ElementAsDouble(0);
+}
+
+class OptimizerUpdate : public Kernel {
+ public:
+  OptimizerUpdate(const KernelInfo& info, Kind kind) : kind_(kind) {
+    const Node& n = info.node;
+    const bool adam = kind == Kind::kAdam || kind == Kind::kAdamW;
+    momentum_ = n.attr_float("momentum", 0.9f);
+    dampening_ = n.attr_float("dampening", 0.f);
+    nesterov_ = n.attr_int("nesterov", 0) != 0;
+    beta1_ = n.attr_float("beta1", 0.9f);
+    beta2_ = n.attr_float("beta2", 0.999f);
+    epsilon_ = n.attr_float("epsilon", 1e-8f);
+    // torch defaults: AdamW 1e-2, everything else 0.
+    weight_decay_ = n.attr_float("weight_decay", kind == Kind::kAdamW ? 1e-2f : 0.f);
+    if (adam && !(beta1_ >= 0 && beta1_ < 1 && beta2_ >= 0 && beta2_ < 1))
+      bad_ = "attributes beta1 and beta2 must lie in [0, 1)";
+    if (kind == Kind::kMomentum && nesterov_ && (momentum_ <= 0 || dampening_ != 0))
+      bad_ = "nesterov momentum requires momentum > 0 and dampening = 0";
+  }
+
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!bad_.empty()) return absl::InvalidArgumentError(bad_);
+    const int ns = NumState(kind_);
+    const int expected = 4 + ns;
+    if (ctx.num_inputs() != expected)
+      return absl::InvalidArgumentError("expects " + std::to_string(expected) +
+                                        " inputs (param, grad, " +
+                                        (ns == 0 ? "" : ns == 1 ? "velocity, " : "m, v, ") +
+                                        "step, lr), got " + std::to_string(ctx.num_inputs()));
+    const Tensor* param = ctx.input(0);
+    if (!param) return absl::InvalidArgumentError("missing input 0 (param)");
+    std::vector<const Tensor*> others = {ctx.input(1)};
+    for (int i = 0; i < ns; ++i) others.push_back(ctx.input(2 + i));
+    for (size_t i = 0; i < others.size(); ++i) {
+      const Tensor* t = others[i];
+      std::string what = i == 0 ? "grad" : "state input " + std::to_string(i + 1);
+      if (!t) return absl::InvalidArgumentError("missing " + what);
+      if (t->dtype() != param->dtype())
+        return absl::InvalidArgumentError(what + " has type " + DataTypeName(t->dtype()) +
+                                          ", param has " + DataTypeName(param->dtype()));
+      if (t->dims() != param->dims())
+        return absl::InvalidArgumentError(what + " has shape " + DimsToString(t->dims()) +
+                                          ", param has " + DimsToString(param->dims()));
+    }
+    for (int i = 0; i < ns; ++i)
+      if (ctx.input(2 + i)->raw() == param->raw() && param->numel() > 0)
+        return absl::InvalidArgumentError("state input shares memory with param");
+    auto step = ScalarAsDouble(ctx.input(2 + ns), "step");
+    if (!step.ok()) return step.status();
+    auto lr = ScalarAsDouble(ctx.input(3 + ns), "lr");
+    if (!lr.ok()) return lr.status();
+    if (*step < 1) return absl::InvalidArgumentError("step must be >= 1 (1-based), got " +
+                                                     std::to_string(static_cast<int64_t>(*step)));
+    if (param->dtype() == DataType::kFloat) Update<float>(ctx, ns, *step, *lr);
+    else if (param->dtype() == DataType::kDouble) Update<double>(ctx, ns, *step, *lr);
+    else return absl::InvalidArgumentError("param must be float or double");
+    ctx.SetOutput(0, *param);
+    return absl::OkStatus();
+  }
+
+ private:
+  template <typename T>
+  void Update(KernelContext& ctx, int ns, double step, double lr_d) {
+    // In-place update of the trainer's buffers (see the file header).
+    T* p = const_cast<T*>(ctx.input(0)->data<T>());
+    const T* g = ctx.input(1)->data<T>();
+    T* s0 = ns > 0 ? const_cast<T*>(ctx.input(2)->data<T>()) : nullptr;
+    T* s1 = ns > 1 ? const_cast<T*>(ctx.input(3)->data<T>()) : nullptr;
+    const int64_t n = ctx.input(0)->numel();
+    const T lr = static_cast<T>(lr_d);
+    const T wd = static_cast<T>(weight_decay_);
+    switch (kind_) {
+      case Kind::kSgd: {
+#pragma omp parallel for if (n > kParallelMin)
+        for (int64_t i = 0; i < n; ++i) {
+          T d = g[i];
+          if (weight_decay_ != 0) d += wd * p[i];
+          p[i] -= lr * d;
+        }
+        break;
+      }
+      case Kind::kMomentum: {
+        const T mu = static_cast<T>(momentum_);
+        const T damp = static_cast<T>(1.0 - static_cast<double>(dampening_));
+        const bool first = step == 1;
+        const bool nesterov = nesterov_;
+#pragma omp parallel for if (n > kParallelMin)
+        for (int64_t i = 0; i < n; ++i) {
+          T d = g[i];
+          if (weight_decay_ != 0) d += wd * p[i];
+          T buf = first ? d : mu * s0[i] + damp * d;
+          s0[i] = buf;
+          if (nesterov) d = d + mu * buf;
+          else d = buf;
+          p[i] -= lr * d;
+        }
+        break;
+      }
+      case Kind::kAdam:
+      case Kind::kAdamW: {
+        const double bc1 = 1.0 - std::pow(static_cast<double>(beta1_), step);
+        const double bc2 = 1.0 - std::pow(static_cast<double>(beta2_), step);
+        const T step_size = static_cast<T>(lr_d / bc1);
+        const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
+        const T b1c = static_cast<T>(1.0 - static_cast<double>(beta1_));
+        const T b2 = static_cast<T>(beta2_);
+        const T b2c = static_cast<T>(1.0 - static_cast<double>(beta2_));
+        const T eps = static_cast<T>(epsilon_);
+        const bool decoupled = kind_ == Kind::kAdamW;
+        const T shrink = static_cast<T>(1.0 - lr_d * static_cast<double>(weight_decay_));
+        const bool use_wd = weight_decay_ != 0;
+#pragma omp parallel for if (n > kParallelMin)
+        for (int64_t i = 0; i < n; ++i) {
+          T d = g[i];
+          if (use_wd) {
+            if (decoupled) p[i] *= shrink;
+            else d += wd * p[i];
+          }
+          T m = s0[i] + b1c * (d - s0[i]);  // torch: exp_avg.lerp_(grad, 1 - beta1)
+          T v = b2 * s1[i] + b2c * d * d;
+          s0[i] = m;
+          s1[i] = v;
+          T denom = std::sqrt(v) / bc2_sqrt + eps;
+          p[i] -= step_size * (m / denom);
+        }
+        break;
+      }
+    }
+  }
+
+  Kind kind_;
+  float momentum_, dampening_, beta1_, beta2_, epsilon_, weight_decay_;
+  bool nesterov_;
+  std::string bad_;
+};
+
+template <Kind K>
+class UpdateOf : public OptimizerUpdate {
+ public:
+  explicit UpdateOf(const KernelInfo& info) : OptimizerUpdate(info, K) {}
+};
+
+class GlobalNormClip : public Kernel {
+ public:
+  explicit GlobalNormClip(const KernelInfo& info)
+      : has_attr_(info.node.has_attr("max_norm")), attr_(info.node.attr_float("max_norm", 0.f)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    // max_norm: attribute when present, else the last input.
+    const int n = ctx.num_inputs() - (has_attr_ ? 0 : 1);
+    if (n < 1)
+      return absl::InvalidArgumentError(has_attr_ ? "expects at least one gradient"
+                                                  : "expects gradients followed by max_norm");
+    if (ctx.num_outputs() != n && ctx.num_outputs() != n + 1)
+      return absl::InvalidArgumentError("expects " + std::to_string(n) + " outputs (plus optionally "
+                                        "the total norm), got " + std::to_string(ctx.num_outputs()));
+    absl::StatusOr<double> max_norm = static_cast<double>(attr_);
+    if (!has_attr_) max_norm = ScalarAsDouble(ctx.input(n), "max_norm");
+    if (!max_norm.ok()) return max_norm.status();
+    if (!(*max_norm > 0)) return absl::InvalidArgumentError("max_norm must be > 0");
+    DataType dt = DataType::kUndefined;
+    for (int i = 0; i < n; ++i) {
+      const Tensor* g = ctx.input(i);
+      if (!g) return absl::InvalidArgumentError("missing gradient input " + std::to_string(i));
+      if (g->dtype() != DataType::kFloat && g->dtype() != DataType::kDouble)
+        return absl::InvalidArgumentError("gradient input " + std::to_string(i) +
+                                          " must be float or double");
+      if (dt != DataType::kUndefined && g->dtype() != dt)
+        return absl::InvalidArgumentError("gradients must share one element type");
+      dt = g->dtype();
+    }
+    // Total L2 norm over all gradients, accumulated in double.
+    double sq = 0;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& g = *ctx.input(i);
+      const int64_t m = g.numel();
+      double part = 0;
+      if (dt == DataType::kFloat) {
+        const float* p = g.data<float>();
+#pragma omp parallel for reduction(+ : part) if (m > kParallelMin)
+        for (int64_t k = 0; k < m; ++k) part += static_cast<double>(p[k]) * p[k];
+      } else {
+        const double* p = g.data<double>();
+#pragma omp parallel for reduction(+ : part) if (m > kParallelMin)
+        for (int64_t k = 0; k < m; ++k) part += p[k] * p[k];
+      }
+      sq += part;
+    }
+    const double norm = std::sqrt(sq);
+    const double coef = std::min(1.0, *max_norm / (norm + 1e-6));
+    for (int i = 0; i < n; ++i) {
+      if (!ctx.output_wanted(i)) continue;
+      const Tensor& g = *ctx.input(i);
+      if (coef >= 1.0) {  // unchanged: alias the input
+        ctx.SetOutput(i, g);
+        continue;
+      }
+      Tensor& out = ctx.AllocateOutput(i, dt, g.dims());
+      const int64_t m = g.numel();
+      if (dt == DataType::kFloat) Scale<float>(g, out, m, coef);
+      else Scale<double>(g, out, m, coef);
+    }
+    if (ctx.num_outputs() == n + 1 && ctx.output_wanted(n)) {
+      Tensor& out = ctx.AllocateOutput(n, dt, {});
+      if (dt == DataType::kFloat) out.data<float>()[0] = static_cast<float>(norm);
+      else out.data<double>()[0] = norm;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  template <typename T>
+  static void Scale(const Tensor& g, Tensor& out, int64_t m, double coef) {
+    const T c = static_cast<T>(coef);
+    const T* src = g.data<T>();
+    T* dst = out.data<T>();
+#pragma omp parallel for if (m > kParallelMin)
+    for (int64_t k = 0; k < m; ++k) dst[k] = src[k] * c;
+  }
+  bool has_attr_;
+  float attr_;
+};
+
+KernelDef Def(const std::string& op, KernelFactory f) {
+  KernelDef d;
+  d.domain = kDomain;
+  d.op = op;
+  d.since = 1;
+  d.types = {DataType::kFloat, DataType::kDouble};
+  d.create = std::move(f);
+  return d;
+}
+
+}  // namespace
+
+void RegisterOptimizerKernels(KernelRegistry& r) {
+  r.Add(Def("SGDUpdate", Make<UpdateOf<Kind::kSgd>>()));
+  r.Add(Def("MomentumUpdate", Make<UpdateOf<Kind::kMomentum>>()));
+  r.Add(Def("AdamUpdate", Make<UpdateOf<Kind::kAdam>>()));
+  r.Add(Def("AdamWUpdate", Make<UpdateOf<Kind::kAdamW>>()));
+  r.Add(Def("GlobalNormClip", Make<GlobalNormClip>()));
+}
+
+}  // namespace tandem::cpu

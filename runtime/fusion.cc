@@ -1,0 +1,136 @@
+#include "runtime/fusion.h"
+
+#include <limits>
+#include <map>
+#include <set>
+
+#include "providers/partitioner.h"
+
+namespace tandem {
+
+namespace {
+
+const std::map<std::string, std::string> kFusedOp = {
+    {"Conv", "FusedConv"}, {"Gemm", "FusedGemm"}, {"MatMul", "FusedMatMul"}};
+
+// Sets the activation attributes on `fused` from activation node `act`, or returns false
+// when `act` cannot be fused (unknown op, Clip bounds that are not constant scalars).
+bool DescribeActivation(const Graph& graph, const Node& act, Node& fused) {
+  float alpha = 0.f, beta = 0.f;
+  if (act.op_type == "LeakyRelu") {
+    alpha = act.attr_float("alpha", 0.01f);
+  } else if (act.op_type == "Clip") {
+    alpha = -std::numeric_limits<float>::max();
+    beta = std::numeric_limits<float>::max();
+    if (graph.opset("") < 11) {
+      alpha = act.attr_float("min", alpha);
+      beta = act.attr_float("max", beta);
+    } else {
+      for (size_t i = 1; i <= 2; ++i) {
+        if (!act.has_input(i)) continue;
+        auto it = graph.initializers.find(act.inputs[i]);
+        if (it == graph.initializers.end() || it->second.dtype() != DataType::kFloat ||
+            it->second.numel() != 1)
+          return false;
+        (i == 1 ? alpha : beta) = it->second.data<float>()[0];
+      }
+    }
+    if (!(alpha <= beta)) return false;  // the Clip kernel's reference path handles these
+  } else if (act.op_type != "Relu" && act.op_type != "Sigmoid" && act.op_type != "Tanh") {
+    return false;
+  }
+  Attribute name;
+  name.kind = Attribute::Kind::kString;
+  name.s = act.op_type;
+  fused.attributes["activation"] = name;
+  Attribute a, b;
+  a.kind = b.kind = Attribute::Kind::kFloat;
+  a.f = alpha;
+  b.f = beta;
+  fused.attributes["activation_alpha"] = a;
+  fused.attributes["activation_beta"] = b;
+  return true;
+}
+
+// A MaxPool that MaxPool2x2 (providers/cpu/kernels/max_pool_2x2.h) computes: 2x2 window,
+// stride 2, no padding, floor mode, no Indices output.
+bool IsMaxPool2x2(const Node& n) {
+  if (!n.domain.empty() || n.op_type != "MaxPool" || n.has_output(1) || !n.has_output(0))
+    return false;
+  const std::vector<int64_t> two = {2, 2}, one = {1, 1};
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  for (int64_t p : n.attr_ints("pads", {0, 0, 0, 0}))
+    if (p != 0) return false;
+  return n.attr_ints("kernel_shape") == two && n.attr_ints("strides", one) == two &&
+         n.attr_ints("dilations", one) == one && n.attr_int("ceil_mode", 0) == 0 &&
+         (auto_pad == "NOTSET" || auto_pad == "VALID");
+}
+
+std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
+
+}  // namespace
+
+int FuseActivations(Graph& graph) {
+  // Consumers per value; graph outputs and subgraph reads count as extra consumers.
+  std::map<std::string, int> uses;
+  std::map<std::string, size_t> consumer;  // value -> index of (the last) consuming node
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const Node& n = graph.nodes[k];
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) ++uses[in], consumer[in] = k;
+    for (const auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g)
+        for (const std::string& name : a.g->outer_scope_names) uses[name] += 2;
+  }
+  for (const ValueInfo& o : graph.outputs) uses[o.name] += 2;
+
+  std::set<size_t> removed;
+  int fused = 0;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    Node& n = graph.nodes[k];
+    if (removed.count(k)) continue;
+    auto op = kFusedOp.find(n.op_type);
+    if (!n.domain.empty() || op == kFusedOp.end() || n.outputs.size() != 1 || !n.has_output(0) ||
+        !n.has_input(0) || graph.ValueType(n.inputs[0]) != DataType::kFloat)
+      continue;
+    Node f = n;
+    f.name = NameOf(n);
+    // Index of the node that alone reads `value` as its first input, or -1.
+    auto sole_reader = [&](const std::string& value) -> int {
+      if (uses[value] != 1) return -1;
+      const Node& r = graph.nodes[consumer[value]];
+      return r.inputs[0] == value && r.outputs.size() == 1 ? static_cast<int>(consumer[value]) : -1;
+    };
+    int next = sole_reader(f.outputs[0]);
+    if (next >= 0 && graph.nodes[next].domain.empty() &&
+        DescribeActivation(graph, graph.nodes[next], f)) {
+      removed.insert(next);
+      f.name += "+" + NameOf(graph.nodes[next]);
+      f.outputs = graph.nodes[next].outputs;
+      next = sole_reader(f.outputs[0]);
+    }
+    if (n.op_type == "Conv" && next >= 0 && IsMaxPool2x2(graph.nodes[next])) {
+      removed.insert(next);
+      Attribute pool;
+      pool.kind = Attribute::Kind::kString;
+      pool.s = "MaxPool2x2";
+      f.attributes["pool"] = pool;
+      f.name += "+" + NameOf(graph.nodes[next]);
+      f.outputs = graph.nodes[next].outputs;
+    }
+    if (f.outputs == n.outputs) continue;
+    f.op_type = op->second;
+    f.domain = kTandemDomain;
+    n = std::move(f);
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<Node> kept;
+  for (size_t k = 0; k < graph.nodes.size(); ++k)
+    if (!removed.count(k)) kept.push_back(std::move(graph.nodes[k]));
+  graph.nodes = std::move(kept);
+  if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
+  return fused;
+}
+
+}  // namespace tandem

@@ -1,0 +1,20 @@
+// Operator fusion: rewrites Conv / Gemm / MatMul followed by an activation (Relu,
+// LeakyRelu, Clip with constant bounds, Sigmoid, Tanh) into one node of domain ai.tandem
+// — FusedConv / FusedGemm / FusedMatMul — that keeps the producer's inputs and
+// attributes and adds `activation` (the activation's op type) plus `activation_alpha` /
+// `activation_beta`. A Conv (+ activation) followed by a 2x2 stride-2 unpadded MaxPool
+// also takes the pool (attribute pool = "MaxPool2x2"). The CPU kernels apply the
+// activation as a oneDNN post-op and pool straight from the convolution's blocked
+// result, saving passes over the largest tensors. A value is fused away only when it is
+// float32, has exactly one reader, is not a graph output and is not read by a subgraph.
+// The fused node is named "<producer>+<activation>[+<pool>]" so profiles still point at
+// every original node.
+#pragma once
+#include "graph/graph.h"
+
+namespace tandem {
+
+// Returns the number of fusions made. Runs after constant folding, before partitioning.
+int FuseActivations(Graph& graph);
+
+}  // namespace tandem

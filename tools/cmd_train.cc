@@ -1,0 +1,254 @@
+// tandem train: fit a model to data with a loss and an optimizer, report progress,
+// validation metrics and the loss history, export the trained model.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "onnx_import/export.h"
+#include "onnx_import/import.h"
+#include "tools/cli.h"
+#include "tools/loss_plot.h"
+#include "training/data.h"
+#include "training/metrics.h"
+#include "training/trainer.h"
+
+namespace tandem::cli {
+
+namespace {
+const char kUsage[] =
+    "usage: tandem train MODEL.onnx DATA [options]\n"
+    "\n"
+    "Trains MODEL on DATA and reports loss, throughput and ETA per epoch.\n"
+    "\n"
+    "data (one of):\n"
+    "  --x X.npy --y Y.npy       inputs and targets as NumPy arrays (row i = sample i)\n"
+    "  --csv FILE                numeric CSV; the last column is the label\n"
+    "  --fashion-mnist [DIR]     Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist);\n"
+    "                            validates on its t10k test set unless --val-split is given\n"
+    "training:\n"
+    "  --loss NAME               mse | l1 | cross_entropy | bce_with_logits (default mse)\n"
+    "  --optimizer NAME          sgd | momentum | adam | adamw (default adam)\n"
+    "  --lr X                    learning rate (default 1e-3)\n"
+    "  --momentum X, --nesterov  for momentum\n"
+    "  --weight-decay X          L2 (sgd/momentum/adam) or decoupled (adamw)\n"
+    "  --clip-norm X             clip gradients by global norm\n"
+    "  --schedule NAME           constant | step | cosine (default constant)\n"
+    "  --warmup-steps N          linear learning-rate warm-up\n"
+    "  --epochs N                (default 1)\n"
+    "  --batch-size N            (default 32; the dataset size means full batch)\n"
+    "  --seed N                  shuffling/split seed (default 0)\n"
+    "  --no-shuffle, --drop-last\n"
+    "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
+    "  --val-split F             hold out this fraction of the data for validation\n"
+    "  --threads N               (default: all cores)\n"
+    "  --device cpu|cuda|auto    (default auto: the CUDA provider when available)\n"
+    "output:\n"
+    "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
+    "  --export FILE.onnx        the trained model as a standard ONNX inference model\n"
+    "  --quiet                   only the final summary\n";
+
+struct Options {
+  training::TrainerOptions trainer;
+  int64_t epochs = 1, batch_size = 32;
+  uint64_t seed = 0;
+  bool shuffle = true, drop_last = false, quiet = false;
+  double val_split = 0;
+};
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+  return 1;
+}
+
+std::string Duration(double seconds) {
+  char buf[32];
+  if (seconds < 60) std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+  else std::snprintf(buf, sizeof buf, "%dm%02ds", int(seconds) / 60, int(seconds) % 60);
+  return buf;
+}
+
+absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::string& input,
+                                           const training::Dataset& data, int64_t batch,
+                                           training::LossKind kind) {
+  training::MetricAccumulator acc(kind);
+  training::BatchIterator it(data, batch, /*shuffle=*/false);
+  while (const training::Dataset* b = it.Next()) {
+    auto out = t.Predict({{input, b->x}});
+    if (!out.ok()) return out.status();
+    auto s = acc.Add((*out)[0], b->y);
+    if (!s.ok()) return s;
+  }
+  return acc.Result();
+}
+}  // namespace
+
+int Train(int argc, char** argv) {
+  Args a = Parse(argc, argv,
+                 {"--x", "--y", "--csv", "--loss", "--optimizer", "--lr", "--momentum",
+                  "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
+                  "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
+                  "--history", "--export"},
+                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist"}, kUsage);
+  if (a.positional.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  Options o;
+  auto& spec = o.trainer.spec;
+  auto loss = training::LossFromString(a.get("--loss", "mse"));
+  if (!loss.ok()) return Fail(loss.status());
+  spec.loss = *loss;
+  auto opt = training::OptimizerFromString(a.get("--optimizer", "adam"));
+  if (!opt.ok()) return Fail(opt.status());
+  spec.optimizer.kind = *opt;
+  spec.optimizer.lr = static_cast<float>(a.get_double("--lr", 1e-3));
+  spec.optimizer.momentum = static_cast<float>(a.get_double("--momentum", 0.9));
+  spec.optimizer.nesterov = a.has("--nesterov");
+  spec.optimizer.weight_decay = static_cast<float>(a.get_double("--weight-decay", 0));
+  spec.optimizer.clip_norm = static_cast<float>(a.get_double("--clip-norm", 0));
+  spec.freeze = a.all("--freeze");
+  auto sched = training::ScheduleFromString(a.get("--schedule", "constant"));
+  if (!sched.ok()) return Fail(sched.status());
+  o.trainer.schedule.kind = *sched;
+  o.trainer.schedule.warmup_steps = a.get_int("--warmup-steps", 0);
+  o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  o.epochs = a.get_int("--epochs", 1);
+  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
+  o.shuffle = !a.has("--no-shuffle");
+  o.drop_last = a.has("--drop-last");
+  o.quiet = a.has("--quiet");
+  o.val_split = a.get_double("--val-split", 0);
+  std::string device = a.get("--device", "auto");
+  if (device == "cuda")
+    return Fail(absl::UnavailableError("--device cuda: the CUDA provider is not built yet; use cpu"));
+  if (device != "cpu" && device != "auto")
+    return Fail(absl::InvalidArgumentError("--device must be cpu, cuda or auto"));
+
+  // Data.
+  absl::StatusOr<training::Dataset> data = absl::InvalidArgumentError(
+      "give the data with --x/--y, --csv or --fashion-mnist");
+  training::Dataset validation;
+  if (a.has("--x") || a.has("--y")) {
+    data = training::LoadNpyDataset(a.get("--x"), a.get("--y"));
+  } else if (a.has("--csv")) {
+    data = training::LoadCsv(a.get("--csv"));
+  } else if (a.has("--fashion-mnist")) {
+    std::string dir = a.positional.size() > 1 ? a.positional[1] : training::kFashionMnistDir;
+    data = training::LoadFashionMnist(true, dir);
+    if (data.ok() && o.val_split == 0) {
+      auto test = training::LoadFashionMnist(false, dir);
+      if (!test.ok()) return Fail(test.status());
+      validation = std::move(*test);
+    }
+  }
+  if (!data.ok()) return Fail(data.status());
+  training::Dataset train = std::move(*data);
+  if (o.val_split > 0) {
+    auto split = training::SplitValidation(train, o.val_split, o.seed);
+    if (!split.ok()) return Fail(split.status());
+    train = std::move(split->first);
+    validation = std::move(split->second);
+  }
+  o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32), train.size());
+
+  // Model.
+  auto graph = ImportModelFile(a.positional[0]);
+  if (!graph.ok()) return Fail(graph.status());
+  if (graph->inputs.size() != 1)
+    return Fail(absl::InvalidArgumentError("tandem train supports models with one input for now"));
+  const std::string input = graph->inputs[0].name;
+  training::BatchIterator batches(train, o.batch_size, o.shuffle, o.seed, o.drop_last);
+  o.trainer.schedule.total_steps = batches.num_batches() * o.epochs;
+  auto trainer = training::Trainer::Create(*graph, o.trainer);
+  if (!trainer.ok()) return Fail(trainer.status());
+  training::Trainer& t = **trainer;
+  if (!o.quiet)
+    std::printf("training %s: %zu parameter tensors, %lld samples (%lld validation), batch %lld, "
+                "%lld steps/epoch, %s lr %g, device cpu\n",
+                a.positional[0].c_str(), t.parameter_names().size(),
+                static_cast<long long>(train.size()), static_cast<long long>(validation.size()),
+                static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
+                training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr);
+
+  std::vector<double> history, val_history, val_acc;
+  const bool tty = isatty(fileno(stderr));
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+    batches.Reset();
+    double sum = 0;
+    int64_t seen = 0, step_in_epoch = 0;
+    while (const training::Dataset* b = batches.Next()) {
+      auto l = t.Step({{input, b->x}}, b->y);
+      if (!l.ok()) return Fail(l.status());
+      sum += *l * static_cast<double>(b->size());
+      seen += b->size();
+      ++step_in_epoch;
+      if (tty && !o.quiet && step_in_epoch % 10 == 0) {
+        std::fprintf(stderr, "\repoch %lld/%lld  step %lld/%lld  loss %.5g  ",
+                     static_cast<long long>(epoch), static_cast<long long>(o.epochs),
+                     static_cast<long long>(step_in_epoch), static_cast<long long>(batches.num_batches()),
+                     sum / static_cast<double>(seen));
+      }
+    }
+    double train_loss = sum / static_cast<double>(std::max<int64_t>(1, seen));
+    history.push_back(train_loss);
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double per_sec = static_cast<double>(train.size()) * static_cast<double>(epoch) / elapsed;
+    double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(o.epochs - epoch);
+    std::string val;
+    if (validation.size() > 0) {
+      auto m = Evaluate(t, input, validation, std::max<int64_t>(o.batch_size, 256), spec.loss);
+      if (!m.ok()) return Fail(m.status());
+      val_history.push_back(m->loss);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "  val loss %.5g", m->loss);
+      val = buf;
+      if (m->accuracy >= 0) {
+        std::snprintf(buf, sizeof buf, "  val acc %.2f%%", 100 * m->accuracy);
+        val += buf;
+        val_acc.push_back(m->accuracy);
+      }
+    }
+    bool show = !o.quiet && (o.epochs <= 50 || epoch % (o.epochs / 20) == 0 || epoch == o.epochs);
+    if (show) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      std::printf("epoch %lld/%lld  loss %.6g%s  %.0f samples/s  elapsed %s  eta %s\n",
+                  static_cast<long long>(epoch), static_cast<long long>(o.epochs), train_loss,
+                  val.c_str(), per_sec, Duration(elapsed).c_str(), Duration(eta).c_str());
+      std::fflush(stdout);
+    }
+  }
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("done: %lld steps in %s (%.3f ms/step), final train loss %.6g%s\n",
+              static_cast<long long>(t.steps_taken()), Duration(total).c_str(),
+              1000 * total / static_cast<double>(std::max<int64_t>(1, t.steps_taken())), history.back(),
+              val_acc.empty() ? "" : (", validation accuracy " + std::to_string(100 * val_acc.back()) + "%").c_str());
+
+  if (a.has("--history")) {
+    std::string path = a.get("--history");
+    std::ofstream csv(path);
+    csv << "epoch,train_loss" << (val_history.empty() ? "" : ",val_loss")
+        << (val_acc.empty() ? "" : ",val_accuracy") << "\n";
+    for (size_t e = 0; e < history.size(); ++e) {
+      csv << e + 1 << "," << history[e];
+      if (!val_history.empty()) csv << "," << val_history[e];
+      if (!val_acc.empty()) csv << "," << val_acc[e];
+      csv << "\n";
+    }
+    std::string svg = path.size() > 4 && path.substr(path.size() - 4) == ".csv"
+                          ? path.substr(0, path.size() - 4) + ".svg" : path + ".svg";
+    auto s = WriteLossPlotSvg(svg, history, val_history, "tandem train: " + a.positional[0]);
+    if (!s.ok()) return Fail(s);
+    std::printf("history: %s, plot: %s\n", path.c_str(), svg.c_str());
+  }
+  if (a.has("--export")) {
+    auto s = ExportModelFile(t.ExportInference(), a.get("--export"));
+    if (!s.ok()) return Fail(s);
+    std::printf("exported: %s\n", a.get("--export").c_str());
+  }
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,343 @@
+#include "training/data.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "runtime/npy.h"
+
+namespace tandem::training {
+
+namespace {
+
+size_t RowBytes(const Tensor& t) {
+  return t.dim(0) == 0 ? 0 : t.bytes() / static_cast<size_t>(t.dim(0));
+}
+
+Dims WithDim0(const Dims& d, int64_t n) {
+  Dims out = d;
+  out[0] = n;
+  return out;
+}
+
+// Copies rows src[rows[k]] to dst row k.
+void GatherRows(const Tensor& src, const int64_t* rows, int64_t count, Tensor& dst) {
+  const size_t rb = RowBytes(src);
+  const char* s = static_cast<const char*>(src.raw());
+  char* d = static_cast<char*>(dst.raw());
+  for (int64_t k = 0; k < count; ++k)
+    std::memcpy(d + k * rb, s + static_cast<size_t>(rows[k]) * rb, rb);
+}
+
+Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows) {
+  Dataset out;
+  const int64_t n = static_cast<int64_t>(rows.size());
+  out.x = Tensor::Host(d.x.dtype(), WithDim0(d.x.dims(), n));
+  out.y = Tensor::Host(d.y.dtype(), WithDim0(d.y.dims(), n));
+  GatherRows(d.x, rows.data(), n, out.x);
+  GatherRows(d.y, rows.data(), n, out.y);
+  return out;
+}
+
+// ---- CSV ----
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  std::string t = s.substr(b, e - b + 1);
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  return t;
+}
+
+std::vector<std::string> SplitFields(const std::string& line, char delim) {
+  std::vector<std::string> f;
+  size_t start = 0;
+  while (true) {
+    size_t p = line.find(delim, start);
+    f.push_back(Trim(line.substr(start, p == std::string::npos ? std::string::npos : p - start)));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return f;
+}
+
+bool ParseNumber(const std::string& s, double* v) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  *v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && errno != ERANGE;
+}
+
+// ---- IDX ----
+
+absl::StatusOr<std::vector<uint8_t>> ReadGzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) return absl::NotFoundError("cannot open '" + path + "'");
+  std::vector<uint8_t> data;
+  std::vector<uint8_t> chunk(1 << 20);
+  while (true) {
+    int got = gzread(f, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (got < 0) {
+      int code = 0;
+      std::string msg = gzerror(f, &code);
+      gzclose(f);
+      return absl::DataLossError("'" + path + "': gzip read error: " + msg);
+    }
+    if (got == 0) break;
+    data.insert(data.end(), chunk.begin(), chunk.begin() + got);
+  }
+  gzclose(f);
+  return data;
+}
+
+uint32_t BigEndian32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+// Parses an IDX ubyte file of `rank` dims; returns dims and the offset of the data.
+absl::StatusOr<std::pair<Dims, size_t>> IdxHeader(const std::vector<uint8_t>& b,
+                                                  const std::string& path, int rank) {
+  if (b.size() < 4 || b[0] != 0 || b[1] != 0)
+    return absl::InvalidArgumentError("'" + path + "' is not an IDX file (bad magic)");
+  if (b[2] != 0x08)
+    return absl::InvalidArgumentError("'" + path + "': only unsigned byte IDX data is supported");
+  if (b[3] != rank)
+    return absl::InvalidArgumentError("'" + path + "' has " + std::to_string(b[3]) +
+                                      " dimensions, expected " + std::to_string(rank));
+  size_t off = 4 + 4 * static_cast<size_t>(rank);
+  if (b.size() < off) return absl::InvalidArgumentError("'" + path + "': truncated IDX header");
+  Dims dims;
+  uint64_t total = 1;
+  for (int i = 0; i < rank; ++i) {
+    dims.push_back(BigEndian32(b.data() + 4 + 4 * i));
+    total *= static_cast<uint64_t>(dims.back());
+  }
+  if (b.size() - off != total)
+    return absl::InvalidArgumentError("'" + path + "': header says " + std::to_string(total) +
+                                      " bytes of data, file has " + std::to_string(b.size() - off));
+  return std::make_pair(dims, off);
+}
+
+}  // namespace
+
+absl::Status ValidateDataset(const Dataset& d) {
+  for (const Tensor* t : {&d.x, &d.y}) {
+    const char* what = t == &d.x ? "x" : "y";
+    if (!t->defined() || !t->is_tensor() || t->rank() < 1)
+      return absl::InvalidArgumentError(std::string("dataset ") + what +
+                                        " must be a tensor of rank >= 1");
+    if (t->dtype() == DataType::kString)
+      return absl::InvalidArgumentError(std::string("dataset ") + what + " must be numeric");
+    if (t->device().type != DeviceType::kCpu)
+      return absl::InvalidArgumentError(std::string("dataset ") + what + " must be on the host");
+  }
+  if (d.x.dim(0) != d.y.dim(0))
+    return absl::InvalidArgumentError("dataset x has " + std::to_string(d.x.dim(0)) +
+                                      " rows, y has " + std::to_string(d.y.dim(0)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Dataset> LoadNpyDataset(const std::string& x_path, const std::string& y_path) {
+  auto x = ReadNpy(x_path);
+  if (!x.ok()) return x.status();
+  auto y = ReadNpy(y_path);
+  if (!y.ok()) return y.status();
+  Dataset d{*x, *y};
+  if (auto s = ValidateDataset(d); !s.ok())
+    return absl::InvalidArgumentError("'" + x_path + "', '" + y_path + "': " + std::string(s.message()));
+  return d;
+}
+
+absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& options) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError("cannot open '" + path + "'");
+  std::vector<double> xs, ys;
+  int64_t rows = 0, num_fields = -1;
+  std::vector<bool> is_label;
+  std::vector<int> label_order;
+  std::string line;
+  int64_t line_no = 0;
+  bool first = true;
+  auto where = [&](int64_t l) { return path + ":" + std::to_string(l) + ": "; };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (Trim(line).empty()) continue;
+    std::vector<std::string> f = SplitFields(line, options.delimiter);
+    if (first) {
+      first = false;
+      num_fields = static_cast<int64_t>(f.size());
+      is_label.assign(f.size(), false);
+      if (options.label_columns.empty())
+        return absl::InvalidArgumentError(where(line_no) + "no label columns chosen");
+      for (int c : options.label_columns) {
+        int r = c < 0 ? c + static_cast<int>(num_fields) : c;
+        if (r < 0 || r >= num_fields)
+          return absl::InvalidArgumentError(where(line_no) + "label column " + std::to_string(c) +
+                                            " is out of range for " + std::to_string(num_fields) +
+                                            " columns");
+        if (is_label[r])
+          return absl::InvalidArgumentError(where(line_no) + "label column " + std::to_string(c) +
+                                            " is listed twice");
+        is_label[r] = true;
+        label_order.push_back(r);
+      }
+      if (static_cast<int64_t>(label_order.size()) == num_fields)
+        return absl::InvalidArgumentError(where(line_no) + "every column is a label column");
+      bool header = options.header == CsvOptions::Header::kYes;
+      if (options.header == CsvOptions::Header::kAuto) {
+        double v;
+        for (const std::string& s : f) header |= !ParseNumber(s, &v);
+      }
+      if (header) continue;
+    }
+    if (static_cast<int64_t>(f.size()) != num_fields)
+      return absl::InvalidArgumentError(where(line_no) + "has " + std::to_string(f.size()) +
+                                        " fields, expected " + std::to_string(num_fields));
+    std::vector<double> vals(f.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      if (!ParseNumber(f[i], &vals[i]))
+        return absl::InvalidArgumentError(where(line_no) + "field " + std::to_string(i + 1) +
+                                          " ('" + f[i] + "') is not a number");
+    for (size_t i = 0; i < f.size(); ++i)
+      if (!is_label[i]) xs.push_back(vals[i]);
+    for (int c : label_order) {
+      double v = vals[c];
+      if (options.integer_labels && (v != std::floor(v) || std::fabs(v) > 9.0e15))
+        return absl::InvalidArgumentError(where(line_no) + "label field " + std::to_string(c + 1) +
+                                          " ('" + f[c] + "') is not an integer");
+      ys.push_back(v);
+    }
+    ++rows;
+  }
+  if (rows == 0) return absl::InvalidArgumentError("'" + path + "' has no data rows");
+  const int64_t nl = static_cast<int64_t>(label_order.size());
+  const int64_t nf = num_fields - nl;
+  Dataset d;
+  d.x = Tensor::Host(DataType::kFloat, {rows, nf});
+  for (size_t i = 0; i < xs.size(); ++i) d.x.data<float>()[i] = static_cast<float>(xs[i]);
+  if (options.integer_labels) {
+    d.y = Tensor::Host(DataType::kInt64, nl == 1 ? Dims{rows} : Dims{rows, nl});
+    for (size_t i = 0; i < ys.size(); ++i) d.y.data<int64_t>()[i] = static_cast<int64_t>(ys[i]);
+  } else {
+    d.y = Tensor::Host(DataType::kFloat, {rows, nl});
+    for (size_t i = 0; i < ys.size(); ++i) d.y.data<float>()[i] = static_cast<float>(ys[i]);
+  }
+  return d;
+}
+
+absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {
+  auto ib = ReadGzip(images_path);
+  if (!ib.ok()) return ib.status();
+  auto lb = ReadGzip(labels_path);
+  if (!lb.ok()) return lb.status();
+  auto ih = IdxHeader(*ib, images_path, 3);
+  if (!ih.ok()) return ih.status();
+  auto lh = IdxHeader(*lb, labels_path, 1);
+  if (!lh.ok()) return lh.status();
+  const Dims& id = ih->first;
+  const int64_t n = id[0];
+  if (lh->first[0] != n)
+    return absl::InvalidArgumentError("'" + images_path + "' holds " + std::to_string(n) +
+                                      " images but '" + labels_path + "' " +
+                                      std::to_string(lh->first[0]) + " labels");
+  Dataset d;
+  d.x = Tensor::Host(DataType::kFloat, {n, 1, id[1], id[2]});
+  const uint8_t* px = ib->data() + ih->second;
+  float* x = d.x.data<float>();
+  for (int64_t i = 0; i < d.x.numel(); ++i) x[i] = px[i] / 255.0f;
+  d.y = Tensor::Host(DataType::kInt64, {n});
+  const uint8_t* lab = lb->data() + lh->second;
+  for (int64_t i = 0; i < n; ++i) d.y.data<int64_t>()[i] = lab[i];
+  return d;
+}
+
+absl::StatusOr<Dataset> LoadFashionMnist(bool train, const std::string& dir) {
+  std::string p = dir + "/" + (train ? "train" : "t10k");
+  return LoadIdx(p + "-images-idx3-ubyte.gz", p + "-labels-idx1-ubyte.gz");
+}
+
+Dataset SliceRows(const Dataset& d, int64_t begin, int64_t end) {
+  std::vector<int64_t> rows;
+  for (int64_t i = begin; i < end; ++i) rows.push_back(i);
+  return Gather(d, rows);
+}
+
+std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  for (int64_t i = n - 1; i > 0; --i) {
+    int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1));
+    std::swap(p[i], p[j]);
+  }
+  return p;
+}
+
+absl::StatusOr<std::pair<Dataset, Dataset>> SplitValidation(const Dataset& d, double fraction,
+                                                            uint64_t seed) {
+  if (auto s = ValidateDataset(d); !s.ok()) return s;
+  if (!(fraction >= 0 && fraction < 1))
+    return absl::InvalidArgumentError("validation fraction must lie in [0, 1), got " +
+                                      std::to_string(fraction));
+  const int64_t n = d.size();
+  const int64_t nv = static_cast<int64_t>(std::llround(fraction * static_cast<double>(n)));
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> p = Permutation(n, rng);
+  std::vector<int64_t> val(p.begin(), p.begin() + nv), train(p.begin() + nv, p.end());
+  return std::make_pair(Gather(d, train), Gather(d, val));
+}
+
+BatchIterator::BatchIterator(const Dataset& data, int64_t batch_size, bool shuffle, uint64_t seed,
+                             bool drop_last)
+    : data_(data),
+      batch_size_(std::max<int64_t>(1, batch_size)),
+      shuffle_(shuffle),
+      drop_last_(drop_last),
+      rng_(seed) {
+  const int64_t b = std::min(batch_size_, std::max<int64_t>(data_.size(), 1));
+  if (data_.x.defined() && data_.x.rank() > 0)
+    bx_ = Tensor::Host(data_.x.dtype(), WithDim0(data_.x.dims(), b));
+  if (data_.y.defined() && data_.y.rank() > 0)
+    by_ = Tensor::Host(data_.y.dtype(), WithDim0(data_.y.dims(), b));
+}
+
+void BatchIterator::Reset() {
+  started_ = true;
+  pos_ = 0;
+  const int64_t n = data_.size();
+  if (shuffle_) {
+    order_ = Permutation(n, rng_);
+  } else if (static_cast<int64_t>(order_.size()) != n) {
+    order_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order_[i] = i;
+  }
+}
+
+int64_t BatchIterator::num_batches() const {
+  const int64_t n = data_.size();
+  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+const Dataset* BatchIterator::Next() {
+  if (!started_) Reset();
+  const int64_t n = static_cast<int64_t>(order_.size());
+  const int64_t count = std::min(batch_size_, n - pos_);
+  if (count <= 0 || (drop_last_ && count < batch_size_)) return nullptr;
+  if (!bx_.defined() || !by_.defined() || data_.y.dim(0) != data_.x.dim(0)) return nullptr;
+  if (current_.x.dims().empty() || current_.x.dim(0) != count) {
+    current_.x = count == bx_.dim(0) ? bx_ : Tensor(bx_.dtype(), WithDim0(bx_.dims(), count), bx_.buffer());
+    current_.y = count == by_.dim(0) ? by_ : Tensor(by_.dtype(), WithDim0(by_.dims(), count), by_.buffer());
+  }
+  GatherRows(data_.x, order_.data() + pos_, count, current_.x);
+  GatherRows(data_.y, order_.data() + pos_, count, current_.y);
+  pos_ += count;
+  return &current_;
+}
+
+}  // namespace tandem::training

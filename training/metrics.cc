@@ -1,0 +1,61 @@
+#include "training/metrics.h"
+
+#include <cmath>
+
+namespace tandem::training {
+
+absl::Status MetricAccumulator::Add(const Tensor& p, const Tensor& t) {
+  if (p.rank() == 0 || t.rank() == 0 || p.dim(0) != t.dim(0))
+    return absl::InvalidArgumentError("prediction " + DimsToString(p.dims()) + " and target " +
+                                      DimsToString(t.dims()) + " disagree on the batch size");
+  const int64_t n = p.dim(0);
+  if (kind_ == LossKind::kCrossEntropy) {
+    if (p.rank() != 2) return absl::InvalidArgumentError("cross_entropy metrics need [N, C] logits");
+    const int64_t c = p.dim(1);
+    for (int64_t i = 0; i < n; ++i) {
+      double mx = -INFINITY;
+      int64_t arg = 0;
+      for (int64_t j = 0; j < c; ++j) {
+        double v = p.ElementAsDouble(i * c + j);
+        if (v > mx) mx = v, arg = j;
+      }
+      double z = 0;
+      for (int64_t j = 0; j < c; ++j) z += std::exp(p.ElementAsDouble(i * c + j) - mx);
+      int64_t label = t.ElementAsInt64(i);
+      if (label < 0 || label >= c) return absl::InvalidArgumentError("label out of range");
+      loss_sum_ += std::log(z) + mx - p.ElementAsDouble(i * c + label);
+      correct_ += arg == label;
+    }
+    samples_ += n;
+    elements_ += n;
+    return absl::OkStatus();
+  }
+  if (p.numel() != t.numel())
+    return absl::InvalidArgumentError("prediction and target sizes differ");
+  for (int64_t i = 0; i < p.numel(); ++i) {
+    double x = p.ElementAsDouble(i), y = t.ElementAsDouble(i);
+    switch (kind_) {
+      case LossKind::kMse: loss_sum_ += (x - y) * (x - y); break;
+      case LossKind::kL1: loss_sum_ += std::fabs(x - y); break;
+      case LossKind::kBceWithLogits:
+        loss_sum_ += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
+        correct_ += (x > 0) == (y > 0.5);
+        break;
+      default: break;
+    }
+  }
+  samples_ += n;
+  elements_ += p.numel();
+  return absl::OkStatus();
+}
+
+Metrics MetricAccumulator::Result() const {
+  Metrics m;
+  m.samples = samples_;
+  m.loss = elements_ ? loss_sum_ / static_cast<double>(elements_) : 0;
+  if (kind_ == LossKind::kCrossEntropy) m.accuracy = samples_ ? double(correct_) / samples_ : 0;
+  if (kind_ == LossKind::kBceWithLogits) m.accuracy = elements_ ? double(correct_) / elements_ : 0;
+  return m;
+}
+
+}  // namespace tandem::training

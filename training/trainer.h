@@ -1,0 +1,54 @@
+// Trainer: owns the parameters and optimizer state, runs optimizer steps through the
+// training graph and predictions through the inference graph, both as Sessions that are
+// fed the trainer's own buffers (no copies of weights per step).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "runtime/session.h"
+#include "training/training_graph.h"
+
+namespace tandem::training {
+
+struct TrainerOptions {
+  TrainingSpec spec;
+  LrSchedule schedule;
+  int num_threads = 0;
+};
+
+class Trainer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const Graph& inference,
+                                                         const TrainerOptions& options);
+
+  // One optimizer step on a batch (inputs by name; `target` as the loss expects).
+  // Returns the batch loss before the update.
+  absl::StatusOr<double> Step(const std::map<std::string, Tensor>& inputs, const Tensor& target);
+  // The model's outputs with the current weights, in inference mode (Dropout off).
+  absl::StatusOr<std::vector<Tensor>> Predict(const std::map<std::string, Tensor>& inputs);
+
+  // The inference graph with the current weights as initializers.
+  Graph ExportInference() const;
+  int64_t steps_taken() const { return step_; }
+  const std::vector<std::string>& parameter_names() const { return graph_.params; }
+  std::map<std::string, Tensor>& parameters() { return params_; }
+  std::map<std::string, Tensor>& optimizer_state() { return state_; }
+  void set_steps_taken(int64_t s) { step_ = s; }
+  const TrainingGraph& training_graph() const { return graph_; }
+
+ private:
+  Trainer() = default;
+  Graph inference_;
+  TrainingGraph graph_;
+  TrainerOptions options_;
+  std::unique_ptr<Session> train_session_, eval_session_;
+  std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
+  std::map<std::string, Tensor> state_;   // state input name -> owned buffer
+  int64_t step_ = 0;
+};
+
+}  // namespace tandem::training

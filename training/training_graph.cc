@@ -1,0 +1,157 @@
+#include "training/training_graph.h"
+
+#include <set>
+
+#include "training/gradient_builder.h"
+#include "training/gradient_rules.h"
+
+namespace tandem::training {
+
+namespace {
+
+bool Frozen(const std::string& name, const std::vector<std::string>& freeze) {
+  for (const std::string& f : freeze) {
+    if (!f.empty() && f.back() == '*') {
+      if (name.compare(0, f.size() - 1, f, 0, f.size() - 1) == 0) return true;
+    } else if (name == f) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute FloatAttr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+
+// Dropout and BatchNormalization switch to their training behaviour.
+absl::Status EnterTrainingMode(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (!n.domain.empty()) continue;
+    if (n.op_type == "Dropout") {
+      if (g.opset("") < 12)
+        return absl::UnimplementedError(n.Describe() + ": training-mode Dropout needs opset >= 12");
+      std::string flag = n.name + "/training_mode";
+      g.initializers[flag] = Tensor::Scalar<bool>(true);
+      n.inputs.resize(3);
+      n.inputs[2] = flag;
+    } else if (n.op_type == "BatchNormalization") {
+      return absl::UnimplementedError(n.Describe() +
+                                      ": training BatchNormalization is not supported yet");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<std::string> TrainableParameters(const Graph& inference,
+                                             const std::vector<std::string>& freeze) {
+  std::set<std::string> stats;  // BatchNormalization running mean/var are not trained
+  for (const Node& n : inference.nodes)
+    if (n.op_type == "BatchNormalization")
+      for (size_t i = 3; i < n.inputs.size() && i < 5; ++i) stats.insert(n.inputs[i]);
+  std::vector<std::string> out;
+  for (const auto& [name, t] : inference.initializers)
+    if (IsFloatingPoint(t.dtype()) && t.numel() > 0 && !stats.count(name) && !Frozen(name, freeze))
+      out.push_back(name);
+  return out;
+}
+
+absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const TrainingSpec& spec) {
+  TrainingGraph tg;
+  tg.graph = inference;
+  Graph& g = tg.graph;
+  for (const ValueInfo& in : g.inputs) tg.data_inputs.push_back(in.name);
+  tg.params = TrainableParameters(inference, spec.freeze);
+  if (tg.params.empty()) return absl::InvalidArgumentError("[train] the model has no trainable parameters");
+  for (const std::string& p : tg.params) {
+    const Tensor& t = g.initializers.at(p);
+    g.inputs.push_back(ValueInfo{p, t.dtype(), Shape::Of(t.dims())});
+    g.initializers.erase(p);
+  }
+  auto mode = EnterTrainingMode(g);
+  if (!mode.ok()) return mode;
+
+  std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;
+  tg.target = "target";  // AddLoss declares it as a graph input
+  auto loss = AddLoss(g, spec.loss, prediction, tg.target, spec.reduction);
+  if (!loss.ok()) return loss.status();
+  tg.loss = *loss;
+
+  auto grads = AddGradients(g, tg.loss, tg.params);
+  if (!grads.ok()) return grads.status();
+  for (const std::string& p : tg.params)
+    if (!grads->count(p))
+      return absl::InvalidArgumentError("[train] parameter '" + p +
+                                        "' does not affect the loss; freeze it with --freeze");
+
+  tg.step = "train/step";
+  tg.lr = "train/lr";
+  g.inputs.push_back(ValueInfo{tg.step, DataType::kInt64, Shape::Of({})});
+  g.inputs.push_back(ValueInfo{tg.lr, DataType::kFloat, Shape::Of({})});
+  g.opsets[kTandemDomain] = 1;
+
+  std::vector<std::string> grad_names;
+  for (const std::string& p : tg.params) grad_names.push_back(grads->at(p));
+  const OptimizerSpec& opt = spec.optimizer;
+  if (opt.clip_norm > 0) {
+    Node clip;
+    clip.op_type = "GlobalNormClip";
+    clip.domain = kTandemDomain;
+    clip.name = "train/clip";
+    clip.inputs = grad_names;
+    clip.attributes["max_norm"] = FloatAttr(opt.clip_norm);
+    for (std::string& gname : grad_names) {
+      gname += "/clipped";
+      clip.outputs.push_back(gname);
+    }
+    g.nodes.push_back(std::move(clip));
+  }
+  g.outputs = {ValueInfo{tg.loss, DataType::kUndefined, Shape::Of({})}};
+  const char* op = nullptr;
+  switch (opt.kind) {
+    case OptimizerKind::kSgd: op = "SGDUpdate"; break;
+    case OptimizerKind::kMomentum: op = "MomentumUpdate"; break;
+    case OptimizerKind::kAdam: op = "AdamUpdate"; break;
+    case OptimizerKind::kAdamW: op = "AdamWUpdate"; break;
+  }
+  for (size_t k = 0; k < tg.params.size(); ++k) {
+    const std::string& p = tg.params[k];
+    const ValueInfo pinfo = *g.FindValueInfo(p);  // a copy: g.inputs grows below
+    Node u;
+    u.op_type = op;
+    u.domain = kTandemDomain;
+    u.name = p + "/update";
+    u.inputs = {p, grad_names[k]};
+    for (const std::string& suffix : OptimizerStateSuffixes(opt.kind)) {
+      std::string s = p + "/" + suffix;
+      g.inputs.push_back(ValueInfo{s, pinfo.dtype, pinfo.shape});
+      tg.state[p].push_back(s);
+      u.inputs.push_back(s);
+    }
+    u.inputs.push_back(tg.step);
+    u.inputs.push_back(tg.lr);
+    u.attributes["momentum"] = FloatAttr(opt.momentum);
+    u.attributes["nesterov"] = IntAttr(opt.nesterov ? 1 : 0);
+    u.attributes["beta1"] = FloatAttr(opt.beta1);
+    u.attributes["beta2"] = FloatAttr(opt.beta2);
+    u.attributes["epsilon"] = FloatAttr(opt.epsilon);
+    u.attributes["weight_decay"] = FloatAttr(opt.weight_decay);
+    u.outputs = {p + "/updated"};
+    g.outputs.push_back(ValueInfo{u.outputs[0], pinfo.dtype, pinfo.shape});
+    g.nodes.push_back(std::move(u));
+  }
+  return tg;
+}
+
+}  // namespace tandem::training

@@ -1,0 +1,47 @@
+// Builds the training graph from an inference graph: the forward pass in training mode,
+// the loss, the backward pass (AddGradients) and one fused optimizer update per
+// parameter — all ordinary nodes of one Graph that a Session runs.
+//
+// Trainable parameters (float initializers not frozen, and not BatchNormalization
+// running statistics) become graph inputs, as do their optimizer state tensors, the
+// target, the step counter and the learning rate: the trainer owns those buffers and
+// feeds them every step, and the update nodes modify them in place. Update nodes come
+// last in node order, after every gradient is computed (the runtime executes nodes in
+// graph order; nothing between here and the plan reorders them).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "training/losses.h"
+#include "training/optimizer.h"
+
+namespace tandem::training {
+
+struct TrainingSpec {
+  LossKind loss = LossKind::kMse;
+  Reduction reduction = Reduction::kMean;
+  std::string prediction;                    // model output fed to the loss ("" = first)
+  std::vector<std::string> freeze;           // exact names or prefixes ending in '*'
+  OptimizerSpec optimizer;
+};
+
+struct TrainingGraph {
+  Graph graph;
+  std::vector<std::string> data_inputs;      // the model's own inputs
+  std::string target;                        // graph input holding the labels/targets
+  std::string loss;                          // graph output: scalar loss
+  std::vector<std::string> params;           // trainable parameters (graph inputs)
+  std::map<std::string, std::vector<std::string>> state;  // param -> optimizer state inputs
+  std::string step, lr;                      // scalar inputs: int64 step (1-based), float lr
+};
+
+// Names of the trainable parameters of `inference` under `freeze`.
+std::vector<std::string> TrainableParameters(const Graph& inference,
+                                             const std::vector<std::string>& freeze);
+
+absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const TrainingSpec& spec);
+
+}  // namespace tandem::training
