@@ -318,7 +318,7 @@ absl::StatusOr<Graph> ChainGraph(DataType t, std::vector<std::string>* params) {
   };
   const std::vector<std::pair<std::string, Dims>> inputs = {
       {"x", {2, 3, 8, 8}}, {"w1", {8, 3, 3, 3}}, {"b1", {8}},    {"scale", {8}},
-      {"bias", {8}},       {"w2", {8, 2, 3, 3}}, {"ln_s", {5}},   {"lw", {2, 4, 1, 1}}};
+      {"bias", {8}},       {"w2", {8, 2, 3, 3}}, {"ln_s", {3}},   {"lw", {2, 4, 1, 1}}};
   for (const auto& [name, dims] : inputs) g.inputs.push_back(ValueInfo{name, t, Shape::Of(dims)});
   g.inputs.push_back(ValueInfo{"mean", t, Shape::Of({8})});
   g.inputs.push_back(ValueInfo{"var", t, Shape::Of({8})});
@@ -350,7 +350,7 @@ std::map<std::string, Tensor> ChainFeeds(DataType t) {
   std::map<std::string, Tensor> f;
   const std::vector<std::pair<std::string, Dims>> dims = {
       {"x", {2, 3, 8, 8}}, {"w1", {8, 3, 3, 3}}, {"b1", {8}},  {"scale", {8}}, {"bias", {8}},
-      {"w2", {8, 2, 3, 3}}, {"ln_s", {5}},      {"lw", {2, 4, 1, 1}}, {"mean", {8}}, {"var", {8}}};
+      {"w2", {8, 2, 3, 3}}, {"ln_s", {3}},      {"lw", {2, 4, 1, 1}}, {"mean", {8}}, {"var", {8}}};
   unsigned seed = 200;
   for (const auto& [name, d] : dims) {
     Tensor v = RandomDoubles(d, seed++, name == "scale" || name == "var" ? 0.5 : -1.0, 1.5);

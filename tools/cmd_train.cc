@@ -46,6 +46,7 @@ const char kUsage[] =
     "  --device cpu|cuda|auto    (default auto: the CUDA provider when available)\n"
     "output:\n"
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
+    "  --step-log FILE.csv       the loss of every step (before its update)\n"
     "  --export FILE.onnx        the trained model as a standard ONNX inference model\n"
     "  --quiet                   only the final summary\n";
 
@@ -89,7 +90,7 @@ int Train(int argc, char** argv) {
                  {"--x", "--y", "--csv", "--loss", "--optimizer", "--lr", "--momentum",
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
-                  "--history", "--export"},
+                  "--history", "--step-log", "--export"},
                  {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist"}, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
@@ -172,7 +173,7 @@ int Train(int argc, char** argv) {
                 static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
                 training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr);
 
-  std::vector<double> history, val_history, val_acc;
+  std::vector<double> history, val_history, val_acc, step_losses;
   const bool tty = isatty(fileno(stderr));
   auto start = std::chrono::steady_clock::now();
   for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
@@ -182,6 +183,7 @@ int Train(int argc, char** argv) {
     while (const training::Dataset* b = batches.Next()) {
       auto l = t.Step({{input, b->x}}, b->y);
       if (!l.ok()) return Fail(l.status());
+      step_losses.push_back(*l);
       sum += *l * static_cast<double>(b->size());
       seen += b->size();
       ++step_in_epoch;
@@ -242,6 +244,13 @@ int Train(int argc, char** argv) {
     auto s = WriteLossPlotSvg(svg, history, val_history, "tandem train: " + a.positional[0]);
     if (!s.ok()) return Fail(s);
     std::printf("history: %s, plot: %s\n", path.c_str(), svg.c_str());
+  }
+  if (a.has("--step-log")) {
+    std::ofstream log(a.get("--step-log"));
+    log << "step,loss\n";
+    log.precision(9);
+    for (size_t i = 0; i < step_losses.size(); ++i) log << i + 1 << "," << step_losses[i] << "\n";
+    if (!log) return Fail(absl::DataLossError("cannot write " + a.get("--step-log")));
   }
   if (a.has("--export")) {
     auto s = ExportModelFile(t.ExportInference(), a.get("--export"));

@@ -2,7 +2,7 @@
 // GlobalAveragePool, BatchNormalization and LayerNormalization. Convolutions, windowed
 // pools and normalizations use fused ai.tandem *Grad kernels (providers/cpu/kernels/
 // conv_grad.cc, pool_grad.cc, norm_grad.cc: oneDNN backward primitives for float32) that
-// take the forward node's attributes; GlobalAveragePool is a broadcast of dY / size.
+// take the forward node's attributes.
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {
@@ -50,11 +50,7 @@ void RegisterNnGradients(GradientRegistry& r) {
   // Y[n, c] = mean of X[n, c, ...]  =>  dX = broadcast(dY / spatial size).
   r.Add("GlobalAveragePool", [](GradientContext& c) -> absl::Status {
     if (!c.has_dY(0) || !c.wants(0)) return absl::OkStatus();
-    std::string count = c.Emit1("Div", {c.Emit1("Size", {c.X(0)}), c.Emit1("Size", {c.Y(0)})});
-    const auto type = static_cast<int64_t>(c.graph().ValueType(c.X(0)));
-    std::string scaled =
-        c.Emit1("Div", {c.dY(0), c.Emit1("Cast", {count}, {{"to", GradientContext::Int(type)}})});
-    c.SetInputGrad(0, c.Emit1("Expand", {scaled, c.Emit1("Shape", {c.X(0)})}));
+    c.SetInputGrad(0, c.Emit1("GlobalAveragePoolGrad", {c.dY(0), c.X(0)}, {}, kTandemDomain));
     return absl::OkStatus();
   });
 

@@ -2,6 +2,7 @@
 // training/rules/nn.cc), with the forward node's attributes:
 //   MaxPoolGrad(dY, X) -> dX      dY routed to the argmax of each window (first maximum)
 //   AveragePoolGrad(dY, X) -> dX  dY spread over each window (count_include_pad, ceil_mode)
+//   GlobalAveragePoolGrad(dY, X) -> dX   dX[n, c, ...] = dY[n, c] / spatial size
 // float32 runs on oneDNN pooling_v2 (max: a forward_training pass for the workspace, then
 // backward) in the channel-blocked layout; double, and the ceil_mode + count_include_pad
 // corner oneDNN divides differently, use reference loops that mirror pool.cc's forward.
@@ -220,12 +221,40 @@ KernelFactory MakePoolGrad() {
   };
 }
 
+class GlobalAveragePoolGrad : public Kernel {
+ public:
+  explicit GlobalAveragePoolGrad(const KernelInfo&) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* dy = ctx.input(0);
+    const Tensor* x = ctx.input(1);
+    if (!dy || !x) return absl::InvalidArgumentError("dY and X are required");
+    if (x->rank() < 2 || dy->dtype() != x->dtype() || dy->rank() != x->rank() ||
+        dy->dim(0) != x->dim(0) || dy->dim(1) != x->dim(1) || dy->numel() != x->dim(0) * x->dim(1))
+      return absl::InvalidArgumentError("dY of shape " + DimsToString(dy->dims()) +
+                                        " is not the global pool of X of shape " + DimsToString(x->dims()));
+    Tensor& dx = ctx.AllocateOutput(0, x->dtype(), x->dims());
+    const int64_t planes = dy->numel(), size = DimProduct(x->dims(), 2, x->rank());
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      const T* g = dy->data<T>();
+      T* o = dx.data<T>();
+#pragma omp parallel for if (planes * size > (1 << 16))
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t i = 0; i < size; ++i) o[p * size + i] = g[p] / static_cast<T>(size);
+    };
+    if (x->dtype() == DataType::kDouble) run(double{});
+    else run(float{});
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 void RegisterPoolGradKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
   r.Add(grad::TandemDef("MaxPoolGrad", t, MakePoolGrad<true>()));
   r.Add(grad::TandemDef("AveragePoolGrad", t, MakePoolGrad<false>()));
+  r.Add(grad::TandemDef("GlobalAveragePoolGrad", t, Make<GlobalAveragePoolGrad>()));
 }
 
 }  // namespace tandem::cpu

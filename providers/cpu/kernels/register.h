@@ -34,7 +34,7 @@ void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorize
 
 void RegisterGradKernels(KernelRegistry& r);         // grad_ops.cc: ai.tandem gradient ops
 void RegisterConvGradKernels(KernelRegistry& r);     // conv_grad.cc: ConvGrad, ConvTransposeGrad
-void RegisterPoolGradKernels(KernelRegistry& r);     // pool_grad.cc: MaxPoolGrad, AveragePoolGrad
+void RegisterPoolGradKernels(KernelRegistry& r);     // pool_grad.cc: MaxPoolGrad, AveragePoolGrad, GlobalAveragePoolGrad
 void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNormalizationGrad, LayerNormalizationGrad
 void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
