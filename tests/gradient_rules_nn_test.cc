@@ -267,6 +267,13 @@ TEST(GradientKernelsNn, PoolGradFloatMatchesDouble) {
                 {{"kernel_shape", IntsAttr({3, 2})}, {"strides", IntsAttr({2, 2})},
                  {"pads", IntsAttr({1, 0, 0, 1})}, {"ceil_mode", IntAttr(1)}}, 1};
   EXPECT_EQ(CompareFloatWithDouble(mx), "") << "MaxPool";
+  KernelCase resnet{"MaxPoolGrad", {{2, 16, 8, 8}, {2, 16, 16, 16}},
+                    {{"kernel_shape", IntsAttr({3, 3})}, {"strides", IntsAttr({2, 2})},
+                     {"pads", IntsAttr({1, 1, 1, 1})}}, 1};
+  EXPECT_EQ(CompareFloatWithDouble(resnet), "") << "MaxPool 3x3/2";
+  KernelCase one{"AveragePoolGrad", {{2, 8, 6}, {2, 8, 11}},
+                 {{"kernel_shape", IntsAttr({3})}, {"strides", IntsAttr({2})}, {"pads", IntsAttr({1, 1})}}, 1};
+  EXPECT_EQ(CompareFloatWithDouble(one), "") << "AveragePool 1-D";
   for (int include = 0; include < 2; ++include) {
     KernelCase av{"AveragePoolGrad", {{2, 16, 4, 3}, {2, 16, 7, 7}},
                   {{"kernel_shape", IntsAttr({3, 3})}, {"strides", IntsAttr({2, 2})},
@@ -282,6 +289,8 @@ TEST(GradientKernelsNn, NormGradFloatMatchesDouble) {
   KernelCase bn{"BatchNormalizationGrad", {{4, 16, 6, 5}, {4, 16, 6, 5}, {16}},
                 {{"epsilon", FloatAttr(1e-5f)}, {"training_mode", IntAttr(1)}}, 3};
   EXPECT_EQ(CompareFloatWithDouble(bn), "") << "BatchNormalization training";
+  bn.shapes = {{8, 16}, {8, 16}, {16}};
+  EXPECT_EQ(CompareFloatWithDouble(bn), "") << "BatchNormalization training, 2-D";
   KernelCase bni{"BatchNormalizationGrad", {{4, 16, 6, 5}, {4, 16, 6, 5}, {16}, {16}, {16}},
                  {{"epsilon", FloatAttr(1e-5f)}, {"training_mode", IntAttr(0)}}, 3};
   EXPECT_EQ(CompareFloatWithDouble(bni), "") << "BatchNormalization inference";

@@ -84,4 +84,17 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
   return a;
 }
 
+void PrintProfile(std::vector<StepProfile> steps) {
+  double total = 0;
+  for (const StepProfile& p : steps) total += p.total_us;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepProfile& a, const StepProfile& b) { return a.total_us > b.total_us; });
+  std::printf("%-32s %-20s %-6s %10s %7s\n", "node", "op", "on", "us/call", "share");
+  for (const StepProfile& p : steps) {
+    if (!p.calls) continue;
+    std::printf("%-32.32s %-20s %-6s %10.1f %6.1f%%\n", p.node.c_str(), p.op.c_str(),
+                p.provider.c_str(), p.total_us / p.calls, total > 0 ? 100 * p.total_us / total : 0);
+  }
+}
+
 }  // namespace tandem::cli

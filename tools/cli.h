@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/plan.h"
+
 namespace tandem::cli {
 
 struct Args {
@@ -22,6 +24,9 @@ struct Args {
 // `bool_flags` take no value. Unknown flags are an error (exit 2) naming the flag.
 Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
            const std::vector<std::string>& bool_flags, const char* usage);
+
+// Prints a per-node time table, most expensive first.
+void PrintProfile(std::vector<StepProfile> steps);
 
 using Command = int (*)(int argc, char** argv);
 int Inspect(int argc, char** argv);

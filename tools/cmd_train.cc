@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "onnx_import/export.h"
@@ -48,7 +49,10 @@ const char kUsage[] =
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
     "  --step-log FILE.csv       the loss of every step (before its update)\n"
     "  --export FILE.onnx        the trained model as a standard ONNX inference model\n"
-    "  --quiet                   only the final summary\n";
+    "  --checkpoint-dir DIR      write DIR/checkpoint.tdm after every epoch (atomically)\n"
+    "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
+    "  --quiet                   only the final summary\n"
+    "  --profile                 per-node time table of the training graph at the end\n";
 
 struct Options {
   training::TrainerOptions trainer;
@@ -90,8 +94,8 @@ int Train(int argc, char** argv) {
                  {"--x", "--y", "--csv", "--loss", "--optimizer", "--lr", "--momentum",
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
-                  "--history", "--step-log", "--export"},
-                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist"}, kUsage);
+                  "--history", "--step-log", "--export", "--checkpoint-dir"},
+                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile", "--resume"}, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -115,6 +119,7 @@ int Train(int argc, char** argv) {
   o.trainer.schedule.kind = *sched;
   o.trainer.schedule.warmup_steps = a.get_int("--warmup-steps", 0);
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  o.trainer.profiling = a.has("--profile");
   o.epochs = a.get_int("--epochs", 1);
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
   o.shuffle = !a.has("--no-shuffle");
@@ -173,10 +178,36 @@ int Train(int argc, char** argv) {
                 static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
                 training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr);
 
+  const std::string ckpt_dir = a.get("--checkpoint-dir");
+  const std::string ckpt = ckpt_dir + "/checkpoint.tdm";
+  int64_t first_epoch = 1;
+  if (!ckpt_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(ckpt_dir, ec);
+    if (ec) return Fail(absl::PermissionDeniedError("cannot create " + ckpt_dir + ": " + ec.message()));
+    // Temporary files of a run that was killed mid-write.
+    for (const auto& entry : std::filesystem::directory_iterator(ckpt_dir, ec))
+      if (entry.path().filename().string().rfind("checkpoint.tdm.tmp.", 0) == 0)
+        std::filesystem::remove(entry.path(), ec);
+  }
+  if (a.has("--resume")) {
+    if (ckpt_dir.empty()) return Fail(absl::InvalidArgumentError("--resume needs --checkpoint-dir"));
+    auto c = training::LoadCheckpoint(ckpt);
+    if (!c.ok()) return Fail(c.status());
+    auto s = t.RestoreCheckpoint(*c);
+    if (!s.ok()) return Fail(s);
+    s = batches.RestoreRngState(c->rng_state);
+    if (!s.ok()) return Fail(s);
+    first_epoch = c->epoch + 1;
+    if (!o.quiet)
+      std::printf("resumed from %s: epoch %lld, step %lld\n", ckpt.c_str(),
+                  static_cast<long long>(c->epoch), static_cast<long long>(c->step));
+  }
   std::vector<double> history, val_history, val_acc, step_losses;
   const bool tty = isatty(fileno(stderr));
+  const int64_t steps_before = t.steps_taken();
   auto start = std::chrono::steady_clock::now();
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     batches.Reset();
     double sum = 0;
     int64_t seen = 0, step_in_epoch = 0;
@@ -197,8 +228,9 @@ int Train(int argc, char** argv) {
     double train_loss = sum / static_cast<double>(std::max<int64_t>(1, seen));
     history.push_back(train_loss);
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double per_sec = static_cast<double>(train.size()) * static_cast<double>(epoch) / elapsed;
-    double eta = elapsed / static_cast<double>(epoch) * static_cast<double>(o.epochs - epoch);
+    const double done_here = static_cast<double>(epoch - first_epoch + 1);
+    double per_sec = static_cast<double>(train.size()) * done_here / elapsed;
+    double eta = elapsed / done_here * static_cast<double>(o.epochs - epoch);
     std::string val;
     if (validation.size() > 0) {
       auto m = Evaluate(t, input, validation, std::max<int64_t>(o.batch_size, 256), spec.loss);
@@ -213,6 +245,10 @@ int Train(int argc, char** argv) {
         val_acc.push_back(m->accuracy);
       }
     }
+    if (!ckpt_dir.empty()) {
+      auto s = training::SaveCheckpoint(ckpt, t.MakeCheckpoint(epoch, batches.RngState()));
+      if (!s.ok()) return Fail(s);
+    }
     bool show = !o.quiet && (o.epochs <= 50 || epoch % (o.epochs / 20) == 0 || epoch == o.epochs);
     if (show) {
       if (tty) std::fprintf(stderr, "\r\033[K");
@@ -223,18 +259,21 @@ int Train(int argc, char** argv) {
     }
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("done: %lld steps in %s (%.3f ms/step), final train loss %.6g%s\n",
-              static_cast<long long>(t.steps_taken()), Duration(total).c_str(),
-              1000 * total / static_cast<double>(std::max<int64_t>(1, t.steps_taken())), history.back(),
-              val_acc.empty() ? "" : (", validation accuracy " + std::to_string(100 * val_acc.back()) + "%").c_str());
+  const int64_t steps_here = t.steps_taken() - steps_before;
+  std::printf("done: %lld steps in %s (%.3f ms/step)", static_cast<long long>(steps_here),
+              Duration(total).c_str(), 1000 * total / static_cast<double>(std::max<int64_t>(1, steps_here)));
+  if (!history.empty()) std::printf(", final train loss %.6g", history.back());
+  if (!val_acc.empty()) std::printf(", validation accuracy %.2f%%", 100 * val_acc.back());
+  std::printf("\n");
 
+  if (a.has("--profile")) PrintProfile(t.profile());
   if (a.has("--history")) {
     std::string path = a.get("--history");
     std::ofstream csv(path);
     csv << "epoch,train_loss" << (val_history.empty() ? "" : ",val_loss")
         << (val_acc.empty() ? "" : ",val_accuracy") << "\n";
     for (size_t e = 0; e < history.size(); ++e) {
-      csv << e + 1 << "," << history[e];
+      csv << e + first_epoch << "," << history[e];
       if (!val_history.empty()) csv << "," << val_history[e];
       if (!val_acc.empty()) csv << "," << val_acc[e];
       csv << "\n";

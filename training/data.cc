@@ -340,4 +340,19 @@ const Dataset* BatchIterator::Next() {
   return &current_;
 }
 
+std::string BatchIterator::RngState() const {
+  std::ostringstream os;
+  os << rng_;
+  return os.str();
+}
+
+absl::Status BatchIterator::RestoreRngState(const std::string& state) {
+  std::istringstream is(state);
+  std::mt19937_64 rng;
+  is >> rng;
+  if (is.fail()) return absl::InvalidArgumentError("corrupt shuffling state in checkpoint");
+  rng_ = rng;
+  return absl::OkStatus();
+}
+
 }  // namespace tandem::training

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,10 @@ class BatchIterator {
   int64_t batch_size() const { return batch_size_; }
   // The row order of the current epoch.
   const std::vector<int64_t>& order() const { return order_; }
+  // The shuffling generator's state (text), to checkpoint between epochs and restore so a
+  // resumed run draws the same epoch orders as an uninterrupted one.
+  std::string RngState() const;
+  absl::Status RestoreRngState(const std::string& state);
 
  private:
   Dataset data_;

@@ -17,6 +17,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   }
   SessionOptions so;
   so.num_threads = options.num_threads;
+  so.profiling = options.profiling;
   auto train = Session::FromGraph(t->graph_.graph, so);
   if (!train.ok()) return train.status();
   t->train_session_ = std::move(*train);
@@ -28,6 +29,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
     eval.inputs.push_back(ValueInfo{p, w.dtype(), Shape::Of(w.dims())});
     eval.initializers.erase(p);
   }
+  so.profiling = false;
   auto eval_session = Session::FromGraph(std::move(eval), so);
   if (!eval_session.ok()) return eval_session.status();
   t->eval_session_ = std::move(*eval_session);
@@ -53,6 +55,40 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string,
   std::map<std::string, Tensor> feeds = inputs;
   for (const auto& [name, t] : params_) feeds[name] = t;
   return eval_session_->Run(feeds);
+}
+
+Checkpoint Trainer::MakeCheckpoint(int64_t epochs_done, const std::string& rng_state) const {
+  Checkpoint c;
+  c.step = step_;
+  c.epoch = epochs_done;
+  c.rng_state = rng_state;
+  c.params = params_;
+  c.state = state_;
+  return c;
+}
+
+absl::Status Trainer::RestoreCheckpoint(const Checkpoint& c) {
+  auto restore = [](std::map<std::string, Tensor>& into, const std::map<std::string, Tensor>& from,
+                    const char* what) -> absl::Status {
+    if (from.size() != into.size())
+      return absl::InvalidArgumentError(std::string("[checkpoint] holds ") + std::to_string(from.size()) +
+                                        " " + what + " tensors, the model has " + std::to_string(into.size()));
+    for (auto& [name, t] : into) {
+      auto it = from.find(name);
+      if (it == from.end())
+        return absl::InvalidArgumentError(std::string("[checkpoint] has no ") + what + " tensor '" + name + "'");
+      if (it->second.dtype() != t.dtype() || it->second.dims() != t.dims())
+        return absl::InvalidArgumentError("[checkpoint] tensor '" + name + "' is " +
+                                          DataTypeName(it->second.dtype()) + DimsToString(it->second.dims()) +
+                                          ", the model needs " + DataTypeName(t.dtype()) + DimsToString(t.dims()));
+    }
+    for (auto& [name, t] : into) t = from.at(name).Clone();
+    return absl::OkStatus();
+  };
+  absl::Status s = restore(params_, c.params, "parameter");
+  if (s.ok()) s = restore(state_, c.state, "optimizer state");
+  if (s.ok()) step_ = c.step;
+  return s;
 }
 
 Graph Trainer::ExportInference() const {

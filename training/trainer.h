@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "runtime/session.h"
+#include "training/checkpoint.h"
 #include "training/training_graph.h"
 
 namespace tandem::training {
@@ -18,6 +19,7 @@ struct TrainerOptions {
   TrainingSpec spec;
   LrSchedule schedule;
   int num_threads = 0;
+  bool profiling = false;  // per-node timings of the training graph, see profile()
 };
 
 class Trainer {
@@ -31,6 +33,12 @@ class Trainer {
   // The model's outputs with the current weights, in inference mode (Dropout off).
   absl::StatusOr<std::vector<Tensor>> Predict(const std::map<std::string, Tensor>& inputs);
 
+  // Parameters, optimizer state and step as a checkpoint (epoch and RNG state from the caller).
+  Checkpoint MakeCheckpoint(int64_t epochs_done, const std::string& rng_state) const;
+  // Loads a checkpoint of this model: every parameter and state tensor must be present
+  // with its shape and type; errors name the tensor.
+  absl::Status RestoreCheckpoint(const Checkpoint& c);
+
   // The inference graph with the current weights as initializers.
   Graph ExportInference() const;
   int64_t steps_taken() const { return step_; }
@@ -39,6 +47,7 @@ class Trainer {
   std::map<std::string, Tensor>& optimizer_state() { return state_; }
   void set_steps_taken(int64_t s) { step_ = s; }
   const TrainingGraph& training_graph() const { return graph_; }
+  std::vector<StepProfile> profile() const { return train_session_->profile(); }
 
  private:
   Trainer() = default;

@@ -195,6 +195,7 @@ struct DnnlEntry {
   std::optional<dnnl::convolution_backward_data> data;       // dA from dB, W
   std::optional<dnnl::convolution_backward_weights> wts;     // dW from A, dB
   DnnlPort f_a, f_w, f_b, d_db, d_w, d_da, w_a, w_db, w_dw;
+  bool share_a = false, share_db = false;  // backward_weights reuses the other's reorder
 };
 
 class ConvGradKernel : public Kernel {
@@ -325,22 +326,30 @@ class ConvGradKernel : public Kernel {
           c.w_a.InitIn(a_md, pd.src_desc());
           c.w_db.InitIn(b_md, pd.diff_dst_desc());
           c.w_dw.InitOut(w_md, pd.diff_weights_desc());
+          c.share_a = c.fwd && c.f_a.prim == c.w_a.prim;
+          c.share_db = c.data && c.d_db.prim == c.w_db.prim;
+          if (c.share_a) c.w_a = DnnlPort{};  // drop the unused buffers
+          if (c.share_db) c.w_db = DnnlPort{};
         }
         return c;
       });
       auto& s = DnnlStream();
+      dnnl::memory a_mem, db_mem;
       if (b_out) {
-        e.fwd->execute(s, {{DNNL_ARG_SRC, e.f_a.In(a)}, {DNNL_ARG_WEIGHTS, e.f_w.In(w)},
+        a_mem = e.f_a.In(a);
+        e.fwd->execute(s, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, e.f_w.In(w)},
                            {DNNL_ARG_DST, e.f_b.Out(*b_out)}});
         e.f_b.Finish(*b_out);
       }
       if (da) {
-        e.data->execute(s, {{DNNL_ARG_DIFF_DST, e.d_db.In(bsrc)}, {DNNL_ARG_WEIGHTS, e.d_w.In(w)},
+        db_mem = e.d_db.In(bsrc);
+        e.data->execute(s, {{DNNL_ARG_DIFF_DST, db_mem}, {DNNL_ARG_WEIGHTS, e.d_w.In(w)},
                             {DNNL_ARG_DIFF_SRC, e.d_da.Out(*da)}});
         e.d_da.Finish(*da);
       }
       if (dw) {
-        e.wts->execute(s, {{DNNL_ARG_SRC, e.w_a.In(a)}, {DNNL_ARG_DIFF_DST, e.w_db.In(bsrc)},
+        e.wts->execute(s, {{DNNL_ARG_SRC, e.share_a ? a_mem : e.w_a.In(a)},
+                           {DNNL_ARG_DIFF_DST, e.share_db ? db_mem : e.w_db.In(bsrc)},
                            {DNNL_ARG_DIFF_WEIGHTS, e.w_dw.Out(*dw)}});
         e.w_dw.Finish(*dw);
       }

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Training speed: Tandem vs PyTorch CPU (OpenBLAS), side by side in the same run.
+
+usage: tools/bench/training_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
+                                     [--peaks-epochs 2000] [--cifar-steps 30]
+
+  peaks MLP: full-batch Adam (lr 0.08) on 40,000 points; time for --peaks-epochs epochs
+  CIFAR CNN: Adam steps on random 32x32 images at batch 32 and 128; images per second
+Each round runs both engines; the table gives min and median over rounds and the ratio
+of medians (>1: Tandem is faster).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inference_bench import blas_in_use  # noqa: E402
+from peaks_data import peaks  # noqa: E402
+from reference_models import cifar_cnn, export, peaks_mlp  # noqa: E402
+
+
+def torch_train_seconds(module, x, y, loss_fn, lr, steps, batch):
+    opt = torch.optim.Adam(module.parameters(), lr=lr)
+    n = x.shape[0]
+    start = time.perf_counter()
+    for s in range(steps):
+        i = (s * batch) % n
+        opt.zero_grad()
+        loss_fn(module(x[i:i + batch]), y[i:i + batch]).backward()
+        opt.step()
+    return time.perf_counter() - start
+
+
+def tandem_train_seconds(tandem, model, xp, yp, loss, lr, epochs, batch, threads):
+    out = subprocess.run([tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer",
+                          "adam", "--lr", str(lr), "--epochs", str(epochs), "--batch-size", str(batch),
+                          "--no-shuffle", "--threads", str(threads), "--quiet"],
+                         capture_output=True, text=True, check=True)
+    steps, ms = re.search(r"done: (\d+) steps in \S+ \(([0-9.]+) ms/step\)", out.stdout).groups()
+    return int(steps) * float(ms) / 1000
+
+
+def row(label, unit, t_torch, t_tandem, higher_is_better):
+    med_t, med_d = statistics.median(t_torch), statistics.median(t_tandem)
+    ratio = med_d / med_t if higher_is_better else med_t / med_d
+    best = max if higher_is_better else min
+    print(f"{label:<28}{best(t_torch):>10.1f}{med_t:>10.1f}{best(t_tandem):>11.1f}{med_d:>11.1f}"
+          f"  {unit:<8}{ratio:>7.2f}x")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tandem", default=os.path.join(ROOT, "build", "tandem"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--peaks-epochs", type=int, default=2000)
+    ap.add_argument("--cifar-steps", type=int, default=30)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"PyTorch {torch.__version__}, BLAS: {blas_in_use()}, threads: {args.threads}")
+    work = tempfile.mkdtemp(prefix="tandem_train_bench_")
+    print(f"{'case':<28}{'torch best':>10}{'torch med':>10}{'tandem best':>11}{'tandem med':>11}  {'unit':<8}{'ratio':>8}")
+
+    torch.manual_seed(1)
+    mlp = peaks_mlp()
+    export(mlp, (1, 2), os.path.join(work, "peaks.onnx"))
+    X, Y = peaks()
+    np.save(os.path.join(work, "px.npy"), X)
+    np.save(os.path.join(work, "py.npy"), Y)
+    tt, td = [], []
+    for _ in range(args.rounds):
+        m = peaks_mlp()
+        m.load_state_dict(mlp.state_dict())
+        tt.append(torch_train_seconds(m, torch.from_numpy(X), torch.from_numpy(Y),
+                                      torch.nn.functional.mse_loss, 0.08, args.peaks_epochs, len(X)))
+        td.append(tandem_train_seconds(args.tandem, os.path.join(work, "peaks.onnx"),
+                                       os.path.join(work, "px.npy"), os.path.join(work, "py.npy"),
+                                       "mse", 0.08, args.peaks_epochs, len(X), args.threads))
+    row(f"peaks MLP {args.peaks_epochs} epochs", "s", tt, td, higher_is_better=False)
+
+    torch.manual_seed(2)
+    cnn = cifar_cnn().eval()
+    export(cnn, (1, 3, 32, 32), os.path.join(work, "cifar.onnx"))
+    for batch in (32, 128):
+        n = batch * args.cifar_steps
+        rng = np.random.default_rng(batch)
+        Xc = rng.standard_normal((n, 3, 32, 32)).astype(np.float32)
+        Yc = rng.integers(0, 10, n).astype(np.int64)
+        np.save(os.path.join(work, "cx.npy"), Xc)
+        np.save(os.path.join(work, "cy.npy"), Yc)
+        tt, td = [], []
+        for _ in range(args.rounds):
+            m = cifar_cnn().eval()
+            m.load_state_dict(cnn.state_dict())
+            tt.append(n / torch_train_seconds(m, torch.from_numpy(Xc), torch.from_numpy(Yc),
+                                              torch.nn.functional.cross_entropy, 1e-3, args.cifar_steps, batch))
+            td.append(n / tandem_train_seconds(args.tandem, os.path.join(work, "cifar.onnx"),
+                                               os.path.join(work, "cx.npy"), os.path.join(work, "cy.npy"),
+                                               "cross_entropy", 1e-3, 1, batch, args.threads))
+        row(f"CIFAR CNN batch {batch}", "img/s", tt, td, higher_is_better=True)
+
+
+if __name__ == "__main__":
+    main()

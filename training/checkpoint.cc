@@ -1,0 +1,75 @@
+#include "training/checkpoint.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <onnx/onnx_pb.h>
+
+#include "onnx_import/atomic_file.h"
+#include "onnx_import/tensor_proto.h"
+
+namespace tandem::training {
+
+namespace {
+constexpr char kMagic[] = "tandem.checkpoint";
+constexpr char kStatePrefix[] = "optimizer_state:";
+
+void AddMeta(onnx::ModelProto& m, const std::string& key, const std::string& value) {
+  auto* kv = m.add_metadata_props();
+  kv->set_key(key);
+  kv->set_value(value);
+}
+}  // namespace
+
+absl::Status SaveCheckpoint(const std::string& path, const Checkpoint& c) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("tandem");
+  AddMeta(m, kMagic, "1");
+  AddMeta(m, "step", std::to_string(c.step));
+  AddMeta(m, "epoch", std::to_string(c.epoch));
+  AddMeta(m, "rng_state", c.rng_state);
+  auto* g = m.mutable_graph();
+  g->set_name("checkpoint");
+  for (const auto& [name, t] : c.params) TensorToProto(t, name, g->add_initializer());
+  for (const auto& [name, t] : c.state) TensorToProto(t, kStatePrefix + name, g->add_initializer());
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) return absl::InternalError("[checkpoint] serialization failed");
+  absl::Status s = WriteFileAtomically(path, bytes);
+  return s.ok() ? s : absl::Status(s.code(), "[checkpoint] " + std::string(s.message()));
+}
+
+absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path) {
+  auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError("[checkpoint] " + path + ": " + what);
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("[checkpoint] " + path + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  onnx::ModelProto m;
+  if (!m.ParseFromString(ss.str())) return fail("not a checkpoint (protobuf parsing failed)");
+  std::map<std::string, std::string> meta;
+  for (const auto& kv : m.metadata_props()) meta[kv.key()] = kv.value();
+  if (meta[kMagic] != "1") return fail("not a Tandem checkpoint");
+  Checkpoint c;
+  try {
+    c.step = std::stoll(meta.at("step"));
+    c.epoch = std::stoll(meta.at("epoch"));
+  } catch (const std::exception&) {
+    return fail("step/epoch missing or malformed");
+  }
+  c.rng_state = meta["rng_state"];
+  const std::string prefix = kStatePrefix;
+  for (const auto& init : m.graph().initializer()) {
+    auto t = TensorFromProto(init, "");
+    if (!t.ok()) return fail(std::string(t.status().message()));
+    if (init.name().compare(0, prefix.size(), prefix) == 0)
+      c.state[init.name().substr(prefix.size())] = std::move(*t);
+    else
+      c.params[init.name()] = std::move(*t);
+  }
+  return c;
+}
+
+}  // namespace tandem::training
