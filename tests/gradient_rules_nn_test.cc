@@ -121,6 +121,14 @@ GradCase BatchNorm(int training) {
 TEST(GradientRulesNn, BatchNormalizationTrainingMode) { EXPECT_EQ(CheckGradients(BatchNorm(1)), ""); }
 TEST(GradientRulesNn, BatchNormalizationInferenceMode) { EXPECT_EQ(CheckGradients(BatchNorm(0)), ""); }
 
+TEST(GradientRulesNn, BatchNormalizationOpset9TrainingByOutputs) {
+  GradCase c = BatchNorm(1);
+  c.opset = 9;  // before training_mode: the statistics outputs select training
+  c.attributes.erase("training_mode");
+  c.num_outputs = 5;
+  EXPECT_EQ(CheckGradients(c), "");
+}
+
 TEST(GradientRulesNn, BatchNormalization2DInput) {
   GradCase c = BatchNorm(1);
   c.inputs[0] = RandomDoubles({6, 3}, 30);

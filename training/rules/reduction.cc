@@ -45,9 +45,8 @@ void RegisterReductionGradients(GradientRegistry& r) {
   r.Add("ReduceMean", [](GradientContext& c) -> absl::Status {
     auto g = KeepDims(c);
     if (!g.ok()) return g.status();
-    // mean = sum / count, count = size(X) / size(Y)
-    std::string count = c.Emit1("Div", {c.Emit1("Size", {c.X(0)}), c.Emit1("Size", {c.Y(0)})});
-    std::string scaled = c.Emit1("Div", {*g, c.Emit1("Cast", {count}, {{"to", GradientContext::Int(static_cast<int64_t>(c.graph().ValueType(c.X(0))))}})});
+    // mean = sum / count with count = size(X) / size(Y)
+    std::string scaled = c.Emit1("MeanScale", {*g, c.X(0), c.Y(0)}, {}, kTandemDomain);
     c.SetInputGrad(0, c.Emit1("Expand", {scaled, c.Emit1("Shape", {c.X(0)})}));
     return absl::OkStatus();
   });

@@ -2,6 +2,7 @@
 //   SumToShape(dY, like): sums dY over the dims broadcast to reach it from like's shape.
 //   ReluGrad(dY, Y):      dY where Y > 0, else 0.
 //   ScalarLike(like):     a scalar holding attribute `value` in like's element type.
+//   MeanScale(g, X, Y):   g * size(Y) / size(X) — the 1/count of a mean reduction X -> Y.
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -91,6 +92,31 @@ class ScalarLike : public Kernel {
   float value_;
 };
 
+class MeanScale : public Kernel {
+ public:
+  explicit MeanScale(const KernelInfo&) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& g = *ctx.input(0);
+    const int64_t in = ctx.input(1)->numel(), out = ctx.input(2)->numel();
+    if (in == 0) return absl::InvalidArgumentError("mean over an empty tensor");
+    const double scale = static_cast<double>(out) / static_cast<double>(in);
+    Tensor& y = ctx.AllocateOutput(0, g.dtype(), g.dims());
+    const int64_t n = g.numel();
+    VisitNumericType(g.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = g.data<T>();
+      T* dst = y.data<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+          dst[i] = T(static_cast<float>(static_cast<float>(src[i]) * scale));
+        else
+          dst[i] = static_cast<T>(src[i] * scale);
+      }
+    });
+    return absl::OkStatus();
+  }
+};
+
 KernelDef Def(const std::string& op, std::vector<DataType> types, KernelFactory f) {
   KernelDef d;
   d.domain = kDomain;
@@ -107,6 +133,7 @@ void RegisterGradKernels(KernelRegistry& r) {
   r.Add(Def("SumToShape", types::kNumeric, Make<SumToShape>()));
   r.Add(Def("ReluGrad", types::kFloats, Make<ReluGrad>()));
   r.Add(Def("ScalarLike", types::kNumeric, Make<ScalarLike>()));
+  r.Add(Def("MeanScale", types::kFloats, Make<MeanScale>()));
 }
 
 }  // namespace tandem::cpu
