@@ -5,11 +5,13 @@ namespace tandem::training {
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
                                                          const TrainerOptions& options) {
   std::unique_ptr<Trainer> t(new Trainer());
-  t->inference_ = inference;
+  t->inference_ = InferenceMode(inference);
   t->options_ = options;
   auto tg = BuildTrainingGraph(inference, options.spec);
   if (!tg.ok()) return tg.status();
   t->graph_ = std::move(*tg);
+  for (const auto& [stat, updated] : t->graph_.running_stats)
+    t->state_[stat] = inference.initializers.at(stat).Clone();
   for (const std::string& p : t->graph_.params) {
     t->params_[p] = inference.initializers.at(p).Clone();
     for (const std::string& s : t->graph_.state[p])
@@ -23,8 +25,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   t->train_session_ = std::move(*train);
 
   // The inference graph reads the same parameter buffers as inputs.
-  Graph eval = inference;
-  for (const std::string& p : t->graph_.params) {
+  Graph eval = t->inference_;
+  std::vector<std::string> fed = t->graph_.params;
+  for (const auto& [stat, updated] : t->graph_.running_stats) fed.push_back(stat);
+  for (const std::string& p : fed) {
     const Tensor& w = eval.initializers.at(p);
     eval.inputs.push_back(ValueInfo{p, w.dtype(), Shape::Of(w.dims())});
     eval.initializers.erase(p);
@@ -47,6 +51,8 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   feeds[graph_.lr] = Tensor::Scalar<float>(LearningRate(options_.spec.optimizer, options_.schedule, next));
   auto out = train_session_->Run(feeds);
   if (!out.ok()) return out.status();
+  for (size_t k = 0; k < graph_.running_stats.size(); ++k)
+    state_[graph_.running_stats[k].first] = (*out)[1 + k];
   step_ = next;
   return (*out)[0].ElementAsDouble(0);
 }
@@ -54,6 +60,7 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
 absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string, Tensor>& inputs) {
   std::map<std::string, Tensor> feeds = inputs;
   for (const auto& [name, t] : params_) feeds[name] = t;
+  for (const auto& [stat, updated] : graph_.running_stats) feeds[stat] = state_.at(stat);
   return eval_session_->Run(feeds);
 }
 
@@ -94,6 +101,7 @@ absl::Status Trainer::RestoreCheckpoint(const Checkpoint& c) {
 Graph Trainer::ExportInference() const {
   Graph g = inference_;
   for (const auto& [name, t] : params_) g.initializers[name] = t.Clone();
+  for (const auto& [stat, updated] : graph_.running_stats) g.initializers[stat] = state_.at(stat).Clone();
   return g;
 }
 

@@ -56,7 +56,7 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<Session> train_session_, eval_session_;
   std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
-  std::map<std::string, Tensor> state_;   // state input name -> owned buffer
+  std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats
   int64_t step_ = 0;
 };
 

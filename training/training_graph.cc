@@ -33,8 +33,10 @@ Attribute FloatAttr(float v) {
   return a;
 }
 
-// Dropout and BatchNormalization switch to their training behaviour.
-absl::Status EnterTrainingMode(Graph& g) {
+// Dropout and BatchNormalization switch to their training behaviour. BatchNormalization
+// running mean/var become graph inputs; their updates become graph outputs (recorded in
+// `stats` as input -> output) that the trainer feeds back for the next step.
+absl::Status EnterTrainingMode(Graph& g, std::vector<std::pair<std::string, std::string>>& stats) {
   for (Node& n : g.nodes) {
     if (!n.domain.empty()) continue;
     if (n.op_type == "Dropout") {
@@ -45,14 +47,48 @@ absl::Status EnterTrainingMode(Graph& g) {
       n.inputs.resize(3);
       n.inputs[2] = flag;
     } else if (n.op_type == "BatchNormalization") {
-      return absl::UnimplementedError(n.Describe() +
-                                      ": training BatchNormalization is not supported yet");
+      if (g.opset("") < 9)
+        return absl::UnimplementedError(n.Describe() + ": training BatchNormalization needs opset >= 9");
+      if (n.inputs.size() < 5) return absl::InvalidArgumentError(n.Describe() + ": needs 5 inputs");
+      // From opset 14 the attribute selects training; before, the statistics outputs do.
+      if (g.opset("") >= 14) n.attributes["training_mode"] = IntAttr(1);
+      n.outputs.resize(g.opset("") >= 14 ? 3 : 5);
+      for (int k = 0; k < 2; ++k) {
+        const std::string& stat = n.inputs[3 + k];
+        auto it = g.initializers.find(stat);
+        if (it == g.initializers.end())
+          return absl::InvalidArgumentError(n.Describe() + ": running statistic '" + stat +
+                                            "' must be an initializer to train");
+        if (n.outputs[1 + k].empty()) n.outputs[1 + k] = stat + "/updated";
+        g.inputs.push_back(ValueInfo{stat, it->second.dtype(), Shape::Of(it->second.dims())});
+        g.initializers.erase(it);
+        stats.push_back({stat, n.outputs[1 + k]});
+      }
+      for (size_t k = 3; k < n.outputs.size(); ++k)
+        if (n.outputs[k].empty()) n.outputs[k] = n.name + "/saved_" + std::to_string(k);
     }
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+Graph InferenceMode(Graph g) {
+  std::set<std::string> graph_outputs;
+  for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
+  for (Node& n : g.nodes) {
+    if (!n.domain.empty()) continue;
+    if (n.op_type == "BatchNormalization") {
+      n.attributes.erase("training_mode");
+      bool extra_read = false;
+      for (size_t k = 1; k < n.outputs.size(); ++k) extra_read |= graph_outputs.count(n.outputs[k]) > 0;
+      if (!extra_read) n.outputs.resize(1);
+    } else if (n.op_type == "Dropout" && n.inputs.size() > 2) {
+      n.inputs.resize(2);  // no training_mode input: inference
+    }
+  }
+  return g;
+}
 
 std::vector<std::string> TrainableParameters(const Graph& inference,
                                              const std::vector<std::string>& freeze) {
@@ -79,7 +115,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     g.inputs.push_back(ValueInfo{p, t.dtype(), Shape::Of(t.dims())});
     g.initializers.erase(p);
   }
-  auto mode = EnterTrainingMode(g);
+  auto mode = EnterTrainingMode(g, tg.running_stats);
   if (!mode.ok()) return mode;
 
   std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;
@@ -118,6 +154,8 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     g.nodes.push_back(std::move(clip));
   }
   g.outputs = {ValueInfo{tg.loss, DataType::kUndefined, Shape::Of({})}};
+  for (const auto& [stat, updated] : tg.running_stats)
+    g.outputs.push_back(ValueInfo{updated, DataType::kUndefined, Shape::Unknown()});
   const char* op = nullptr;
   switch (opt.kind) {
     case OptimizerKind::kSgd: op = "SGDUpdate"; break;

@@ -3,7 +3,8 @@
 // parameter — all ordinary nodes of one Graph that a Session runs.
 //
 // Trainable parameters (float initializers not frozen, and not BatchNormalization
-// running statistics) become graph inputs, as do their optimizer state tensors, the
+// running statistics) become graph inputs; so do the running statistics (updated by the
+// forward pass in training mode and returned as graph outputs), as do their optimizer state tensors, the
 // target, the step counter and the learning rate: the trainer owns those buffers and
 // feeds them every step, and the update nodes modify them in place. Update nodes come
 // last in node order, after every gradient is computed (the runtime executes nodes in
@@ -36,6 +37,9 @@ struct TrainingGraph {
   std::vector<std::string> params;           // trainable parameters (graph inputs)
   std::map<std::string, std::vector<std::string>> state;  // param -> optimizer state inputs
   std::string step, lr;                      // scalar inputs: int64 step (1-based), float lr
+  // BatchNormalization running statistics: graph input -> graph output with its update
+  // (outputs 1.. of the graph, in this order, after the loss).
+  std::vector<std::pair<std::string, std::string>> running_stats;
 };
 
 // Names of the trainable parameters of `inference` under `freeze`.
@@ -43,5 +47,9 @@ std::vector<std::string> TrainableParameters(const Graph& inference,
                                              const std::vector<std::string>& freeze);
 
 absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const TrainingSpec& spec);
+
+// The evaluation form of a model (also what export writes): BatchNormalization uses its
+// running statistics and Dropout is off, even in models exported in training mode.
+Graph InferenceMode(Graph g);
 
 }  // namespace tandem::training

@@ -4,6 +4,8 @@ data and batches; the per-step loss sequences must agree within 1e-4 relative.
 
   peaks MLP: 200 Adam steps, full batch (40,000 points), lr 0.08
   CIFAR CNN: 50 Adam steps, batch 32, fixed batches (no shuffling), lr 1e-3
+  BN CNN:    30 SGD-momentum steps of Conv-BatchNorm-ReLU-Pool-Linear (training-mode
+             batch statistics), plus the running mean/var after training
 
 The peaks run at lr 0.08 is chaotic: PyTorch disagrees with itself (1 vs 2 threads, or
 float32 vs float64) by up to 50% after ~80 steps, because rounding differences in the
@@ -22,6 +24,7 @@ import sys
 
 import numpy as np
 import torch
+from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "models"))
@@ -44,11 +47,11 @@ def torch_losses(module, x, y, loss_fn, lr, steps, batch):
     return np.array(losses)
 
 
-def tandem_losses(tandem, model, x_path, y_path, loss, lr, epochs, batch, log):
+def tandem_losses(tandem, model, x_path, y_path, loss, lr, epochs, batch, log, extra=()):
     subprocess.run([tandem, "train", model, "--x", x_path, "--y", y_path, "--loss", loss,
                     "--optimizer", "adam", "--lr", str(lr), "--epochs", str(epochs),
                     "--batch-size", str(batch), "--no-shuffle", "--threads", "2", "--quiet",
-                    "--step-log", log], check=True)
+                    "--step-log", log, *extra], check=True)
     with open(log) as f:
         return np.array([float(r["loss"]) for r in csv.DictReader(f)])
 
@@ -111,6 +114,55 @@ def main():
                         os.path.join(work, "cifar_y.npy"), "cross_entropy", 1e-3, 1, 32,
                         os.path.join(work, "cifar_steps.csv"))
     ok &= compare("CIFAR CNN, Adam lr 1e-3, batch 32", got, ref)
+
+    torch.manual_seed(4)
+    bn = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+                             torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                             torch.nn.Linear(8 * 8 * 8, 10))
+    # Exported in training mode: an eval-mode export folds BatchNorm into the Conv.
+    bn.train()
+    torch.onnx.export(bn, torch.randn(1, 3, 16, 16), os.path.join(work, "bn.onnx"),
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                      opset_version=15, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    X = rng.standard_normal((30 * 16, 3, 16, 16)).astype(np.float32)
+    Y = rng.integers(0, 10, 30 * 16).astype(np.int64)
+    np.save(os.path.join(work, "bn_x.npy"), X)
+    np.save(os.path.join(work, "bn_y.npy"), Y)
+    bn.train()
+    ref = []
+    # ONNX defines the running variance with the population (biased) batch variance where
+    # PyTorch uses the unbiased one; track the ONNX definition from the conv outputs.
+    onnx_running_var = bn[1].running_var.clone()
+    def track(_module, _inputs, out):
+        batch_var = out.detach().transpose(0, 1).reshape(out.shape[1], -1).var(dim=1, unbiased=False)
+        onnx_running_var.mul_(0.9).add_(0.1 * batch_var)
+    hook = bn[0].register_forward_hook(track)
+    opt = torch.optim.SGD(bn.parameters(), lr=0.05, momentum=0.9)
+    for s in range(30):
+        xb, yb = torch.from_numpy(X[s * 16:(s + 1) * 16]), torch.from_numpy(Y[s * 16:(s + 1) * 16])
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(bn(xb), yb)
+        loss.backward()
+        opt.step()
+        ref.append(loss.item())
+    hook.remove()
+    trained = os.path.join(work, "bn_trained.onnx")
+    subprocess.run([tandem, "train", os.path.join(work, "bn.onnx"), "--x", os.path.join(work, "bn_x.npy"),
+                    "--y", os.path.join(work, "bn_y.npy"), "--loss", "cross_entropy", "--optimizer",
+                    "momentum", "--momentum", "0.9", "--lr", "0.05", "--epochs", "1", "--batch-size", "16",
+                    "--no-shuffle", "--threads", "2", "--quiet", "--step-log",
+                    os.path.join(work, "bn_steps.csv"), "--export", trained], check=True)
+    with open(os.path.join(work, "bn_steps.csv")) as f:
+        got = np.array([float(r["loss"]) for r in csv.DictReader(f)])
+    ok &= compare("BN CNN, SGD momentum 0.9 lr 0.05, batch 16", got, np.array(ref))
+    import onnx
+    inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(trained).graph.initializer}
+    bn_mod = bn[1]
+    for name, want in (("running_mean", bn_mod.running_mean), ("running_var", onnx_running_var)):
+        have = [v for k, v in inits.items() if k.endswith(name)]
+        diff = np.abs(have[0] - want.numpy()).max() if have else float("inf")
+        print(f"BN CNN {name} after 30 steps: max |tandem - torch| = {diff:.2e}")
+        ok &= diff <= 1e-4 * max(1.0, float(np.abs(want.numpy()).max()))
     sys.exit(0 if ok else 1)
 
 
