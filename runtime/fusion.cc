@@ -68,9 +68,53 @@ bool IsMaxPool2x2(const Node& n) {
 
 std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
 
+// Training graphs: ReluGrad(MaxPoolGrad(dY, X), X) — X a Relu output pooled by MaxPool —
+// becomes MaxPoolGrad(dY, X) with relu_mask = 1 (dX also zeroed where X <= 0), when the
+// MaxPoolGrad result has no other reader. Returns the number of fusions.
+int FuseReluGradIntoMaxPoolGrad(Graph& graph) {
+  std::map<std::string, int> uses;
+  std::map<std::string, size_t> consumer;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const Node& n = graph.nodes[k];
+    for (const std::string& in : n.inputs)
+      if (!in.empty()) ++uses[in], consumer[in] = k;
+    for (const auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g)
+        for (const std::string& name : a.g->outer_scope_names) uses[name] += 2;
+  }
+  for (const ValueInfo& o : graph.outputs) uses[o.name] += 2;
+  std::set<size_t> removed;
+  for (Node& n : graph.nodes) {
+    if (n.domain != kTandemDomain || n.op_type != "MaxPoolGrad" || n.outputs.size() != 1 ||
+        !n.has_output(0) || n.inputs.size() != 2 || !n.has_input(1) || n.attr_int("relu_mask", 0))
+      continue;
+    const std::string& out = n.outputs[0];
+    if (uses[out] != 1) continue;
+    const size_t r = consumer[out];
+    const Node& rg = graph.nodes[r];
+    if (rg.domain != kTandemDomain || rg.op_type != "ReluGrad" || rg.inputs.size() != 2 ||
+        rg.inputs[0] != out || rg.inputs[1] != n.inputs[1] || rg.outputs.size() != 1)
+      continue;
+    Attribute mask;
+    mask.kind = Attribute::Kind::kInt;
+    mask.i = 1;
+    n.attributes["relu_mask"] = mask;
+    n.name = NameOf(n) + "+" + NameOf(rg);
+    n.outputs = rg.outputs;
+    removed.insert(r);
+  }
+  if (removed.empty()) return 0;
+  std::vector<Node> kept;
+  for (size_t k = 0; k < graph.nodes.size(); ++k)
+    if (!removed.count(k)) kept.push_back(std::move(graph.nodes[k]));
+  graph.nodes = std::move(kept);
+  return static_cast<int>(removed.size());
+}
+
 }  // namespace
 
 int FuseActivations(Graph& graph) {
+  const int pool_grads = FuseReluGradIntoMaxPoolGrad(graph);
   // Consumers per value; graph outputs and subgraph reads count as extra consumers.
   std::map<std::string, int> uses;
   std::map<std::string, size_t> consumer;  // value -> index of (the last) consuming node
@@ -124,13 +168,13 @@ int FuseActivations(Graph& graph) {
     n = std::move(f);
     ++fused;
   }
-  if (!fused) return 0;
+  if (!fused) return pool_grads;
   std::vector<Node> kept;
   for (size_t k = 0; k < graph.nodes.size(); ++k)
     if (!removed.count(k)) kept.push_back(std::move(graph.nodes[k]));
   graph.nodes = std::move(kept);
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
-  return fused;
+  return fused + pool_grads;
 }
 
 }  // namespace tandem

@@ -102,6 +102,22 @@ absl::StatusOr<std::map<std::string, std::string>> AddGradients(
     GradientContext acc(graph, owner, {}, {}, &emitted, &counter);
     result[w] = Accumulate(acc, it->second);
   }
+  // Outputs of multi-output gradient nodes that nothing reads (e.g. dX of a first Conv,
+  // whose input is data) are dropped so kernels can skip computing them.
+  std::set<std::string> read;
+  for (const std::vector<Node>* nodes : {&graph.nodes, &emitted})
+    for (const Node& n : *nodes)
+      for (const std::string& in : n.inputs) read.insert(in);
+  for (const ValueInfo& o : graph.outputs) read.insert(o.name);
+  for (const auto& [w, g] : result) read.insert(g);
+  for (Node& n : emitted) {
+    if (n.outputs.size() < 2) continue;
+    int live = 0;
+    for (const std::string& o : n.outputs) live += read.count(o) ? 1 : 0;
+    if (live == 0) continue;  // keep dead nodes as they are
+    for (std::string& o : n.outputs)
+      if (!read.count(o)) o.clear();
+  }
   for (Node& n : emitted) graph.nodes.push_back(std::move(n));
   return result;
 }

@@ -99,6 +99,20 @@ def main():
     print(f"peaks MLP after 200 steps: loss {got[-1]:.5g} (tandem), {ref[-1]:.5g} (PyTorch float32), "
           f"{ref64[-1]:.5g} (PyTorch float64)")
 
+    # The seed workload: 2000 epochs from the same start; final MSEs must be comparable
+    # (within 25%: PyTorch's own 1- and 2-thread runs end ~9% apart).
+    torch.manual_seed(1)
+    mlp = peaks_mlp()
+    ref = torch_losses(mlp.train(), torch.from_numpy(X), torch.from_numpy(Y),
+                       torch.nn.functional.mse_loss, 0.08, 2000, len(X))
+    got = tandem_losses(tandem, os.path.join(work, "peaks.onnx"), os.path.join(work, "peaks_x.npy"),
+                        os.path.join(work, "peaks_y.npy"), "mse", 0.08, 2000, len(X),
+                        os.path.join(work, "peaks_2000.csv"))
+    ratio = got[-1] / ref[-1]
+    print(f"peaks MLP after 2000 epochs: final MSE {got[-1]:.4g} (tandem) vs {ref[-1]:.4g} (PyTorch), "
+          f"ratio {ratio:.3f} -> {'OK' if 0.8 <= ratio <= 1.25 else 'NOT COMPARABLE'}")
+    ok &= 0.8 <= ratio <= 1.25
+
     torch.manual_seed(2)
     cnn = cifar_cnn()
     export(cnn, (1, 3, 32, 32), os.path.join(work, "cifar.onnx"))

@@ -17,6 +17,7 @@
 // away the const of KernelContext::input) and output param as an alias of input 0 so the
 // node is not dead code. The trainer must therefore (1) feed buffers that nothing else
 // reads concurrently and (2) schedule these nodes after every other reader of the param.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -43,6 +44,49 @@ absl::StatusOr<double> ScalarAsDouble(const Tensor* t, const char* what) {
   if (t->dtype() == DataType::kString || t->dtype() == DataType::kUndefined)
     return absl::InvalidArgumentError(std::string("input '") + what + "' must be numeric");
   return t->ElementAsDouble(0);
+}
+
+template <typename T>
+struct AdamConsts {
+  T b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink;
+};
+
+// The Adam/AdamW element loop, branch-free per weight-decay mode (0 none, 1 L2 added to
+// the gradient, 2 decoupled shrink), in chunks shared among the threads. GCC vectorizes
+// it only without errno-setting sqrt (v >= 0 here, so errno never matters).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-math-errno")
+#endif
+inline float Sqrt(float v) { return __builtin_sqrtf(v); }
+inline double Sqrt(double v) { return __builtin_sqrt(v); }
+template <typename T, int kMode>
+void AdamChunk(T* __restrict p, const T* __restrict g, T* __restrict m1, T* __restrict m2,
+               int64_t begin, int64_t end, const AdamConsts<T>& k) {
+  for (int64_t i = begin; i < end; ++i) {
+    T d = g[i];
+    T pv = p[i];
+    if constexpr (kMode == 2) pv *= k.shrink;
+    if constexpr (kMode == 1) d += k.wd * pv;
+    const T m = m1[i] + k.b1c * (d - m1[i]);  // torch: exp_avg.lerp_(grad, 1 - beta1)
+    const T v = k.b2 * m2[i] + k.b2c * d * d;
+    m1[i] = m;
+    m2[i] = v;
+    const T denom = Sqrt(v) / k.bc2_sqrt + k.eps;
+    p[i] = pv - k.step_size * (m / denom);
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+template <typename T, int kMode>
+void AdamLoop(T* p, const T* g, T* m1, T* m2, int64_t n, const AdamConsts<T>& k) {
+  constexpr int64_t kChunk = 1 << 13;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (n > kParallelMin)
+  for (int64_t c = 0; c < chunks; ++c)
+    AdamChunk<T, kMode>(p, g, m1, m2, c * kChunk, std::min(n, (c + 1) * kChunk), k);
 }
 
 class OptimizerUpdate : public Kernel {
@@ -155,20 +199,10 @@ class OptimizerUpdate : public Kernel {
         const bool decoupled = kind_ == Kind::kAdamW;
         const T shrink = static_cast<T>(1.0 - lr_d * static_cast<double>(weight_decay_));
         const bool use_wd = weight_decay_ != 0;
-#pragma omp parallel for if (n > kParallelMin)
-        for (int64_t i = 0; i < n; ++i) {
-          T d = g[i];
-          if (use_wd) {
-            if (decoupled) p[i] *= shrink;
-            else d += wd * p[i];
-          }
-          T m = s0[i] + b1c * (d - s0[i]);  // torch: exp_avg.lerp_(grad, 1 - beta1)
-          T v = b2 * s1[i] + b2c * d * d;
-          s0[i] = m;
-          s1[i] = v;
-          T denom = std::sqrt(v) / bc2_sqrt + eps;
-          p[i] -= step_size * (m / denom);
-        }
+        const AdamConsts<T> k{b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink};
+        if (!use_wd) AdamLoop<T, 0>(p, g, s0, s1, n, k);
+        else if (decoupled) AdamLoop<T, 2>(p, g, s0, s1, n, k);
+        else AdamLoop<T, 1>(p, g, s0, s1, n, k);
         break;
       }
     }

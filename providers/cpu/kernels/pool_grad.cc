@@ -3,7 +3,10 @@
 //   MaxPoolGrad(dY, X) -> dX      dY routed to the argmax of each window (first maximum)
 //   AveragePoolGrad(dY, X) -> dX  dY spread over each window (count_include_pad, ceil_mode)
 //   GlobalAveragePoolGrad(dY, X) -> dX   dX[n, c, ...] = dY[n, c] / spatial size
-// float32 runs on oneDNN pooling_v2 (max: a forward_training pass for the workspace, then
+// MaxPoolGrad may carry relu_mask = 1 (set by the ReluGrad fusion in runtime/fusion.cc
+// when X is a Relu output): dX is then also 0 where X <= 0, i.e. ReluGrad(dX, X) fused in.
+// The 2x2 stride-2 unpadded max pool has a direct plain-NCHW kernel (float and double).
+// Otherwise float32 runs on oneDNN pooling_v2 (max: a forward_training pass for the workspace, then
 // backward) in the channel-blocked layout; double, and the ceil_mode + count_include_pad
 // corner oneDNN divides differently, use reference loops that mirror pool.cc's forward.
 #include <cstring>
@@ -90,6 +93,52 @@ void PoolGradRef(const T* x, const T* dy, T* dx, int64_t planes, const Geo3& g, 
   }
 }
 
+// The common 2x2, stride-2, unpadded max pool (floor mode) straight on plain NCHW: the
+// argmax of each window is recomputed from X (first maximum, as PoolGradRef) and dY is
+// written there; every other element of dX, a trailing odd row/column included, is 0.
+template <typename T, bool kReluMask>
+void MaxPoolGrad2x2(const T* x, const T* dy, T* dx, int64_t planes, int64_t H, int64_t W) {
+  const int64_t OH = H / 2, OW = W / 2;
+#pragma omp parallel for schedule(static) if (planes * H * W >= (1 << 15))
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* xp = x + p * H * W;
+    T* gp = dx + p * H * W;
+    const T* dp = dy + p * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const T* r0 = xp + 2 * oh * W;
+      const T* r1 = r0 + W;
+      T* g0 = gp + 2 * oh * W;
+      T* g1 = g0 + W;
+      const T* d = dp + oh * OW;
+      for (int64_t j = 0; j < OW; ++j) {
+        const T a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], e = r1[2 * j + 1];
+        // First maximum in a, b, c, e order (strict >), branch-free.
+        const bool pb = b > a;
+        const T ab = pb ? b : a;
+        const bool pc = c > ab;
+        const T abc = pc ? c : ab;
+        const bool pe = e > abc;
+        const T v = (!kReluMask || (pe ? e : abc) > T(0)) ? d[j] : T(0);
+        g0[2 * j] = (!pb && !pc && !pe) ? v : T(0);
+        g0[2 * j + 1] = (pb && !pc && !pe) ? v : T(0);
+        g1[2 * j] = (pc && !pe) ? v : T(0);
+        g1[2 * j + 1] = pe ? v : T(0);
+      }
+      if (W & 1) g0[W - 1] = g1[W - 1] = T(0);
+    }
+    if (H & 1) std::memset(gp + (H - 1) * W, 0, sizeof(T) * W);
+  }
+}
+
+bool Is2x2Stride2(const Tensor& x, const WindowGeometry& g) {
+  if (x.rank() != 4 || g.out.size() != 2) return false;
+  for (int i = 0; i < 2; ++i)
+    if (g.kernel[i] != 2 || g.strides[i] != 2 || g.dilations[i] != 1 || g.pads_begin[i] != 0 ||
+        g.pads_end[i] != 0 || g.out[i] != x.dim(2 + i) / 2)
+      return false;
+  return true;
+}
+
 // Channel-blocked layout (8 channels, or 16 on AVX-512) for a rank-3/4/5 tensor.
 dnnl::memory::format_tag BlockedTag(int rank) {
   using ft = dnnl::memory::format_tag;
@@ -106,6 +155,7 @@ class PoolGrad : public Kernel {
       : node_(info.node),
         kernel_(info.node.attr_ints("kernel_shape")),
         is_max_(is_max),
+        relu_mask_(is_max && info.node.attr_int("relu_mask", 0) != 0),
         count_include_pad_(info.node.attr_int("count_include_pad", 0) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
@@ -131,18 +181,41 @@ class PoolGrad : public Kernel {
       std::memset(dx.raw(), 0, dx.numel() * SizeOf(dx.dtype()));
       return absl::OkStatus();
     }
-    if (x->dtype() == DataType::kFloat) {
-      auto st = RunDnnl(*x, *dy, dx, *geo);
-      if (st.code() != absl::StatusCode::kUnimplemented) return st;
+    const bool dbl = x->dtype() == DataType::kDouble;
+    if (is_max_ && Is2x2Stride2(*x, *geo)) {
+      const int64_t H = x->dim(2), W = x->dim(3);
+      if (dbl && relu_mask_) MaxPoolGrad2x2<double, true>(x->data<double>(), dy->data<double>(), dx.data<double>(), planes, H, W);
+      else if (dbl) MaxPoolGrad2x2<double, false>(x->data<double>(), dy->data<double>(), dx.data<double>(), planes, H, W);
+      else if (relu_mask_) MaxPoolGrad2x2<float, true>(x->data<float>(), dy->data<float>(), dx.data<float>(), planes, H, W);
+      else MaxPoolGrad2x2<float, false>(x->data<float>(), dy->data<float>(), dx.data<float>(), planes, H, W);
+      return absl::OkStatus();
     }
-    const Geo3 g = MakeGeo3(in, *geo);
-    if (x->dtype() == DataType::kDouble)
-      PoolGradRef(x->data<double>(), dy->data<double>(), dx.data<double>(), planes, g, is_max_,
-                  count_include_pad_);
-    else
-      PoolGradRef(x->data<float>(), dy->data<float>(), dx.data<float>(), planes, g, is_max_,
-                  count_include_pad_);
+    bool done = false;
+    if (!dbl) {
+      auto st = RunDnnl(*x, *dy, dx, *geo);
+      if (st.code() != absl::StatusCode::kUnimplemented && !st.ok()) return st;
+      done = st.ok();
+    }
+    if (!done) {
+      const Geo3 g = MakeGeo3(in, *geo);
+      if (dbl)
+        PoolGradRef(x->data<double>(), dy->data<double>(), dx.data<double>(), planes, g, is_max_,
+                    count_include_pad_);
+      else
+        PoolGradRef(x->data<float>(), dy->data<float>(), dx.data<float>(), planes, g, is_max_,
+                    count_include_pad_);
+    }
+    if (relu_mask_) {
+      if (dbl) ReluMask(x->data<double>(), dx.data<double>(), x->numel());
+      else ReluMask(x->data<float>(), dx.data<float>(), x->numel());
+    }
     return absl::OkStatus();
+  }
+
+  template <typename T>
+  static void ReluMask(const T* x, T* dx, int64_t n) {
+#pragma omp parallel for if (n >= (1 << 15))
+    for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dx[i] : T(0);
   }
 
  private:
@@ -210,7 +283,7 @@ class PoolGrad : public Kernel {
 
   const Node node_;  // copy: attributes are read per shape
   std::vector<int64_t> kernel_;
-  bool is_max_, count_include_pad_;
+  bool is_max_, relu_mask_, count_include_pad_;
   ShapeCache<Entry> cache_;
 };
 
