@@ -2,6 +2,31 @@
 
 namespace tandem {
 
+Attribute IntAttribute(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+Attribute IntsAttribute(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute FloatAttribute(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+Attribute StringAttribute(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
 const Attribute* Node::attr(const std::string& key) const {
   auto it = attributes.find(key);
   return it == attributes.end() ? nullptr : &it->second;

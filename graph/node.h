@@ -30,6 +30,12 @@ struct Attribute {
   ValueInfo type;  // kType (ONNX TYPE_PROTO, e.g. Optional's 'type'); its name is unused
 };
 
+// Attribute values built in code (rewrites, fusions, training graphs).
+Attribute IntAttribute(int64_t v);
+Attribute IntsAttribute(std::vector<int64_t> v);
+Attribute FloatAttribute(float v);
+Attribute StringAttribute(std::string v);
+
 struct Node {
   std::string name;
   std::string op_type;

@@ -79,10 +79,7 @@ absl::StatusOr<PartitionResult> Partition(Graph& graph,
       copy.name = in + "/copy_to_" + best->name();
       copy.inputs = {in};
       copy.outputs = {copy.name};
-      Attribute to;
-      to.kind = Attribute::Kind::kString;
-      to.s = best->name();
-      copy.attributes["to"] = to;
+      copy.attributes["to"] = StringAttribute(best->name());
       copy.provider = best->name();
       value_device[copy.name] = best->device();
       copies[{in, best->name()}] = copy.name;

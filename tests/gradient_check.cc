@@ -17,30 +17,10 @@ Tensor RandomDoubles(const Dims& dims, unsigned seed, double lo, double hi) {
   return t;
 }
 
-Attribute IntAttr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute IntsAttr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-Attribute FloatAttr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute StringAttr(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
+Attribute IntAttr(int64_t v) { return IntAttribute(v); }
+Attribute IntsAttr(std::vector<int64_t> v) { return IntsAttribute(std::move(v)); }
+Attribute FloatAttr(float v) { return FloatAttribute(v); }
+Attribute StringAttr(std::string v) { return StringAttribute(std::move(v)); }
 
 namespace {
 

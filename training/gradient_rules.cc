@@ -71,30 +71,10 @@ void GradientContext::SetInputGrad(size_t i, const std::string& grad) {
   if (i < input_grads_.size()) input_grads_[i] = grad;
 }
 
-Attribute GradientContext::Int(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute GradientContext::Ints(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-Attribute GradientContext::Float(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute GradientContext::String(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
+Attribute GradientContext::Int(int64_t v) { return IntAttribute(v); }
+Attribute GradientContext::Ints(std::vector<int64_t> v) { return IntsAttribute(std::move(v)); }
+Attribute GradientContext::Float(float v) { return FloatAttribute(v); }
+Attribute GradientContext::String(std::string v) { return StringAttribute(std::move(v)); }
 
 void GradientRegistry::Add(const std::string& op, GradientRule rule, const std::string& domain) {
   rules_[{domain, op}] = std::move(rule);

@@ -20,19 +20,6 @@ bool Frozen(const std::string& name, const std::vector<std::string>& freeze) {
   return false;
 }
 
-Attribute IntAttr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute FloatAttr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-
 // Dropout and BatchNormalization switch to their training behaviour. BatchNormalization
 // running mean/var become graph inputs; their updates become graph outputs (recorded in
 // `stats` as input -> output) that the trainer feeds back for the next step.
@@ -51,7 +38,7 @@ absl::Status EnterTrainingMode(Graph& g, std::vector<std::pair<std::string, std:
         return absl::UnimplementedError(n.Describe() + ": training BatchNormalization needs opset >= 9");
       if (n.inputs.size() < 5) return absl::InvalidArgumentError(n.Describe() + ": needs 5 inputs");
       // From opset 14 the attribute selects training; before, the statistics outputs do.
-      if (g.opset("") >= 14) n.attributes["training_mode"] = IntAttr(1);
+      if (g.opset("") >= 14) n.attributes["training_mode"] = IntAttribute(1);
       n.outputs.resize(g.opset("") >= 14 ? 3 : 5);
       for (int k = 0; k < 2; ++k) {
         const std::string& stat = n.inputs[3 + k];
@@ -146,7 +133,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     clip.domain = kTandemDomain;
     clip.name = "train/clip";
     clip.inputs = grad_names;
-    clip.attributes["max_norm"] = FloatAttr(opt.clip_norm);
+    clip.attributes["max_norm"] = FloatAttribute(opt.clip_norm);
     for (std::string& gname : grad_names) {
       gname += "/clipped";
       clip.outputs.push_back(gname);
@@ -179,12 +166,12 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     }
     u.inputs.push_back(tg.step);
     u.inputs.push_back(tg.lr);
-    u.attributes["momentum"] = FloatAttr(opt.momentum);
-    u.attributes["nesterov"] = IntAttr(opt.nesterov ? 1 : 0);
-    u.attributes["beta1"] = FloatAttr(opt.beta1);
-    u.attributes["beta2"] = FloatAttr(opt.beta2);
-    u.attributes["epsilon"] = FloatAttr(opt.epsilon);
-    u.attributes["weight_decay"] = FloatAttr(opt.weight_decay);
+    u.attributes["momentum"] = FloatAttribute(opt.momentum);
+    u.attributes["nesterov"] = IntAttribute(opt.nesterov ? 1 : 0);
+    u.attributes["beta1"] = FloatAttribute(opt.beta1);
+    u.attributes["beta2"] = FloatAttribute(opt.beta2);
+    u.attributes["epsilon"] = FloatAttribute(opt.epsilon);
+    u.attributes["weight_decay"] = FloatAttribute(opt.weight_decay);
     u.outputs = {p + "/updated"};
     g.outputs.push_back(ValueInfo{u.outputs[0], pinfo.dtype, pinfo.shape});
     g.nodes.push_back(std::move(u));
