@@ -30,12 +30,15 @@ const char kUsage[] =
     "                            validates on its t10k test set unless --val-split is given\n"
     "training:\n"
     "  --loss NAME               mse | l1 | cross_entropy | bce_with_logits (default mse)\n"
+    "  --reduction mean|sum      how the loss combines samples (default mean)\n"
     "  --optimizer NAME          sgd | momentum | adam | adamw (default adam)\n"
     "  --lr X                    learning rate (default 1e-3)\n"
     "  --momentum X, --nesterov  for momentum\n"
     "  --weight-decay X          L2 (sgd/momentum/adam) or decoupled (adamw)\n"
     "  --clip-norm X             clip gradients by global norm\n"
     "  --schedule NAME           constant | step | cosine (default constant)\n"
+    "  --step-size N, --gamma X  step schedule: multiply the lr by X every N steps\n"
+    "                            (default 1000, 0.1); cosine decays to 0 over the run\n"
     "  --warmup-steps N          linear learning-rate warm-up\n"
     "  --epochs N                (default 1)\n"
     "  --batch-size N            (default 32; the dataset size means full batch)\n"
@@ -43,6 +46,7 @@ const char kUsage[] =
     "  --no-shuffle, --drop-last\n"
     "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
     "  --val-split F             hold out this fraction of the data for validation\n"
+    "  --val-x X.npy --val-y Y.npy  a separate validation set\n"
     "  --threads N               (default: all cores)\n"
     "  --device cpu|cuda|auto    (default auto: the CUDA provider when available)\n"
     "output:\n"
@@ -91,7 +95,8 @@ absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::stri
 
 int Train(int argc, char** argv) {
   Args a = Parse(argc, argv,
-                 {"--x", "--y", "--csv", "--loss", "--optimizer", "--lr", "--momentum",
+                 {"--x", "--y", "--csv", "--loss", "--reduction", "--step-size", "--gamma", "--val-x", "--val-y",
+                  "--optimizer", "--lr", "--momentum",
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
                   "--history", "--step-log", "--export", "--checkpoint-dir"},
@@ -105,6 +110,10 @@ int Train(int argc, char** argv) {
   auto loss = training::LossFromString(a.get("--loss", "mse"));
   if (!loss.ok()) return Fail(loss.status());
   spec.loss = *loss;
+  std::string reduction = a.get("--reduction", "mean");
+  if (reduction != "mean" && reduction != "sum")
+    return Fail(absl::InvalidArgumentError("--reduction must be mean or sum"));
+  spec.reduction = reduction == "sum" ? training::Reduction::kSum : training::Reduction::kMean;
   auto opt = training::OptimizerFromString(a.get("--optimizer", "adam"));
   if (!opt.ok()) return Fail(opt.status());
   spec.optimizer.kind = *opt;
@@ -118,6 +127,8 @@ int Train(int argc, char** argv) {
   if (!sched.ok()) return Fail(sched.status());
   o.trainer.schedule.kind = *sched;
   o.trainer.schedule.warmup_steps = a.get_int("--warmup-steps", 0);
+  o.trainer.schedule.step_size = a.get_int("--step-size", 1000);
+  o.trainer.schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
   o.trainer.profiling = a.has("--profile");
   o.epochs = a.get_int("--epochs", 1);
@@ -151,6 +162,11 @@ int Train(int argc, char** argv) {
   }
   if (!data.ok()) return Fail(data.status());
   training::Dataset train = std::move(*data);
+  if (a.has("--val-x") || a.has("--val-y")) {
+    auto val = training::LoadNpyDataset(a.get("--val-x"), a.get("--val-y"));
+    if (!val.ok()) return Fail(val.status());
+    validation = std::move(*val);
+  }
   if (o.val_split > 0) {
     auto split = training::SplitValidation(train, o.val_split, o.seed);
     if (!split.ok()) return Fail(split.status());
