@@ -68,10 +68,11 @@ bool IsMaxPool2x2(const Node& n) {
 
 std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
 
-// Training graphs: ReluGrad(MaxPoolGrad(dY, X), X) — X a Relu output pooled by MaxPool —
-// becomes MaxPoolGrad(dY, X) with relu_mask = 1 (dX also zeroed where X <= 0), when the
-// MaxPoolGrad result has no other reader. Returns the number of fusions.
-int FuseReluGradIntoMaxPoolGrad(Graph& graph) {
+// Training graphs: ReluGrad(G(dY, X, ...):0, X) — X a Relu output read by MaxPool, Conv or
+// ConvTranspose, G its MaxPoolGrad / ConvGrad / ConvTransposeGrad — becomes G with
+// relu_mask = 1 (dX also zeroed where X <= 0), when dX has no other reader. Returns the
+// number of fusions.
+int FuseReluGradIntoBackward(Graph& graph) {
   std::map<std::string, int> uses;
   std::map<std::string, size_t> consumer;
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
@@ -85,8 +86,9 @@ int FuseReluGradIntoMaxPoolGrad(Graph& graph) {
   for (const ValueInfo& o : graph.outputs) uses[o.name] += 2;
   std::set<size_t> removed;
   for (Node& n : graph.nodes) {
-    if (n.domain != kTandemDomain || n.op_type != "MaxPoolGrad" || n.outputs.size() != 1 ||
-        !n.has_output(0) || n.inputs.size() != 2 || !n.has_input(1) || n.attr_int("relu_mask", 0))
+    if (n.domain != kTandemDomain ||
+        (n.op_type != "MaxPoolGrad" && n.op_type != "ConvGrad" && n.op_type != "ConvTransposeGrad") ||
+        !n.has_output(0) || n.inputs.size() < 2 || !n.has_input(1) || n.attr_int("relu_mask", 0))
       continue;
     const std::string& out = n.outputs[0];
     if (uses[out] != 1) continue;
@@ -100,7 +102,7 @@ int FuseReluGradIntoMaxPoolGrad(Graph& graph) {
     mask.i = 1;
     n.attributes["relu_mask"] = mask;
     n.name = NameOf(n) + "+" + NameOf(rg);
-    n.outputs = rg.outputs;
+    n.outputs[0] = rg.outputs[0];
     removed.insert(r);
   }
   if (removed.empty()) return 0;
@@ -114,7 +116,7 @@ int FuseReluGradIntoMaxPoolGrad(Graph& graph) {
 }  // namespace
 
 int FuseActivations(Graph& graph) {
-  const int pool_grads = FuseReluGradIntoMaxPoolGrad(graph);
+  const int relu_grads = FuseReluGradIntoBackward(graph);
   // Consumers per value; graph outputs and subgraph reads count as extra consumers.
   std::map<std::string, int> uses;
   std::map<std::string, size_t> consumer;  // value -> index of (the last) consuming node
@@ -168,13 +170,13 @@ int FuseActivations(Graph& graph) {
     n = std::move(f);
     ++fused;
   }
-  if (!fused) return pool_grads;
+  if (!fused) return relu_grads;
   std::vector<Node> kept;
   for (size_t k = 0; k < graph.nodes.size(); ++k)
     if (!removed.count(k)) kept.push_back(std::move(graph.nodes[k]));
   graph.nodes = std::move(kept);
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
-  return fused + pool_grads;
+  return fused + relu_grads;
 }
 
 }  // namespace tandem

@@ -7,8 +7,9 @@
 // activation as a oneDNN post-op and pool straight from the convolution's blocked
 // result, saving passes over the largest tensors. A value is fused away only when it is
 // float32, has exactly one reader, is not a graph output and is not read by a subgraph.
-// In training graphs, ReluGrad(MaxPoolGrad(dY, X), X) becomes MaxPoolGrad with
-// relu_mask = 1 (one pass instead of two over the pooled activation's gradient).
+// In training graphs, ReluGrad(G(dY, X, ...):0, X) with G = MaxPoolGrad / ConvGrad /
+// ConvTransposeGrad becomes G with relu_mask = 1 (the mask is applied while dX is
+// written, saving a pass over the activation's gradient).
 // The fused node is named "<producer>+<activation>[+<pool>]" so profiles still point at
 // every original node.
 #pragma once

@@ -82,6 +82,14 @@ TEST(GradientRulesNn, MaxPool1DOverlapping) {
   EXPECT_EQ(CheckGradients(c), "");
 }
 
+TEST(GradientRulesNn, MaxPool2x2Stride2OddSize) {  // the direct plain-NCHW kernel
+  GradCase c;
+  c.op = "MaxPool";
+  c.inputs = {RandomDoubles({2, 3, 7, 9}, 24)};
+  c.attributes = {{"kernel_shape", IntsAttr({2, 2})}, {"strides", IntsAttr({2, 2})}};
+  EXPECT_EQ(CheckGradients(c), "");
+}
+
 TEST(GradientRulesNn, AveragePoolCountIncludePadCeilMode) {
   for (int include = 0; include < 2; ++include)
     for (int ceil = 0; ceil < 2; ++ceil) {
@@ -279,6 +287,11 @@ TEST(GradientKernelsNn, PoolGradFloatMatchesDouble) {
                     {{"kernel_shape", IntsAttr({3, 3})}, {"strides", IntsAttr({2, 2})},
                      {"pads", IntsAttr({1, 1, 1, 1})}}, 1};
   EXPECT_EQ(CompareFloatWithDouble(resnet), "") << "MaxPool 3x3/2";
+  KernelCase two{"MaxPoolGrad", {{2, 16, 3, 4}, {2, 16, 7, 9}},
+                 {{"kernel_shape", IntsAttr({2, 2})}, {"strides", IntsAttr({2, 2})}}, 1};
+  EXPECT_EQ(CompareFloatWithDouble(two), "") << "MaxPool 2x2/2";
+  two.attrs["relu_mask"] = IntAttr(1);
+  EXPECT_EQ(CompareFloatWithDouble(two), "") << "MaxPool 2x2/2 with relu_mask";
   KernelCase one{"AveragePoolGrad", {{2, 8, 6}, {2, 8, 11}},
                  {{"kernel_shape", IntsAttr({3})}, {"strides", IntsAttr({2})}, {"pads", IntsAttr({1, 1})}}, 1};
   EXPECT_EQ(CompareFloatWithDouble(one), "") << "AveragePool 1-D";
@@ -291,6 +304,74 @@ TEST(GradientKernelsNn, PoolGradFloatMatchesDouble) {
     av.attrs["ceil_mode"] = IntAttr(1);
     EXPECT_EQ(CompareFloatWithDouble(av), "") << "AveragePool ceil_mode count_include_pad=" << include;
   }
+}
+
+// relu_mask = 1 (the fused ReluGrad) zeroes dX where X <= 0, on the direct 2x2 kernel and
+// on the general paths (float32 oneDNN, float64 reference).
+TEST(GradientKernelsNn, MaxPoolGradReluMask) {
+  struct Geo {
+    Dims dy, x;
+    std::map<std::string, Attribute> attrs;
+  };
+  const std::vector<Geo> geos = {
+      {{2, 3, 3, 4}, {2, 3, 7, 9}, {{"kernel_shape", IntsAttr({2, 2})}, {"strides", IntsAttr({2, 2})}}},
+      {{2, 3, 4, 4}, {2, 3, 7, 8}, {{"kernel_shape", IntsAttr({3, 3})}, {"strides", IntsAttr({2, 2})},
+                                    {"pads", IntsAttr({1, 1, 1, 1})}}}};
+  for (const Geo& g : geos)
+    for (DataType t : {DataType::kDouble, DataType::kFloat}) {
+      Tensor dy = RandomDoubles(g.dy, 31, -1.0, 1.0).CastTo(t);
+      Tensor x = RandomDoubles(g.x, 32, -1.0, 1.0).CastTo(t);
+      auto plain = RunNode("MaxPoolGrad", "ai.tandem", 17, {dy, x}, g.attrs, 1);
+      auto masked_attrs = g.attrs;
+      masked_attrs["relu_mask"] = IntAttr(1);
+      auto masked = RunNode("MaxPoolGrad", "ai.tandem", 17, {dy, x}, masked_attrs, 1);
+      ASSERT_TRUE(plain.ok() && masked.ok());
+      const Tensor a = (*plain)[0].CastTo(DataType::kDouble), b = (*masked)[0].CastTo(DataType::kDouble);
+      const Tensor xd = x.CastTo(DataType::kDouble);
+      int nonzero = 0;
+      for (int64_t e = 0; e < a.numel(); ++e) {
+        const double want = xd.data<double>()[e] > 0 ? a.data<double>()[e] : 0.0;
+        ASSERT_EQ(b.data<double>()[e], want) << DataTypeName(t) << " element " << e;
+        nonzero += want != 0;
+      }
+      EXPECT_GT(nonzero, 0);
+    }
+}
+
+// ConvGrad / ConvTransposeGrad with relu_mask = 1: dX zeroed where X <= 0 (float32: in the
+// unblocking of oneDNN's diff_src; float64: reference), dW and dB unchanged.
+TEST(GradientKernelsNn, ConvGradReluMask) {
+  struct Case {
+    std::string op;
+    std::vector<Dims> shapes;  // dY, X, W
+    std::map<std::string, Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"ConvGrad", {{2, 16, 6, 6}, {2, 12, 6, 6}, {16, 12, 3, 3}}, {{"pads", IntsAttr({1, 1, 1, 1})}}},
+      {"ConvGrad", {{2, 8, 4, 4}, {2, 16, 6, 6}, {8, 16, 3, 3}}, {}},
+      {"ConvTransposeGrad", {{2, 8, 11, 11}, {2, 16, 5, 5}, {16, 8, 3, 3}}, {{"strides", IntsAttr({2, 2})}}}};
+  for (const Case& c : cases)
+    for (DataType t : {DataType::kDouble, DataType::kFloat}) {
+      std::vector<Tensor> in;
+      for (size_t i = 0; i < c.shapes.size(); ++i)
+        in.push_back(RandomDoubles(c.shapes[i], 40 + static_cast<unsigned>(i), -1.0, 1.0).CastTo(t));
+      auto plain = RunNode(c.op, "ai.tandem", 17, in, c.attrs, 3);
+      auto masked_attrs = c.attrs;
+      masked_attrs["relu_mask"] = IntAttr(1);
+      auto masked = RunNode(c.op, "ai.tandem", 17, in, masked_attrs, 3);
+      ASSERT_TRUE(plain.ok()) << plain.status();
+      ASSERT_TRUE(masked.ok()) << masked.status();
+      const Tensor xd = in[1].CastTo(DataType::kDouble);
+      for (int o = 0; o < 3; ++o) {
+        const Tensor a = (*plain)[o].CastTo(DataType::kDouble), b = (*masked)[o].CastTo(DataType::kDouble);
+        ASSERT_EQ(a.dims(), b.dims());
+        for (int64_t e = 0; e < a.numel(); ++e) {
+          const double want = o == 0 && xd.data<double>()[e] <= 0 ? 0.0 : a.data<double>()[e];
+          ASSERT_EQ(b.data<double>()[e], want) << c.op << " " << DataTypeName(t) << " output " << o
+                                               << " element " << e;
+        }
+      }
+    }
 }
 
 TEST(GradientKernelsNn, NormGradFloatMatchesDouble) {

@@ -7,8 +7,13 @@
 // (the ONNX ConvTranspose weight layout [C, M/group, k...] is exactly that). Then
 //   Conv:          dX = backward_data(dY, W),  dW = backward_weights(X, dY)
 //   ConvTranspose: dX = forward(dY, W),        dW = backward_weights(dY, X)
+// ConvGrad may carry relu_mask = 1 (set by the ReluGrad fusion in runtime/fusion.cc when
+// X is a Relu output): dX is then 0 where X <= 0, i.e. ReluGrad(dX, X) fused in — on the
+// oneDNN path inside the unblocking of dX from the channel-blocked layout.
 // float32 runs on oneDNN convolution primitives (format_tag::any layouts plus reorders,
-// cached per shape); double, and cases oneDNN rejects (negative pads), use reference loops.
+// cached per shape; a float32 Conv's dB comes from backward_weights); double, and cases
+// oneDNN rejects (negative pads), use reference loops.
+#include <algorithm>
 #include <cstring>
 
 #include "providers/cpu/kernel_util.h"
@@ -129,17 +134,49 @@ void RefBackwardWeights(const T* a, const T* db, T* dw, const Chans& c, const Ge
     }
 }
 
-// dB[m] = sum of dY over batch and space.
+// dB[m] = sum of dY over batch and space, in double with 8 independent partial sums (a
+// fixed order: vectorizable and deterministic), channels shared among the threads.
 template <typename T>
 void BiasGrad(const T* dy, T* dbias, int64_t N, int64_t M, int64_t S) {
+#pragma omp parallel for schedule(static) if (N * M * S >= (1 << 15))
   for (int64_t m = 0; m < M; ++m) {
-    double s = 0;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int64_t n = 0; n < N; ++n) {
       const T* p = dy + (n * M + m) * S;
-      for (int64_t i = 0; i < S; ++i) s += p[i];
+      int64_t i = 0;
+      for (; i + 8 <= S; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(p[i + k]);
+      for (; i < S; ++i) acc[i & 7] += static_cast<double>(p[i]);
     }
-    dbias[m] = static_cast<T>(s);
+    dbias[m] = static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                              ((acc[4] + acc[5]) + (acc[6] + acc[7])));
   }
+}
+
+// dX *= (X > 0) on plain tensors.
+template <typename T>
+void ReluMask(const T* x, T* dx, int64_t n) {
+#pragma omp parallel for schedule(static) if (n >= (1 << 15))
+  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dx[i] : T(0);
+}
+
+// dx[N, C, S] = (x > 0 ? src : 0), src channel-blocked [N, ceil(C/B), S, B]: the reorder of
+// oneDNN's blocked diff_src to plain with the relu mask applied on the way.
+template <int B>
+void UnblockReluMask(const float* src, const float* x, float* dx, int64_t N, int64_t C, int64_t S) {
+  const int64_t CB = (C + B - 1) / B;
+#pragma omp parallel for collapse(2) schedule(static) if (N * C * S >= (1 << 15))
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t cb = 0; cb < CB; ++cb) {
+      const float* blk = src + (n * CB + cb) * S * B;
+      const int64_t cn = std::min<int64_t>(B, C - cb * B);
+      for (int64_t k = 0; k < cn; ++k) {
+        const int64_t off = (n * C + cb * B + k) * S;
+        const float* xp = x + off;
+        float* o = dx + off;
+        for (int64_t i = 0; i < S; ++i) o[i] = xp[i] > 0.f ? blk[i * B + k] : 0.f;
+      }
+    }
 }
 
 // ConvTranspose output sizes and (possibly negative) pads, following the ONNX rules.
@@ -194,14 +231,17 @@ struct DnnlEntry {
   std::optional<dnnl::convolution_forward> fwd;              // B from A, W
   std::optional<dnnl::convolution_backward_data> data;       // dA from dB, W
   std::optional<dnnl::convolution_backward_weights> wts;     // dW from A, dB
-  DnnlPort f_a, f_w, f_b, d_db, d_w, d_da, w_a, w_db, w_dw;
+  DnnlPort f_a, f_w, f_b, d_db, d_w, d_da, w_a, w_db, w_dw, w_bias;
   bool share_a = false, share_db = false;  // backward_weights reuses the other's reorder
 };
 
 class ConvGradKernel : public Kernel {
  public:
   ConvGradKernel(const KernelInfo& info, bool transpose)
-      : node_(info.node), group_(info.node.attr_int("group", 1)), transpose_(transpose) {}
+      : node_(info.node),
+        group_(info.node.attr_int("group", 1)),
+        transpose_(transpose),
+        relu_mask_(info.node.attr_int("relu_mask", 0) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor* dy = ctx.input(0);
@@ -238,12 +278,15 @@ class ConvGradKernel : public Kernel {
     Tensor* dw = ctx.output_wanted(1) ? &ctx.AllocateOutput(1, x->dtype(), w->dims()) : nullptr;
     Tensor* db = ctx.output_wanted(2) ? &ctx.AllocateOutput(2, x->dtype(), {M}) : nullptr;
     const int64_t S = DimProduct(ydims, 2, static_cast<int>(ydims.size()));
-    if (db) {
+    const bool empty = x->numel() == 0 || w->numel() == 0 || dy->numel() == 0;
+    // float32 Conv with dW: oneDNN's backward_weights also reduces dB in the same pass.
+    Tensor* db_dnnl = db && dw && !empty && !transpose_ && x->dtype() == DataType::kFloat ? db : nullptr;
+    auto bias_grad = [&] {
       if (x->dtype() == DataType::kDouble) BiasGrad(dy->data<double>(), db->data<double>(), N, M, S);
       else BiasGrad(dy->data<float>(), db->data<float>(), N, M, S);
-    }
+    };
+    if (db && !db_dnnl) bias_grad();
     if (!dx && !dw) return absl::OkStatus();
-    const bool empty = x->numel() == 0 || w->numel() == 0 || dy->numel() == 0;
     if (empty) {  // nothing flows: zero gradients
       for (Tensor* t : {dx, dw})
         if (t && t->numel() > 0) std::memset(t->raw(), 0, t->numel() * SizeOf(t->dtype()));
@@ -255,9 +298,11 @@ class ConvGradKernel : public Kernel {
     const Dims asp(a.dims().begin() + 2, a.dims().end()), bsp(bsrc.dims().begin() + 2, bsrc.dims().end());
     const Chans ch{N, a.dim(1), bsrc.dim(1), group_};
     if (x->dtype() == DataType::kFloat) {
-      auto st = RunDnnl(a, bsrc, *w, transpose_ ? nullptr : dx, transpose_ ? dx : nullptr, dw, *geo);
+      auto st = RunDnnl(a, bsrc, *w, transpose_ ? nullptr : dx, transpose_ ? dx : nullptr, dw, db_dnnl,
+                        *geo, *x);
       if (st.code() != absl::StatusCode::kUnimplemented) return st;
     }
+    if (db_dnnl) bias_grad();
     const Geo3 g = MakeGeo3(asp, bsp, *geo);
     auto run = [&](auto tag) {
       using T = decltype(tag);
@@ -267,13 +312,18 @@ class ConvGradKernel : public Kernel {
     };
     if (x->dtype() == DataType::kDouble) run(double{});
     else run(float{});
+    if (dx && relu_mask_) {
+      if (x->dtype() == DataType::kDouble) ReluMask(x->data<double>(), dx->data<double>(), x->numel());
+      else ReluMask(x->data<float>(), dx->data<float>(), x->numel());
+    }
     return absl::OkStatus();
   }
 
  private:
   // oneDNN path; Unimplemented when oneDNN cannot express the case (caller falls back).
   absl::Status RunDnnl(const Tensor& a, const Tensor& bsrc, const Tensor& w, Tensor* da,
-                       Tensor* b_out, Tensor* dw, const WindowGeometry& geo) {
+                       Tensor* b_out, Tensor* dw, Tensor* dbias, const WindowGeometry& geo,
+                       const Tensor& x) {
     const size_t n = geo.kernel.size();
     dnnl::memory::dims pl(n), pr(n);
     for (size_t i = 0; i < n; ++i) {
@@ -286,7 +336,7 @@ class ConvGradKernel : public Kernel {
       if (pl[i] < 0 || pr[i] < 0) return absl::UnimplementedError("negative padding");
     }
     try {
-      const Dims key_flags = {da ? 1 : 0, b_out ? 1 : 0, dw ? 1 : 0};
+      const Dims key_flags = {da ? 1 : 0, b_out ? 1 : 0, dw ? 1 : 0, dbias ? 1 : 0};
       DnnlEntry& e = cache_.Get({a.dims(), bsrc.dims(), w.dims(), key_flags}, [&] {
         DnnlEntry c;
         auto& eng = DnnlEngine();
@@ -319,9 +369,13 @@ class ConvGradKernel : public Kernel {
           c.d_da.InitOut(a_md, pd.diff_src_desc());
         }
         if (dw) {
-          dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_a,
-                                                     any_w, any_b, strides, dil, pl, pr);
+          const auto bias_md = PlainDesc({bsrc.dim(1)}, dt::f32);
+          auto d = dbias ? dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any_a,
+                                                                    any_w, bias_md, any_b, strides, dil, pl, pr)
+                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any_a,
+                                                                    any_w, any_b, strides, dil, pl, pr);
           dnnl::convolution_backward_weights::primitive_desc pd(d, eng, fpd);
+          if (dbias) c.w_bias.InitOut(bias_md, pd.diff_bias_desc());
           c.wts = dnnl::convolution_backward_weights(pd);
           c.w_a.InitIn(a_md, pd.src_desc());
           c.w_db.InitIn(b_md, pd.diff_dst_desc());
@@ -339,19 +393,23 @@ class ConvGradKernel : public Kernel {
         a_mem = e.f_a.In(a);
         e.fwd->execute(s, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, e.f_w.In(w)},
                            {DNNL_ARG_DST, e.f_b.Out(*b_out)}});
-        e.f_b.Finish(*b_out);
+        FinishDx(e.f_b, *b_out, x);
       }
       if (da) {
         db_mem = e.d_db.In(bsrc);
         e.data->execute(s, {{DNNL_ARG_DIFF_DST, db_mem}, {DNNL_ARG_WEIGHTS, e.d_w.In(w)},
                             {DNNL_ARG_DIFF_SRC, e.d_da.Out(*da)}});
-        e.d_da.Finish(*da);
+        FinishDx(e.d_da, *da, x);
       }
       if (dw) {
-        e.wts->execute(s, {{DNNL_ARG_SRC, e.share_a ? a_mem : e.w_a.In(a)},
-                           {DNNL_ARG_DIFF_DST, e.share_db ? db_mem : e.w_db.In(bsrc)},
-                           {DNNL_ARG_DIFF_WEIGHTS, e.w_dw.Out(*dw)}});
+        std::unordered_map<int, dnnl::memory> args = {
+            {DNNL_ARG_SRC, e.share_a ? a_mem : e.w_a.In(a)},
+            {DNNL_ARG_DIFF_DST, e.share_db ? db_mem : e.w_db.In(bsrc)},
+            {DNNL_ARG_DIFF_WEIGHTS, e.w_dw.Out(*dw)}};
+        if (dbias) args[DNNL_ARG_DIFF_BIAS] = e.w_bias.Out(*dbias);
+        e.wts->execute(s, args);
         e.w_dw.Finish(*dw);
+        if (dbias) e.w_bias.Finish(*dbias);
       }
       s.wait();
     } catch (const dnnl::error& err) {
@@ -360,9 +418,34 @@ class ConvGradKernel : public Kernel {
     return absl::OkStatus();
   }
 
+  // Writes dX from the primitive's result, applying relu_mask (X > 0) when set.
+  void FinishDx(grad::DnnlPort& port, Tensor& dx, const Tensor& x) {
+    if (!relu_mask_) return port.Finish(dx);
+    const int64_t N = dx.dim(0), C = dx.dim(1), S = DimProduct(dx.dims(), 2, dx.rank());
+    if (port.re && dx.rank() >= 3 && dx.rank() <= 5) {
+      using ft = dnnl::memory::format_tag;
+      const int r = dx.rank();
+      const auto blocked = [&](ft t3, ft t4, ft t5) {
+        return port.prim == dnnl::memory::desc(port.plain.dims(), dt::f32, r == 3 ? t3 : r == 4 ? t4 : t5);
+      };
+      const float* src = static_cast<const float*>(port.buf.get_data_handle());
+      if (blocked(ft::aBc8b, ft::aBcd8b, ft::aBcde8b)) {
+        DnnlStream().wait();
+        return UnblockReluMask<8>(src, x.data<float>(), dx.data<float>(), N, C, S);
+      }
+      if (blocked(ft::aBc16b, ft::aBcd16b, ft::aBcde16b)) {
+        DnnlStream().wait();
+        return UnblockReluMask<16>(src, x.data<float>(), dx.data<float>(), N, C, S);
+      }
+    }
+    port.Finish(dx);
+    DnnlStream().wait();
+    ReluMask(x.data<float>(), dx.data<float>(), dx.numel());
+  }
+
   const Node node_;  // copy: attributes are read per shape
   int64_t group_;
-  bool transpose_;
+  bool transpose_, relu_mask_;
   ShapeCache<DnnlEntry> cache_;
 };
 

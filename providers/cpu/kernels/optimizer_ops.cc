@@ -53,13 +53,8 @@ struct AdamConsts {
 
 // The Adam/AdamW element loop, branch-free per weight-decay mode (0 none, 1 L2 added to
 // the gradient, 2 decoupled shrink), in chunks shared among the threads. GCC vectorizes
-// it only without errno-setting sqrt (v >= 0 here, so errno never matters).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("no-math-errno")
-#endif
-inline float Sqrt(float v) { return __builtin_sqrtf(v); }
-inline double Sqrt(double v) { return __builtin_sqrt(v); }
+// it only without errno-setting sqrt: CMakeLists.txt builds this file with
+// -fno-math-errno (v >= 0 here, so errno never matters).
 template <typename T, int kMode>
 void AdamChunk(T* __restrict p, const T* __restrict g, T* __restrict m1, T* __restrict m2,
                int64_t begin, int64_t end, const AdamConsts<T>& k) {
@@ -72,13 +67,10 @@ void AdamChunk(T* __restrict p, const T* __restrict g, T* __restrict m1, T* __re
     const T v = k.b2 * m2[i] + k.b2c * d * d;
     m1[i] = m;
     m2[i] = v;
-    const T denom = Sqrt(v) / k.bc2_sqrt + k.eps;
+    const T denom = std::sqrt(v) / k.bc2_sqrt + k.eps;
     p[i] = pv - k.step_size * (m / denom);
   }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 
 template <typename T, int kMode>
 void AdamLoop(T* p, const T* g, T* m1, T* m2, int64_t n, const AdamConsts<T>& k) {

@@ -97,7 +97,8 @@ void PoolGradRef(const T* x, const T* dy, T* dx, int64_t planes, const Geo3& g, 
 // argmax of each window is recomputed from X (first maximum, as PoolGradRef) and dY is
 // written there; every other element of dX, a trailing odd row/column included, is 0.
 template <typename T, bool kReluMask>
-void MaxPoolGrad2x2(const T* x, const T* dy, T* dx, int64_t planes, int64_t H, int64_t W) {
+void MaxPoolGrad2x2(const T* __restrict x, const T* __restrict dy, T* __restrict dx, int64_t planes,
+                    int64_t H, int64_t W) {
   const int64_t OH = H / 2, OW = W / 2;
 #pragma omp parallel for schedule(static) if (planes * H * W >= (1 << 15))
   for (int64_t p = 0; p < planes; ++p) {
@@ -118,11 +119,25 @@ void MaxPoolGrad2x2(const T* x, const T* dy, T* dx, int64_t planes, int64_t H, i
         const bool pc = c > ab;
         const T abc = pc ? c : ab;
         const bool pe = e > abc;
-        const T v = (!kReluMask || (pe ? e : abc) > T(0)) ? d[j] : T(0);
-        g0[2 * j] = (!pb && !pc && !pe) ? v : T(0);
-        g0[2 * j + 1] = (pb && !pc && !pe) ? v : T(0);
-        g1[2 * j] = (pc && !pe) ? v : T(0);
-        g1[2 * j + 1] = pe ? v : T(0);
+        // Route dY to the winner (selects only, so the loop vectorizes); relu_mask then
+        // zeroes each position whose X <= 0, exactly as a following ReluGrad would.
+        T v = d[j];
+        T o3 = pe ? v : T(0);
+        v = pe ? T(0) : v;
+        T o2 = pc ? v : T(0);
+        v = pc ? T(0) : v;
+        T o1 = pb ? v : T(0);
+        T o0 = pb ? T(0) : v;
+        if constexpr (kReluMask) {
+          o0 = a > T(0) ? o0 : T(0);
+          o1 = b > T(0) ? o1 : T(0);
+          o2 = c > T(0) ? o2 : T(0);
+          o3 = e > T(0) ? o3 : T(0);
+        }
+        g0[2 * j] = o0;
+        g0[2 * j + 1] = o1;
+        g1[2 * j] = o2;
+        g1[2 * j + 1] = o3;
       }
       if (W & 1) g0[W - 1] = g1[W - 1] = T(0);
     }
