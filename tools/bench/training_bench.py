@@ -54,7 +54,7 @@ def row(label, unit, t_torch, t_tandem, higher_is_better):
     med_t, med_d = statistics.median(t_torch), statistics.median(t_tandem)
     ratio = med_d / med_t if higher_is_better else med_t / med_d
     best = max if higher_is_better else min
-    print(f"{label:<28}{best(t_torch):>10.1f}{med_t:>10.1f}{best(t_tandem):>11.1f}{med_d:>11.1f}"
+    print(f"{label:<28}{best(t_torch):>11.1f}{med_t:>11.1f}{best(t_tandem):>12.1f}{med_d:>12.1f}"
           f"  {unit:<8}{ratio:>7.2f}x")
 
 
@@ -69,7 +69,7 @@ def main():
     torch.set_num_threads(args.threads)
     print(f"PyTorch {torch.__version__}, BLAS: {blas_in_use()}, threads: {args.threads}")
     work = tempfile.mkdtemp(prefix="tandem_train_bench_")
-    print(f"{'case':<28}{'torch best':>10}{'torch med':>10}{'tandem best':>11}{'tandem med':>11}  {'unit':<8}{'ratio':>8}")
+    print(f"{'case':<28}{'torch best':>11}{'torch med':>11}{'tandem best':>12}{'tandem med':>12}  {'unit':<8}{'ratio':>8}")
 
     torch.manual_seed(1)
     mlp = peaks_mlp()
