@@ -12,6 +12,20 @@
 namespace tandem::cpu {
 namespace {
 
+// Viewing x as [outer, n, inner]: y[o, i, :] = x[o, index[i], :] (indices already checked).
+void TakeSlices(const Tensor& x, const std::vector<int64_t>& index, int64_t outer, int64_t n,
+                int64_t inner, Tensor& y) {
+  const int64_t k = static_cast<int64_t>(index.size());
+  VisitElementWidth(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < k; ++i)
+        std::copy_n(src + (o * n + index[i]) * inner, inner, dst + (o * k + i) * inner);
+  });
+}
+
 constexpr int kMaxOpset = 21;
 
 absl::Status Missing(const char* what) {
@@ -68,17 +82,9 @@ class Gather : public Kernel {
     out.insert(out.end(), x->dims().begin() + axis + 1, x->dims().end());
     const int64_t outer = DimProduct(x->dims(), 0, axis);
     const int64_t inner = DimProduct(x->dims(), axis + 1, x->rank());
-    const int64_t ni = static_cast<int64_t>(idx.size());
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
     if (y.numel() == 0) return absl::OkStatus();
-    VisitElementWidth(x->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* src = x->data<T>();
-      T* dst = y.data<T>();
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < ni; ++i)
-          std::copy_n(src + (o * n + idx[i]) * inner, inner, dst + (o * ni + i) * inner);
-    });
+    TakeSlices(*x, idx, outer, n, inner, y);
     return absl::OkStatus();
   }
 
@@ -371,15 +377,7 @@ class Compress : public Kernel {
     Dims out = shape;
     out[axis] = static_cast<int64_t>(keep.size());
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
-    const int64_t nk = static_cast<int64_t>(keep.size());
-    VisitElementWidth(x->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* src = x->data<T>();
-      T* dst = y.data<T>();
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < nk; ++i)
-          std::copy_n(src + (o * n + keep[i]) * inner, inner, dst + (o * nk + i) * inner);
-    });
+    TakeSlices(*x, keep, outer, n, inner, y);
     return absl::OkStatus();
   }
 
