@@ -109,4 +109,21 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
   return g;
 }
 
+Geo3 MakeGeo3(const Dims& in, const Dims& out, const WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - static_cast<int>(in.size());
+  for (int i = 0; i < 3; ++i) {
+    const int j = i - off;
+    const bool real = j >= 0;
+    r.in[i] = real ? in[j] : 1;
+    r.out[i] = real ? out[j] : 1;
+    r.k[i] = real ? g.kernel[j] : 1;
+    r.s[i] = real ? g.strides[j] : 1;
+    r.d[i] = real ? g.dilations[j] : 1;
+    r.pb[i] = real ? g.pads_begin[j] : 0;
+    r.pe[i] = real ? g.pads_end[j] : 0;
+  }
+  return r;
+}
+
 }  // namespace tandem::cpu

@@ -126,6 +126,18 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
                                                      const std::vector<int64_t>& kernel,
                                                      bool ceil_mode_attr);
 
+// Window geometry padded to 3 spatial dims (leading dims of size 1) for the reference
+// loops of convolution and pooling kernels and their gradients. `in`/`out` are the
+// spatial sizes of the window's input and output (for a transposed convolution, of the
+// equivalent forward convolution).
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+Geo3 MakeGeo3(const Dims& in, const Dims& out, const WindowGeometry& g);
+
 // Error when a dim is negative or the element count of `dims` exceeds 2^48 (guards
 // shapes computed from tensor data against overflow before allocating).
 inline absl::Status CheckOutputDims(const Dims& dims) {

@@ -35,30 +35,6 @@ void StoreFromFloat(const Tensor& src, Tensor& out) {
   }
 }
 
-// Window geometry padded to 3 spatial dims (leading dims of size 1) for reference loops.
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-};
-
-Geo3 MakeGeo3(const Dims& in, const WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - static_cast<int>(in.size());
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - off;
-    const bool real = j >= 0;
-    r.in[i] = real ? in[j] : 1;
-    r.out[i] = real ? g.out[j] : 1;
-    r.k[i] = real ? g.kernel[j] : 1;
-    r.s[i] = real ? g.strides[j] : 1;
-    r.d[i] = real ? g.dilations[j] : 1;
-    r.p[i] = real ? g.pads_begin[j] : 0;
-  }
-  return r;
-}
-
 // y[n, m, o] = b[m] + sum_{c, k} x[n, g*Cg + c, o*s + k*d - p] * w[m, c, k]
 template <typename T>
 void ConvRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t C, int64_t M,
@@ -76,13 +52,13 @@ void ConvRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t C, int
               const T* xc = x + (n * C + gi * Cg + c) * isz;
               const T* wc = w + (m * Cg + c) * ksz;
               for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
-                const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.p[0];
+                const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.pb[0];
                 if (i0 < 0 || i0 >= g.in[0]) continue;
                 for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
-                  const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.p[1];
+                  const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
                   if (i1 < 0 || i1 >= g.in[1]) continue;
                   for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
-                    const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.p[2];
+                    const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.pb[2];
                     if (i2 < 0 || i2 >= g.in[2]) continue;
                     acc += xc[(i0 * g.in[1] + i1) * g.in[2] + i2] *
                            wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
@@ -119,13 +95,13 @@ void ConvTransposeRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64
             for (int64_t i2 = 0; i2 < g.in[2]; ++i2) {
               const T xv = xc[(i0 * g.in[1] + i1) * g.in[2] + i2];
               for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
-                const int64_t o0 = i0 * g.s[0] + k0 * g.d[0] - g.p[0];
+                const int64_t o0 = i0 * g.s[0] + k0 * g.d[0] - g.pb[0];
                 if (o0 < 0 || o0 >= g.out[0]) continue;
                 for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
-                  const int64_t o1 = i1 * g.s[1] + k1 * g.d[1] - g.p[1];
+                  const int64_t o1 = i1 * g.s[1] + k1 * g.d[1] - g.pb[1];
                   if (o1 < 0 || o1 >= g.out[1]) continue;
                   for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
-                    const int64_t o2 = i2 * g.s[2] + k2 * g.d[2] - g.p[2];
+                    const int64_t o2 = i2 * g.s[2] + k2 * g.d[2] - g.pb[2];
                     if (o2 < 0 || o2 >= g.out[2]) continue;
                     yc[(o0 * g.out[1] + o1) * g.out[2] + o2] +=
                         xv * wc[(k0 * g.k[1] + k1) * g.k[2] + k2];
@@ -320,14 +296,14 @@ class Conv : public Kernel {
     if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
       Tensor full = Tensor::Host(DataType::kFloat, out_dims);
       ConvRef(x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
-              full.data<float>(), N, C, M, group_, MakeGeo3(in, *geo));
+              full.data<float>(), N, C, M, group_, MakeGeo3(in, geo->out, *geo));
       act_.Apply(full.data<float>(), full.numel());
       MaxPool2x2(full.data<float>(), y.data<float>(), N * M, out_dims[2], out_dims[3]);
       return absl::OkStatus();
     }
     if (x.dtype() == DataType::kDouble || !use_dnnl) {
       auto ref = [&](const Tensor& xx, const Tensor& ww, const Tensor* bb, Tensor& yy) {
-        const Geo3 g = MakeGeo3(in, *geo);
+        const Geo3 g = MakeGeo3(in, geo->out, *geo);
         if (xx.dtype() == DataType::kDouble)
           ConvRef(xx.data<double>(), ww.data<double>(), bb ? bb->data<double>() : nullptr,
                   yy.data<double>(), N, C, M, group_, g);
@@ -428,7 +404,7 @@ class ConvTranspose : public Kernel {
       if (st.ok() || st.code() != absl::StatusCode::kUnimplemented) return st;
     }
     auto ref = [&](const Tensor& xx, const Tensor& ww, const Tensor* bb, Tensor& yy) {
-      const Geo3 g = MakeGeo3(in, *geo);
+      const Geo3 g = MakeGeo3(in, geo->out, *geo);
       if (xx.dtype() == DataType::kDouble)
         ConvTransposeRef(xx.data<double>(), ww.data<double>(), bb ? bb->data<double>() : nullptr,
                          yy.data<double>(), N, C, M, group_, g);
@@ -590,7 +566,7 @@ class ConvInteger : public Kernel {
       for (int64_t i = 0; i < per; ++i) pw[m * per + i] -= wz;
     }
     ConvRef(px, pw, static_cast<const int32_t*>(nullptr), y.data<int32_t>(), N, C, M, group_,
-            MakeGeo3(in, *geo));
+            MakeGeo3(in, geo->out, *geo));
     return absl::OkStatus();
   }
 

@@ -26,45 +26,21 @@ namespace {
 using dt = dnnl::memory::data_type;
 using grad::DnnlPort;
 
-// Geometry of B = conv(A, W) padded to 3 spatial dims; in = A's spatial sizes, out = B's.
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-};
-
-Geo3 MakeGeo3(const Dims& a_sp, const Dims& b_sp, const WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - static_cast<int>(a_sp.size());
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - off;
-    const bool real = j >= 0;
-    r.in[i] = real ? a_sp[j] : 1;
-    r.out[i] = real ? b_sp[j] : 1;
-    r.k[i] = real ? g.kernel[j] : 1;
-    r.s[i] = real ? g.strides[j] : 1;
-    r.d[i] = real ? g.dilations[j] : 1;
-    r.p[i] = real ? g.pads_begin[j] : 0;
-  }
-  return r;
-}
-
 // Calls f(out_offset, kernel_offset, in_offset) for every tap of the window that lands
 // inside A (padding taps are skipped).
 template <typename F>
 void ForEachTap(const Geo3& g, F&& f) {
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
     for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
-      const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.p[0];
+      const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.pb[0];
       if (i0 < 0 || i0 >= g.in[0]) continue;
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
         for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
-          const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.p[1];
+          const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
           if (i1 < 0 || i1 >= g.in[1]) continue;
           for (int64_t o2 = 0; o2 < g.out[2]; ++o2)
             for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
-              const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.p[2];
+              const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.pb[2];
               if (i2 < 0 || i2 >= g.in[2]) continue;
               f((o0 * g.out[1] + o1) * g.out[2] + o2, (k0 * g.k[1] + k1) * g.k[2] + k2,
                 (i0 * g.in[1] + i1) * g.in[2] + i2);

@@ -36,28 +36,6 @@ T FromAcc(double v) {
     return static_cast<T>(v);
 }
 
-// Pooling geometry padded to 3 spatial dims (leading size-1 dims).
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-};
-
-Geo3 MakeGeo3(const Dims& in, const WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - static_cast<int>(in.size());
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - off;
-    const bool real = j >= 0;
-    r.in[i] = real ? in[j] : 1;
-    r.out[i] = real ? g.out[j] : 1;
-    r.k[i] = real ? g.kernel[j] : 1;
-    r.s[i] = real ? g.strides[j] : 1;
-    r.d[i] = real ? g.dilations[j] : 1;
-    r.pb[i] = real ? g.pads_begin[j] : 0;
-    r.pe[i] = real ? g.pads_end[j] : 0;
-  }
-  return r;
-}
-
 // Channel-blocked layout (8 channels, or 16 on AVX-512) for a rank-3/4/5 tensor.
 dnnl::memory::format_tag BlockedTag(int rank) {
   using ft = dnnl::memory::format_tag;
@@ -177,7 +155,7 @@ class Pool : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     if (x.numel() == 0) return absl::InvalidArgumentError("empty input with non-empty output");
     const int64_t planes = x.dim(0) * x.dim(1);
-    Geo3 g = MakeGeo3(in, *geo);
+    Geo3 g = MakeGeo3(in, geo->out, *geo);
     if (x.dtype() == DataType::kFloat && !idx && prm_.kind == PoolKind::kMax &&
         IsPlainMaxPool2x2(*geo, in)) {
       MaxPool2x2(x.data<float>(), y.data<float>(), planes, in[0], in[1]);

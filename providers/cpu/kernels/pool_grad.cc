@@ -22,27 +22,6 @@ namespace {
 using dt = dnnl::memory::data_type;
 using grad::DnnlPort;
 
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-};
-
-Geo3 MakeGeo3(const Dims& in, const WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - static_cast<int>(in.size());
-  for (int i = 0; i < 3; ++i) {
-    const int j = i - off;
-    const bool real = j >= 0;
-    r.in[i] = real ? in[j] : 1;
-    r.out[i] = real ? g.out[j] : 1;
-    r.k[i] = real ? g.kernel[j] : 1;
-    r.s[i] = real ? g.strides[j] : 1;
-    r.d[i] = real ? g.dilations[j] : 1;
-    r.pb[i] = real ? g.pads_begin[j] : 0;
-    r.pe[i] = real ? g.pads_end[j] : 0;
-  }
-  return r;
-}
-
 // Reference backward over planes [N*C, in...]. Window positions count as "padded" while
 // inside input + explicit pads (the ceil_mode tail beyond them is not counted), as in the
 // forward kernel.
@@ -212,7 +191,7 @@ class PoolGrad : public Kernel {
       done = st.ok();
     }
     if (!done) {
-      const Geo3 g = MakeGeo3(in, *geo);
+      const Geo3 g = MakeGeo3(in, geo->out, *geo);
       if (dbl)
         PoolGradRef(x->data<double>(), dy->data<double>(), dx.data<double>(), planes, g, is_max_,
                     count_include_pad_);
