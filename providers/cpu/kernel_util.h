@@ -126,6 +126,12 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
                                                      const std::vector<int64_t>& kernel,
                                                      bool ceil_mode_attr);
 
+// ConvTranspose output sizes and pads from strides/dilations/pads/output_padding/
+// output_shape/auto_pad; pads may come out negative when output_shape asks for more than
+// the natural size. Errors name the bad attribute.
+absl::StatusOr<WindowGeometry> ComputeTransposedWindowGeometry(const Node& node, const Dims& in,
+                                                               const std::vector<int64_t>& kernel);
+
 // Window geometry padded to 3 spatial dims (leading dims of size 1) for the reference
 // loops of convolution and pooling kernels and their gradients. `in`/`out` are the
 // spatial sizes of the window's input and output (for a transposed convolution, of the

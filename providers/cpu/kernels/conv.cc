@@ -380,7 +380,7 @@ class ConvTranspose : public Kernel {
     auto kernel = CheckConvInputs(node_, x, w, b, group_, true);
     if (!kernel.ok()) return kernel.status();
     const Dims in(x.dims().begin() + 2, x.dims().end());
-    auto geo = Geometry(in, *kernel);
+    auto geo = ComputeTransposedWindowGeometry(node_, in, *kernel);
     if (!geo.ok()) return geo.status();
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(1) * group_;
     Dims out_dims = {N, M};
@@ -417,57 +417,6 @@ class ConvTranspose : public Kernel {
   }
 
  private:
-  // Output sizes and pads (possibly negative when output_shape asks for more than the
-  // natural size) per the ConvTranspose rules.
-  absl::StatusOr<WindowGeometry> Geometry(const Dims& in, const std::vector<int64_t>& kernel) {
-    const size_t n = in.size();
-    WindowGeometry g;
-    g.kernel = kernel;
-    g.strides = node_.attr_ints("strides", std::vector<int64_t>(n, 1));
-    g.dilations = node_.attr_ints("dilations", std::vector<int64_t>(n, 1));
-    std::vector<int64_t> pads = node_.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-    std::vector<int64_t> out_pad = node_.attr_ints("output_padding", std::vector<int64_t>(n, 0));
-    std::vector<int64_t> out_shape = node_.attr_ints("output_shape");
-    const std::string auto_pad = node_.attr_string("auto_pad", "NOTSET");
-    if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-    if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n ||
-        out_pad.size() != n || (!out_shape.empty() && out_shape.size() != n))
-      return absl::InvalidArgumentError(
-          "strides/dilations/output_padding/output_shape need one value per spatial axis and "
-          "pads two");
-    g.pads_begin.assign(pads.begin(), pads.begin() + n);
-    g.pads_end.assign(pads.begin() + n, pads.end());
-    g.out.resize(n);
-    auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
-    for (size_t i = 0; i < n; ++i) {
-      if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0)
-        return absl::InvalidArgumentError("strides, dilations and kernel sizes must be positive");
-      const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
-      const int64_t natural = g.strides[i] * (in[i] - 1) + out_pad[i] + eff;
-      const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-      if (!out_shape.empty() || same) {
-        g.out[i] = !out_shape.empty() ? out_shape[i] : in[i] * g.strides[i];
-        const int64_t total = natural - g.out[i];
-        if (auto_pad == "SAME_UPPER") {
-          g.pads_begin[i] = floor_half(total);
-          g.pads_end[i] = total - g.pads_begin[i];
-        } else {
-          g.pads_end[i] = floor_half(total);
-          g.pads_begin[i] = total - g.pads_end[i];
-        }
-      } else {
-        if (auto_pad == "VALID") g.pads_begin[i] = g.pads_end[i] = 0;
-        if (g.pads_begin[i] < 0 || g.pads_end[i] < 0)
-          return absl::InvalidArgumentError("pads must be non-negative");
-        g.out[i] = natural - g.pads_begin[i] - g.pads_end[i];
-      }
-      if (g.out[i] < 0)
-        return absl::InvalidArgumentError("output size " + std::to_string(g.out[i]) +
-                                          " is negative for input " + DimsToString(in));
-    }
-    return g;
-  }
-
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                        const WindowGeometry& geo) {
     try {

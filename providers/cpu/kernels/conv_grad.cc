@@ -155,53 +155,6 @@ void UnblockReluMask(const float* src, const float* x, float* dx, int64_t N, int
     }
 }
 
-// ConvTranspose output sizes and (possibly negative) pads, following the ONNX rules.
-absl::StatusOr<WindowGeometry> TransposeGeometry(const Node& node, const Dims& in,
-                                                 const std::vector<int64_t>& kernel) {
-  const size_t n = in.size();
-  WindowGeometry g;
-  g.kernel = kernel;
-  g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-  std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(n, 0));
-  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n ||
-      out_pad.size() != n || (!out_shape.empty() && out_shape.size() != n))
-    return absl::InvalidArgumentError(
-        "strides/dilations/output_padding/output_shape need one value per spatial axis and pads two");
-  g.pads_begin.assign(pads.begin(), pads.begin() + n);
-  g.pads_end.assign(pads.begin() + n, pads.end());
-  g.out.resize(n);
-  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
-  for (size_t i = 0; i < n; ++i) {
-    if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0)
-      return absl::InvalidArgumentError("strides, dilations and kernel sizes must be positive");
-    const int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
-    const int64_t natural = g.strides[i] * (in[i] - 1) + out_pad[i] + eff;
-    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      g.out[i] = !out_shape.empty() ? out_shape[i] : in[i] * g.strides[i];
-      const int64_t total = natural - g.out[i];
-      if (auto_pad == "SAME_UPPER") {
-        g.pads_begin[i] = floor_half(total);
-        g.pads_end[i] = total - g.pads_begin[i];
-      } else {
-        g.pads_end[i] = floor_half(total);
-        g.pads_begin[i] = total - g.pads_end[i];
-      }
-    } else {
-      if (auto_pad == "VALID") g.pads_begin[i] = g.pads_end[i] = 0;
-      if (g.pads_begin[i] < 0 || g.pads_end[i] < 0)
-        return absl::InvalidArgumentError("pads must be non-negative");
-      g.out[i] = natural - g.pads_begin[i] - g.pads_end[i];
-    }
-    if (g.out[i] < 0) return absl::InvalidArgumentError("output size is negative");
-  }
-  return g;
-}
-
 // The oneDNN primitives of one conv-terms problem, built for the outputs wanted.
 struct DnnlEntry {
   std::optional<dnnl::convolution_forward> fwd;              // B from A, W
@@ -242,7 +195,7 @@ class ConvGradKernel : public Kernel {
     if (node_.attr_ints("kernel_shape", kernel) != kernel)
       return absl::InvalidArgumentError("kernel_shape does not match W of shape " + DimsToString(w->dims()));
     const Dims xsp(x->dims().begin() + 2, x->dims().end());
-    auto geo = transpose_ ? TransposeGeometry(node_, xsp, kernel)
+    auto geo = transpose_ ? ComputeTransposedWindowGeometry(node_, xsp, kernel)
                           : ComputeWindowGeometry(node_, xsp, kernel, false);
     if (!geo.ok()) return geo.status();
     Dims ydims = {N, M};
