@@ -252,20 +252,8 @@ class SliceGrad : public Kernel {
       seen[a] = true;
       if (steps[i] == 0) return absl::InvalidArgumentError("steps must not be 0");
       const int64_t dim = xd[a];
-      const int64_t max_step = std::max<int64_t>(dim, 1);
-      const int64_t step = std::clamp<int64_t>(steps[i], -max_step, max_step);
-      int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
-      int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-      int64_t len = 0;
-      if (step > 0) {
-        s = std::clamp<int64_t>(s, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        len = e > s ? (e - s + step - 1) / step : 0;
-      } else {
-        s = std::clamp<int64_t>(s, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-      }
+      const SliceRange range = ResolveSliceRange(starts[i], ends[i], steps[i], dim);
+      const int64_t s = range.start, len = range.length, step = range.step;
       expect[a] = len;
       if (len > 0) base += s * x_strides[a];
       strides[a] = x_strides[a] * step;
