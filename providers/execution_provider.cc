@@ -19,6 +19,10 @@ DataType KernelLookupType(const KernelRegistry& registry, const KernelInfo& info
   return any ? info.input_type(any->type_input) : DataType::kUndefined;
 }
 
+const KernelDef* ExecutionProvider::FindKernel(const KernelInfo& info) const {
+  return FindDef(registry(), info);
+}
+
 std::optional<double> ExecutionProvider::Capability(const KernelInfo& info) const {
   if (!FindDef(registry(), info)) return std::nullopt;
   return launch_overhead_us();

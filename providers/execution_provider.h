@@ -28,12 +28,21 @@ class ExecutionProvider {
   // Fixed cost per kernel launch (the GPU's ~10 µs is why tiny graphs stay on the CPU).
   virtual double launch_overhead_us() const { return 0.0; }
 
+  // The kernel registered for the node's (domain, op, opset, dtype), or null.
+  const KernelDef* FindKernel(const KernelInfo& info) const;
   // Creates the kernel registered for the node's (domain, op, opset, dtype).
   virtual absl::StatusOr<std::unique_ptr<Kernel>> MakeKernel(const KernelInfo& info);
 
-  // Copies between this device and the host (either side may be this device).
+  // Copies between this device and the host (either side may be this device; `dst` is
+  // already allocated with src's dtype and size). When it returns, a host `dst` holds
+  // the data; a device `dst` is ready for this provider's later kernels.
   virtual absl::Status Copy(const Tensor& src, Tensor& dst) = 0;
   virtual absl::Status Synchronize() { return absl::OkStatus(); }
+  // Host memory for values this provider copies back to the host (a device provider
+  // returns page-locked memory so copies run at full speed); null = ordinary host memory.
+  virtual Allocator* host_allocator() { return nullptr; }
+  // One line about the device, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)".
+  virtual std::string description() const { return name(); }
 };
 
 // The registry lookup type for a node: the type of the registered type_input, taken from

@@ -26,6 +26,10 @@ const std::vector<DataType> kAll = {
     DataType::kBool,   DataType::kString};
 }  // namespace types
 
+bool KernelDef::reads_on_host(int input) const {
+  return std::find(host_inputs.begin(), host_inputs.end(), input) != host_inputs.end();
+}
+
 void KernelRegistry::Add(KernelDef def) {
   if (def.domain == "ai.onnx") def.domain.clear();
   defs_[{def.domain, def.op}].push_back(std::move(def));

@@ -23,6 +23,14 @@ struct KernelDef {
   std::vector<DataType> types;  // accepted types of input `type_input`; empty = any
   int type_input = 0;
   KernelFactory create;
+  // Inputs the kernel reads on the host (shape vectors, axes, scalars such as an
+  // optimizer's step and learning rate): the partitioner never copies them to the device.
+  std::vector<int> host_inputs;
+  // The kernel accepts its inputs on any device, so they are never copied for it: Shape
+  // and Size read only dtype and dims, Copy moves data between devices itself.
+  bool any_device = false;
+
+  bool reads_on_host(int input) const;
 };
 
 // Builds a factory for kernel class K constructible from `const KernelInfo&`.

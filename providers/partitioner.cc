@@ -18,25 +18,64 @@ KernelInfo DescribeNode(const Graph& graph, const Node& node, ExecutionProvider*
   return info;
 }
 
-absl::StatusOr<PartitionResult> Partition(Graph& graph,
-                                          const std::vector<ExecutionProvider*>& providers) {
-  if (providers.empty()) return absl::InvalidArgumentError("[partition] no execution providers");
-  PartitionResult result;
-  std::map<std::string, Device> value_device;  // where each value lives
-  std::map<std::pair<std::string, std::string>, std::string> copies;  // (value, provider)
-  const Device host{DeviceType::kCpu, 0};
+namespace {
 
-  std::vector<Node> out_nodes;
-  for (Node& node : graph.nodes) {
-    if (node.domain == kTandemDomain && node.op_type == "Copy") {
-      out_nodes.push_back(std::move(node));
-      continue;
+const Device kHost{DeviceType::kCpu, 0};
+
+bool HasSubgraph(const Node& node) {
+  for (const auto& [key, a] : node.attributes)
+    if (a.kind == Attribute::Kind::kGraph && a.g) return true;
+  return false;
+}
+
+// Renames reads of outer-scope value `from` to `to` inside a subgraph and its bodies.
+void RenameOuterReads(Graph& g, const std::string& from, const std::string& to) {
+  for (std::string& name : g.outer_scope_names)
+    if (name == from) name = to;
+  for (Node& n : g.nodes) {
+    for (std::string& in : n.inputs)
+      if (in == from) in = to;
+    for (auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g) RenameOuterReads(*a.g, from, to);
+  }
+}
+
+// Builds the partitioned node list of one graph.
+class Partitioner {
+ public:
+  Partitioner(Graph& graph, const std::vector<ExecutionProvider*>& providers,
+              const PartitionOptions& options)
+      : graph_(graph), providers_(providers), options_(options) {
+    for (ExecutionProvider* p : providers)
+      if (!host_ && p->device().type == DeviceType::kCpu) host_ = p;
+  }
+
+  absl::StatusOr<PartitionResult> Run() {
+    if (providers_.empty()) return absl::InvalidArgumentError("[partition] no execution providers");
+    for (Node& node : graph_.nodes) {
+      if (node.domain == kTandemDomain && node.op_type == "Copy") {  // already partitioned
+        out_.push_back(std::move(node));
+        continue;
+      }
+      absl::Status s = Place(node);
+      if (!s.ok()) return s;
     }
+    if (options_.outputs_on_host) CopyOutputsToHost();
+    graph_.nodes = std::move(out_);
+    if (result_.copies_inserted && !graph_.opsets.count(kTandemDomain)) graph_.opsets[kTandemDomain] = 1;
+    return result_;
+  }
+
+ private:
+  absl::Status Place(Node& node) {
+    const bool control_flow = HasSubgraph(node);
     ExecutionProvider* best = nullptr;
+    const KernelDef* best_def = nullptr;
     double best_cost = std::numeric_limits<double>::infinity();
     std::string reasons;
-    for (ExecutionProvider* p : providers) {
-      KernelInfo info = DescribeNode(graph, node, p);
+    for (ExecutionProvider* p : providers_) {
+      if (control_flow && p != host_ && host_) continue;
+      KernelInfo info = DescribeNode(graph_, node, p);
       auto cost = p->Capability(info);
       if (!cost) {
         reasons += (reasons.empty() ? "" : "; ") +
@@ -46,55 +85,150 @@ absl::StatusOr<PartitionResult> Partition(Graph& graph,
       }
       if (*cost < best_cost) {
         best = p;
+        best_def = p->FindKernel(info);
         best_cost = *cost;
+        if (options_.policy == PartitionOptions::Policy::kPreferenceOrder) break;
       }
     }
     if (!best)
       return absl::UnimplementedError("[partition] " + node.Describe() + ": no provider can run it (" +
                                       reasons + ")");
     node.provider = best->name();
-    ++result.nodes_per_provider[best->name()];
-    // Subgraph bodies (If/Loop/Scan/SequenceMap) are partitioned the same way.
+    ++result_.nodes_per_provider[best->name()];
+    if (control_flow) {
+      absl::Status s = PlaceSubgraphs(node);
+      if (!s.ok()) return s;
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      std::string& in = node.inputs[i];
+      if (in.empty() || (best_def && best_def->any_device)) continue;
+      const bool host_read = best_def && best_def->reads_on_host(static_cast<int>(i));
+      in = OnDevice(in, host_read ? kHost : best->device());
+    }
+    for (const std::string& o : node.outputs)
+      if (!o.empty()) value_device_[o] = best->device();
+    out_.push_back(std::move(node));
+    return absl::OkStatus();
+  }
+
+  // Bodies run on the host provider; what they read from enclosing graphs moves there.
+  absl::Status PlaceSubgraphs(Node& node) {
+    std::vector<ExecutionProvider*> host_only = {host_ ? host_ : providers_.front()};
     for (auto& [key, a] : node.attributes) {
       if (a.kind != Attribute::Kind::kGraph || !a.g) continue;
-      auto sub = Partition(*a.g, providers);
-      if (!sub.ok()) return sub.status();
-      for (const auto& [p, n] : sub->nodes_per_provider) result.nodes_per_provider[p] += n;
-      result.copies_inserted += sub->copies_inserted;
-    }
-    // Device edges: copy inputs that live elsewhere.
-    for (std::string& in : node.inputs) {
-      if (in.empty()) continue;
-      auto it = value_device.find(in);
-      Device src = it == value_device.end() ? host : it->second;
-      if (src == best->device()) continue;
-      auto done = copies.find({in, best->name()});
-      if (done != copies.end()) {
-        in = done->second;
-        continue;
+      std::vector<std::string> outer = a.g->outer_scope_names;
+      for (const std::string& name : outer) {
+        std::string on_host = OnDevice(name, kHost);
+        if (on_host != name) RenameOuterReads(*a.g, name, on_host);
       }
+      auto sub = Partition(*a.g, host_only, options_);
+      if (!sub.ok()) return sub.status();
+      for (const auto& [p, n] : sub->nodes_per_provider) result_.nodes_per_provider[p] += n;
+      result_.copies_inserted += sub->copies_inserted;
+    }
+    return absl::OkStatus();
+  }
+
+  Device DeviceOf(const std::string& value) const {
+    auto it = value_device_.find(value);
+    return it == value_device_.end() ? kHost : it->second;
+  }
+
+  // Gives `to` the type information known for `from` (kernels read it from the graph).
+  void InheritType(const std::string& from, const std::string& to) {
+    const ValueInfo* vi = graph_.FindValueInfo(from);
+    ValueInfo copy;
+    if (vi) {
+      copy = *vi;
+    } else {
+      auto init = graph_.initializers.find(from);
+      if (init == graph_.initializers.end()) return;
+      copy.dtype = init->second.dtype();
+      copy.shape = Shape::Of(init->second.dims());
+    }
+    copy.name = to;
+    graph_.value_info[to] = copy;
+  }
+
+  ExecutionProvider* ProviderOn(const Device& d) const {
+    for (ExecutionProvider* p : providers_)
+      if (p->device() == d) return p;
+    return nullptr;
+  }
+
+  // The name under which `value` is available on `target`, inserting a Copy if needed.
+  std::string OnDevice(const std::string& value, const Device& target) {
+    const Device src = DeviceOf(value);
+    if (src == target) return value;
+    const std::string key = value + "@" + target.ToString();
+    auto done = copies_.find(key);
+    if (done != copies_.end()) return done->second;
+    // The copy runs on the device side of the edge (the destination for device->device).
+    ExecutionProvider* runner = ProviderOn(target.type == DeviceType::kCpu ? src : target);
+    ExecutionProvider* dest = ProviderOn(target);
+    Node copy;
+    copy.op_type = "Copy";
+    copy.domain = kTandemDomain;
+    const std::string to = dest ? dest->name() : "cpu";
+    copy.name = value + "/copy_to_" + to;
+    copy.inputs = {value};
+    copy.outputs = {copy.name};
+    copy.attributes["to"] = StringAttribute(to);
+    copy.provider = runner ? runner->name() : to;
+    value_device_[copy.name] = target;
+    InheritType(value, copy.name);
+    copies_[key] = copy.name;
+    out_.push_back(std::move(copy));
+    ++result_.copies_inserted;
+    return copies_[key];
+  }
+
+  // Graph outputs produced on a device: the producer writes "<name>/on_<provider>" and a
+  // Copy back to the host produces the output's own name.
+  void CopyOutputsToHost() {
+    for (const ValueInfo& out : graph_.outputs) {
+      const Device d = DeviceOf(out.name);
+      if (d == kHost) continue;
+      ExecutionProvider* p = ProviderOn(d);
+      const std::string device_name = out.name + "/on_" + (p ? p->name() : d.ToString());
+      for (Node& n : out_) {
+        for (std::string& o : n.outputs)
+          if (o == out.name) o = device_name;
+        for (std::string& in : n.inputs)
+          if (in == out.name) in = device_name;
+      }
+      value_device_[device_name] = d;
+      value_device_.erase(out.name);
+      InheritType(out.name, device_name);
       Node copy;
       copy.op_type = "Copy";
       copy.domain = kTandemDomain;
-      copy.name = in + "/copy_to_" + best->name();
-      copy.inputs = {in};
-      copy.outputs = {copy.name};
-      copy.attributes["to"] = StringAttribute(best->name());
-      copy.provider = best->name();
-      value_device[copy.name] = best->device();
-      copies[{in, best->name()}] = copy.name;
-      in = copy.name;
-      out_nodes.push_back(std::move(copy));
-      ++result.copies_inserted;
+      copy.name = device_name + "/copy_to_cpu";
+      copy.inputs = {device_name};
+      copy.outputs = {out.name};
+      copy.attributes["to"] = StringAttribute("cpu");
+      copy.provider = p ? p->name() : "cpu";
+      out_.push_back(std::move(copy));
+      ++result_.copies_inserted;
     }
-    for (const std::string& o : node.outputs)
-      if (!o.empty()) value_device[o] = best->device();
-    out_nodes.push_back(std::move(node));
   }
-  graph.nodes = std::move(out_nodes);
-  if (graph.opsets.find(kTandemDomain) == graph.opsets.end() && result.copies_inserted)
-    graph.opsets[kTandemDomain] = 1;
-  return result;
+
+  Graph& graph_;
+  const std::vector<ExecutionProvider*>& providers_;
+  PartitionOptions options_;
+  ExecutionProvider* host_ = nullptr;
+  PartitionResult result_;
+  std::map<std::string, Device> value_device_;    // where each value lives (default: host)
+  std::map<std::string, std::string> copies_;     // "value@device" -> copy's output
+  std::vector<Node> out_;
+};
+
+}  // namespace
+
+absl::StatusOr<PartitionResult> Partition(Graph& graph,
+                                          const std::vector<ExecutionProvider*>& providers,
+                                          const PartitionOptions& options) {
+  return Partitioner(graph, providers, options).Run();
 }
 
 }  // namespace tandem

@@ -1,8 +1,18 @@
 // Partitioner: assigns every node to an execution provider and inserts Copy nodes
-// (domain ai.tandem, op Copy, attribute "to" = provider name) where a value crosses
-// devices. Providers come in the user's order of preference; among those that can run
-// a node, the lowest estimated cost wins, ties going to the earlier provider. Graph
-// inputs and initializers start on the host; graph outputs are copied back to it.
+// (domain ai.tandem, op Copy, attribute "to" = destination provider, "cpu" for the host)
+// where a value crosses devices; each Copy runs on the device side of its edge (see
+// providers/copy_kernel.h). Graph inputs and initializers start on the host.
+//
+// Placement, by PartitionOptions::policy:
+//   kPreferenceOrder  the first provider in the user's order that has a kernel;
+//   kLowestCost       the lowest Capability() estimate, ties to the earlier provider.
+// Always, whatever the policy:
+//   - inputs a kernel reads on the host (KernelDef::host_inputs: shapes, axes, scalars)
+//     are never copied to the device, and inputs of kernels that accept any device (Shape, Size, Copy) never move;
+//   - nodes with subgraphs (If/Loop/Scan) and their bodies run on the host provider, and
+//     the outer-scope values their bodies read are copied to the host first;
+//   - graph outputs are copied back to the host unless options.outputs_on_host is false
+//     (callers that keep results resident, e.g. the trainer's running statistics).
 #pragma once
 #include <map>
 #include <string>
@@ -16,6 +26,12 @@ namespace tandem {
 
 constexpr char kTandemDomain[] = "ai.tandem";
 
+struct PartitionOptions {
+  enum class Policy { kPreferenceOrder, kLowestCost };
+  Policy policy = Policy::kPreferenceOrder;
+  bool outputs_on_host = true;
+};
+
 struct PartitionResult {
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
@@ -25,7 +41,9 @@ struct PartitionResult {
 KernelInfo DescribeNode(const Graph& graph, const Node& node, ExecutionProvider* provider);
 
 // Sets node.provider for every node; fails naming the node when no provider can run it.
+// `providers` must include a host (DeviceType::kCpu) provider when any other is present.
 absl::StatusOr<PartitionResult> Partition(Graph& graph,
-                                          const std::vector<ExecutionProvider*>& providers);
+                                          const std::vector<ExecutionProvider*>& providers,
+                                          const PartitionOptions& options = {});
 
 }  // namespace tandem

@@ -27,6 +27,8 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
   for (const std::string& name : graph.outer_scope_names)
     plan->outer_slots_.push_back({plan->Slot(name), name});
 
+  for (const auto& [name, p] : providers) plan->providers_.push_back(p);
+  std::set<int> read_on_host;      // slots some host kernel reads directly
   std::map<int, size_t> last_use;  // slot -> step index
   for (const Node& node : graph.nodes) {
     Step step;
@@ -43,7 +45,14 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     auto kernel = step.provider->MakeKernel(info);
     if (!kernel.ok()) return kernel.status();
     step.kernel = std::move(*kernel);
-    for (const std::string& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : plan->Slot(in));
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::string& in = node.inputs[i];
+      step.inputs.push_back(in.empty() ? -1 : plan->Slot(in));
+      const bool on_host = step.provider->device().type == DeviceType::kCpu ||
+                           (step.def && step.def->reads_on_host(static_cast<int>(i)));
+      if (!in.empty() && on_host && !(step.def && step.def->any_device))
+        read_on_host.insert(step.inputs.back());
+    }
     for (const std::string& out : node.outputs) {
       step.outputs.push_back(out.empty() ? -1 : plan->Slot(out));
       step.wanted.push_back(!out.empty());
@@ -63,6 +72,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     }
     plan->steps_.push_back(std::move(step));
   }
+  for (int slot : plan->input_slots_) plan->input_read_on_host_.push_back(read_on_host.count(slot) > 0);
   std::set<int> keep;  // graph outputs, inputs and constants are never released
   for (const ValueInfo& out : graph.outputs) {
     auto it = plan->slot_of_.find(out.name);
@@ -105,6 +115,19 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
                                         node.inputs[i] + "' has no value");
     inputs.push_back(&values[s]);
   }
+  // A kernel must never be handed memory it cannot reach (the partitioner's Copy nodes
+  // guarantee this; the check turns a bug into an error instead of a crash).
+  if (!(step.def && step.def->any_device))
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i] || !inputs[i]->is_tensor() || !inputs[i]->buffer()) continue;
+      const bool host_read = step.provider->device().type == DeviceType::kCpu ||
+                             (step.def && step.def->reads_on_host(static_cast<int>(i)));
+      const Device want = host_read ? Device{} : step.provider->device();
+      if (inputs[i]->device() != want)
+        return absl::InternalError(node.Describe() + ": input " + std::to_string(i) + " '" +
+                                   node.inputs[i] + "' is on " + inputs[i]->device().ToString() +
+                                   ", the kernel reads it on " + want.ToString());
+    }
   // Types known only at run time must still match the kernel's registration.
   if (step.def && !step.def->types.empty()) {
     int ti = step.def->type_input;
@@ -155,6 +178,18 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   return absl::OkStatus();
 }
 
+absl::StatusOr<Tensor> Plan::ToHost(const Tensor& t) const {
+  for (ExecutionProvider* p : providers_) {
+    if (p->device() != t.device()) continue;
+    Tensor host = Tensor::Host(t.dtype(), t.dims());
+    absl::Status s = p->Copy(t, host);
+    if (!s.ok()) return s;
+    return host;
+  }
+  return absl::InvalidArgumentError("[run] a value lives on " + t.device().ToString() +
+                                    ", which no provider of this session owns");
+}
+
 absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
                                               const OuterScope& outer) {
   std::vector<Tensor> values(slot_names_.size());
@@ -166,8 +201,15 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
   if (inputs.size() > input_slots_.size())
     return absl::InvalidArgumentError(absl::StrCat("graph '", graph_.name, "' takes ",
                                                    input_slots_.size(), " inputs, got ", inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].defined()) values[input_slots_[i]] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    values[input_slots_[i]] = inputs[i];
+    if (input_read_on_host_[i] && inputs[i].is_tensor() && inputs[i].device().type != DeviceType::kCpu) {
+      auto host = ToHost(inputs[i]);
+      if (!host.ok()) return host.status();
+      values[input_slots_[i]] = std::move(*host);
+    }
+  }
   for (Step& step : steps_) {
     absl::Status s = RunStep(step, values, outer);
     if (!s.ok()) return s;

@@ -33,7 +33,8 @@ class Plan {
       int num_threads);
 
   // Runs with inputs in the order of graph.inputs (undefined Tensor for an absent one),
-  // returning graph.outputs in order.
+  // returning graph.outputs in order. An input may live on any provider's device: one
+  // that a host kernel reads directly is first copied to the host.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                           const OuterScope& outer = nullptr);
 
@@ -57,12 +58,15 @@ class Plan {
   explicit Plan(const Graph& graph) : graph_(graph) {}
   int Slot(const std::string& name);
   absl::Status RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer);
+  absl::StatusOr<Tensor> ToHost(const Tensor& t) const;
 
   const Graph& graph_;
   std::map<std::string, int> slot_of_;
   std::vector<std::string> slot_names_;
   std::vector<std::pair<int, const Tensor*>> constants_;  // initializer slots
   std::vector<int> input_slots_, output_slots_;
+  std::vector<bool> input_read_on_host_;  // per graph input: a host kernel reads it directly
+  std::vector<ExecutionProvider*> providers_;
   std::vector<std::pair<int, std::string>> outer_slots_;  // filled from OuterScope
   std::vector<Step> steps_;
   int num_threads_ = 1;

@@ -6,6 +6,7 @@
 #include "graph/passes.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
+#include "providers/provider_plugin.h"
 #include "runtime/constant_folding.h"
 #include "runtime/fusion.h"
 
@@ -13,7 +14,7 @@ namespace tandem {
 
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name) {
   if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
-  return absl::UnavailableError("provider '" + name + "' is not available in this build");
+  return CreatePluginProvider(name);
 }
 
 Session::~Session() = default;
@@ -48,15 +49,18 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
     s->stats_.nodes_folded = *folded;
   }
   s->stats_.nodes_removed = EliminateDeadCode(graph);
-  // Fused ops exist on the CPU provider only.
-  if (options.fusion && s->providers_.size() == 1) s->stats_.nodes_fused = FuseActivations(graph);
+  // A provider without a fused kernel declines the fused node and the CPU runs it.
+  if (options.fusion) s->stats_.nodes_fused = FuseActivations(graph);
   std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;
   for (auto& p : s->providers_) {
     order.push_back(p.get());
     by_name[p->name()] = p.get();
   }
-  auto part = Partition(graph, order);
+  PartitionOptions po;
+  po.policy = options.placement;
+  po.outputs_on_host = options.outputs_on_host;
+  auto part = Partition(graph, order, po);
   if (!part.ok()) return part.status();
   s->stats_.nodes_per_provider = part->nodes_per_provider;
   s->stats_.copies_inserted = part->copies_inserted;
@@ -124,6 +128,40 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
     }
   omp_set_num_threads(num_threads_);
   return plan_->Run(inputs);
+}
+
+std::vector<ExecutionProvider*> Session::providers() const {
+  std::vector<ExecutionProvider*> out;
+  for (const auto& p : providers_) out.push_back(p.get());
+  return out;
+}
+
+absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
+  ExecutionProvider& p = primary_provider();
+  if (!t.is_tensor() || t.device() == p.device()) return t;
+  if (t.device().type != DeviceType::kCpu)
+    return absl::InvalidArgumentError("[session] ToDevice expects a host tensor, got one on " +
+                                      t.device().ToString());
+  Tensor dst = AllocateTensor(p.allocator(), t.dtype(), t.dims());
+  if (t.bytes() && !dst.raw())
+    return absl::ResourceExhaustedError("[" + p.name() + "] out of memory: could not allocate " +
+                                        std::to_string(t.bytes()) + " bytes");
+  absl::Status s = p.Copy(t, dst);
+  if (!s.ok()) return s;
+  return dst;
+}
+
+absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const {
+  if (!t.is_tensor() || t.device().type == DeviceType::kCpu) return t;
+  for (const auto& p : providers_) {
+    if (p->device() != t.device()) continue;
+    Tensor dst = Tensor::Host(t.dtype(), t.dims());
+    absl::Status s = p->Copy(t, dst);
+    if (!s.ok()) return s;
+    return dst;
+  }
+  return absl::InvalidArgumentError("[session] no provider of this session owns " +
+                                    t.device().ToString());
 }
 
 size_t Session::peak_memory_bytes() const {

@@ -14,6 +14,7 @@
 #include "graph/graph.h"
 #include "onnx_import/import.h"
 #include "providers/execution_provider.h"
+#include "providers/partitioner.h"
 #include "runtime/plan.h"
 
 namespace tandem {
@@ -24,6 +25,11 @@ struct SessionOptions {
   bool fusion = true;               // Conv/Gemm/MatMul + activation, see runtime/fusion.h
   bool profiling = false;           // per-node timings, see Session::profile()
   std::vector<std::string> providers = {"cpu"};  // in order of preference
+  // How nodes are placed among the providers (see providers/partitioner.h).
+  PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
+  // Graph outputs come back to the host; false leaves them where they were produced
+  // (Session::ToHost copies one back), for callers that feed them back in.
+  bool outputs_on_host = true;
   ImportOptions import;
 };
 
@@ -50,9 +56,21 @@ class Session {
 
   // Runs with named feeds; returns every graph output in order. A missing input is an
   // error naming it; a feed whose dtype or rank contradicts the model is an error too.
+  // Feeds may live on any of the session's devices: one already where its first reader
+  // runs is used in place (no copy), which is how data stays resident on a GPU.
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds);
   std::vector<StepProfile> profile() const { return plan_->profile(); }
   size_t peak_memory_bytes() const;
+
+  // The session's providers, in order of preference (the host provider is always there).
+  std::vector<ExecutionProvider*> providers() const;
+  // The first provider in the preference order (where ToDevice puts data).
+  ExecutionProvider& primary_provider() const { return *providers_.front(); }
+  // A copy of host tensor `t` on the primary provider's device (the same tensor when that
+  // is the host), e.g. to keep parameters or a dataset resident across runs.
+  absl::StatusOr<Tensor> ToDevice(const Tensor& t) const;
+  // A host copy of `t` wherever it lives (the same tensor when already on the host).
+  absl::StatusOr<Tensor> ToHost(const Tensor& t) const;
 
  private:
   Session() = default;
@@ -63,7 +81,8 @@ class Session {
   int num_threads_ = 1;
 };
 
-// Creates a provider by name ("cpu"; "cuda" when the plugin is present), or an error.
+// Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
+// libtandem_cuda.so, see providers/provider_plugin.h), or an error saying why not.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name);
 
 }  // namespace tandem

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "runtime/device_selection.h"
+
 namespace tandem::cli {
 
 std::string Args::get(const std::string& flag, const std::string& fallback) const {
@@ -82,6 +84,17 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
     }
   }
   return a;
+}
+
+std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallback) {
+  const std::string device = a.get("--device", a.get("--provider", fallback));
+  auto choice = ResolveDevice(device);
+  if (!choice.ok()) {
+    std::fprintf(stderr, "error: --device: %s\n", std::string(choice.status().message()).c_str());
+    std::exit(2);
+  }
+  PrintDeviceNoticeOnce(*choice);
+  return choice->providers;
 }
 
 void PrintProfile(std::vector<StepProfile> steps) {

@@ -25,6 +25,15 @@ struct Args {
 Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
            const std::vector<std::string>& bool_flags, const char* usage);
 
+// The providers for `--device cpu|cuda|auto` (default `fallback`): prints the one-line
+// notice when an asked-for device is absent, exits(2) on an unknown device name.
+// `--provider` is accepted as a second spelling (as the ONNX runners use it).
+std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallback = "auto");
+// The help lines for --device, for the commands' usage texts.
+#define TANDEM_DEVICE_HELP                                                              \
+  "  --device cpu|cuda|auto  where to run (default auto: the GPU when one is visible;\n" \
+  "                          what the GPU lacks runs on the CPU)\n"
+
 // Prints a per-node time table, most expensive first.
 void PrintProfile(std::vector<StepProfile> steps);
 

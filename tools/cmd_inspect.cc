@@ -16,12 +16,13 @@ const char kUsage[] =
     "histogram, the parameter count and bytes, and the provider each op runs on.\n"
     "\n"
     "options:\n"
-    "  --providers LIST   comma-separated provider preference (default: cpu)\n";
+    "  --providers LIST        comma-separated provider preference (overrides --device)\n"
+    TANDEM_DEVICE_HELP;
 
 }  // namespace
 
 int Inspect(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--providers"}, {}, kUsage);
+  Args a = Parse(argc, argv, {"--providers", "--device", "--provider"}, {}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -52,6 +53,7 @@ int Inspect(int argc, char** argv) {
   for (const Node& n : graph->nodes) ++histogram[n.op_type];
 
   SessionOptions so;
+  so.providers = DeviceProviders(a, "cpu");
   if (a.has("--providers")) {
     so.providers.clear();
     std::string list = a.get("--providers");
@@ -73,6 +75,12 @@ int Inspect(int argc, char** argv) {
     for (const auto& [prov, c] : placement[op]) where += prov + ":" + std::to_string(c) + " ";
     if (where.empty()) where = session.ok() ? "(folded away)" : "-";
     std::printf("  %-28s %6d  %s\n", op.c_str(), count, where.c_str());
+  }
+  for (const auto& [op, where] : placement) {  // fused nodes and device copies
+    if (histogram.count(op)) continue;
+    std::string list;
+    for (const auto& [prov, c] : where) list += prov + ":" + std::to_string(c) + " ";
+    std::printf("  %-28s %6s  %s(added by fusion or placement)\n", op.c_str(), "-", list.c_str());
   }
   if (!session.ok()) {
     std::printf("placement: FAILED: %s\n", std::string(session.status().message()).c_str());

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "runtime/session.h"
+#include "providers/execution_provider.h"
 #include "tools/cli.h"
 #include "runtime/npy.h"
 
@@ -25,7 +26,8 @@ const char kUsage[] =
     "  --threads N             threads (default: all cores)\n"
     "  --seed N                seed for random inputs (default 0)\n"
     "  --profile               per-node time table over the timed runs\n"
-    "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n";
+    "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
+    TANDEM_DEVICE_HELP;
 
 Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& dims_by_symbol,
                     std::mt19937& rng) {
@@ -56,7 +58,7 @@ std::string Preview(const Tensor& t) {
 }  // namespace
 
 int Run(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed"},
+  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device"},
                  {"--profile", "--no-fusion"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
@@ -66,6 +68,7 @@ int Run(int argc, char** argv) {
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
   so.profiling = a.has("--profile");
   so.fusion = !a.has("--no-fusion");
+  so.providers = DeviceProviders(a);
   auto session = Session::Load(a.positional[0], so);
   if (!session.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());
@@ -125,23 +128,41 @@ int Run(int argc, char** argv) {
       }
     }
   }
-  long repeat = a.get_int("--repeat", 10);
-  std::vector<double> ms;
-  for (long r = 0; r < repeat; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto out = s.Run(feeds);
-    auto t1 = std::chrono::steady_clock::now();
-    if (!out.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(out.status().message()).c_str());
-      return 1;
+  const long repeat = a.get_int("--repeat", 10);
+  auto time_runs = [&](const std::map<std::string, Tensor>& in, const char* what) -> bool {
+    std::vector<double> ms;
+    for (long r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto out = s.Run(in);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!out.ok()) {
+        std::fprintf(stderr, "error: %s\n", std::string(out.status().message()).c_str());
+        return false;
+      }
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  if (!ms.empty()) {
+    if (ms.empty()) return true;
     std::sort(ms.begin(), ms.end());
     auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
-    std::printf("latency over %zu runs (ms): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
-                ms.size(), ms.front(), pct(0.5), pct(0.9), pct(0.99), ms.back());
+    std::printf("latency%s over %zu runs (ms): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
+                what, ms.size(), ms.front(), pct(0.5), pct(0.9), pct(0.99), ms.back());
+    return true;
+  };
+  ExecutionProvider& device = s.primary_provider();
+  const bool on_device = device.device().type != DeviceType::kCpu;
+  if (on_device) std::printf("device: %s\n", device.description().c_str());
+  if (!time_runs(feeds, on_device ? " with host->device input copies" : "")) return 1;
+  if (on_device) {  // the same inputs uploaded once and kept on the device
+    std::map<std::string, Tensor> resident;
+    for (const auto& [name, t] : feeds) {
+      auto d = s.ToDevice(t);
+      if (!d.ok()) {
+        std::fprintf(stderr, "error: %s\n", std::string(d.status().message()).c_str());
+        return 1;
+      }
+      resident[name] = std::move(*d);
+    }
+    if (!time_runs(resident, " with inputs resident on the device")) return 1;
   }
   if (a.has("--profile")) PrintProfile(s.profile());
   std::printf("peak memory: %.2f MiB\n", s.peak_memory_bytes() / 1048576.0);

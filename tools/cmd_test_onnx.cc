@@ -24,11 +24,13 @@ const char kUsage[] =
     "                          expected to fail; the exit status is 0 only if exactly\n"
     "                          those fail (a listed test that passes is an error, so\n"
     "                          the list always tells the truth)\n"
-    "  --quiet                 print only failures and the summary\n";
+    "  --quiet                 print only failures and the summary\n"
+    TANDEM_DEVICE_HELP
+    "                          (--provider is the same flag; default cpu here)\n";
 }  // namespace
 
 int TestOnnx(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--rtol", "--atol", "--threads", "--expected-failures"},
+  Args a = Parse(argc, argv, {"--rtol", "--atol", "--threads", "--expected-failures", "--device", "--provider"},
                  {"--quiet"}, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
@@ -38,6 +40,8 @@ int TestOnnx(int argc, char** argv) {
   o.rtol = a.get_double("--rtol", o.rtol);
   o.atol = a.get_double("--atol", o.atol);
   o.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  o.providers = DeviceProviders(a, "cpu");
+  std::map<std::string, int> nodes_per_provider;
   std::map<std::string, std::string> expected;
   bool have_expected = a.has("--expected-failures");
   if (have_expected) {
@@ -58,6 +62,7 @@ int TestOnnx(int argc, char** argv) {
   for (const std::string& dir : tests) {
     BackendTestResult r = RunBackendTest(dir, o);
     seen.insert(r.name);
+    for (const auto& [p, n] : r.nodes_per_provider) nodes_per_provider[p] += n;
     bool listed = expected.count(r.name) != 0;
     const char* tag = "PASS";
     if (r.outcome == BackendTestResult::kPass) {
@@ -82,7 +87,9 @@ int TestOnnx(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  std::printf("nodes run per provider:");
+  for (const auto& [p, n] : nodes_per_provider) std::printf(" %s=%d", p.c_str(), n);
+  std::printf("\n%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   if (!have_expected) return failed ? 1 : 0;
   int stale = 0;
   for (const auto& [name, reason] : expected)

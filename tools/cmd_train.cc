@@ -48,7 +48,8 @@ const char kUsage[] =
     "  --val-split F             hold out this fraction of the data for validation\n"
     "  --val-x X.npy --val-y Y.npy  a separate validation set\n"
     "  --threads N               (default: all cores)\n"
-    "  --device cpu|cuda|auto    (default auto: the CUDA provider when available)\n"
+    "  --device cpu|cuda|auto    (default auto: the GPU when one is visible; parameters,\n"
+    "                            optimizer state and data stay on it for the whole run)\n"
     "output:\n"
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
     "  --step-log FILE.csv       the loss of every step (before its update)\n"
@@ -137,11 +138,7 @@ int Train(int argc, char** argv) {
   o.drop_last = a.has("--drop-last");
   o.quiet = a.has("--quiet");
   o.val_split = a.get_double("--val-split", 0);
-  std::string device = a.get("--device", "auto");
-  if (device == "cuda")
-    return Fail(absl::UnavailableError("--device cuda: the CUDA provider is not built yet; use cpu"));
-  if (device != "cpu" && device != "auto")
-    return Fail(absl::InvalidArgumentError("--device must be cpu, cuda or auto"));
+  o.trainer.providers = DeviceProviders(a);
 
   // Data.
   absl::StatusOr<training::Dataset> data = absl::InvalidArgumentError(
@@ -188,11 +185,11 @@ int Train(int argc, char** argv) {
   training::Trainer& t = **trainer;
   if (!o.quiet)
     std::printf("training %s: %zu parameter tensors, %lld samples (%lld validation), batch %lld, "
-                "%lld steps/epoch, %s lr %g, device cpu\n",
+                "%lld steps/epoch, %s lr %g, device %s\n",
                 a.positional[0].c_str(), t.parameter_names().size(),
                 static_cast<long long>(train.size()), static_cast<long long>(validation.size()),
                 static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
-                training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr);
+                training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr, t.device_description().c_str());
 
   const std::string ckpt_dir = a.get("--checkpoint-dir");
   const std::string ckpt = ckpt_dir + "/checkpoint.tdm";
@@ -262,7 +259,9 @@ int Train(int argc, char** argv) {
       }
     }
     if (!ckpt_dir.empty()) {
-      auto s = training::SaveCheckpoint(ckpt, t.MakeCheckpoint(epoch, batches.RngState()));
+      auto c = t.MakeCheckpoint(epoch, batches.RngState());
+      if (!c.ok()) return Fail(c.status());
+      auto s = training::SaveCheckpoint(ckpt, *c);
       if (!s.ok()) return Fail(s);
     }
     bool show = !o.quiet && (o.epochs <= 50 || epoch % (o.epochs / 20) == 0 || epoch == o.epochs);
@@ -308,7 +307,9 @@ int Train(int argc, char** argv) {
     if (!log) return Fail(absl::DataLossError("cannot write " + a.get("--step-log")));
   }
   if (a.has("--export")) {
-    auto s = ExportModelFile(t.ExportInference(), a.get("--export"));
+    auto g = t.ExportInference();
+    if (!g.ok()) return Fail(g.status());
+    auto s = ExportModelFile(*g, a.get("--export"));
     if (!s.ok()) return Fail(s);
     std::printf("exported: %s\n", a.get("--export").c_str());
   }

@@ -15,6 +15,7 @@ struct BackendTestOptions {
   double rtol = 1e-3;
   double atol = 1e-7;
   int num_threads = 0;
+  std::vector<std::string> providers = {"cpu"};  // the session's providers, preferred first
 };
 
 struct BackendTestResult {
@@ -23,6 +24,7 @@ struct BackendTestResult {
   enum Outcome { kPass, kFail, kSkip } outcome = kFail;
   std::string reason;   // why it failed or was skipped
   double millis = 0;
+  std::map<std::string, int> nodes_per_provider;  // where the model's nodes ran
 };
 
 // Expands PATHs: a folder holding model.onnx is one test; any other folder contributes

@@ -20,9 +20,16 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   SessionOptions so;
   so.num_threads = options.num_threads;
   so.profiling = options.profiling;
+  so.providers = options.providers;
+  so.outputs_on_host = false;  // loss and running stats stay where they were computed
   auto train = Session::FromGraph(t->graph_.graph, so);
   if (!train.ok()) return train.status();
   t->train_session_ = std::move(*train);
+  so.outputs_on_host = true;
+  for (auto* tensors : {&t->params_, &t->state_}) {
+    absl::Status up = t->Upload(*tensors);
+    if (!up.ok()) return up;
+  }
 
   // The inference graph reads the same parameter buffers as inputs.
   Graph eval = t->inference_;
@@ -54,7 +61,9 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   for (size_t k = 0; k < graph_.running_stats.size(); ++k)
     state_[graph_.running_stats[k].first] = (*out)[1 + k];
   step_ = next;
-  return (*out)[0].ElementAsDouble(0);
+  auto loss = train_session_->ToHost((*out)[0]);
+  if (!loss.ok()) return loss.status();
+  return loss->ElementAsDouble(0);
 }
 
 absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string, Tensor>& inputs) {
@@ -64,13 +73,44 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string,
   return eval_session_->Run(feeds);
 }
 
-Checkpoint Trainer::MakeCheckpoint(int64_t epochs_done, const std::string& rng_state) const {
+absl::StatusOr<std::map<std::string, Tensor>> Trainer::HostCopies(
+    const std::map<std::string, Tensor>& from) const {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, t] : from) {
+    auto h = train_session_->ToHost(t);
+    if (!h.ok()) return h.status();
+    out[name] = h->device() == t.device() && h->raw() == t.raw() ? h->Clone() : std::move(*h);
+  }
+  return out;
+}
+
+absl::Status Trainer::Upload(std::map<std::string, Tensor>& tensors) const {
+  for (auto& [name, t] : tensors) {
+    auto d = train_session_->ToDevice(t);
+    if (!d.ok()) return absl::Status(d.status().code(), "[train] uploading '" + name + "': " +
+                                                            std::string(d.status().message()));
+    t = std::move(*d);
+  }
+  return absl::OkStatus();
+}
+
+std::string Trainer::device_description() const {
+  const ExecutionProvider& p = train_session_->primary_provider();
+  return p.device().type == DeviceType::kCpu ? "cpu" : p.description();
+}
+
+absl::StatusOr<Checkpoint> Trainer::MakeCheckpoint(int64_t epochs_done,
+                                                   const std::string& rng_state) const {
   Checkpoint c;
   c.step = step_;
   c.epoch = epochs_done;
   c.rng_state = rng_state;
-  c.params = params_;
-  c.state = state_;
+  auto params = HostCopies(params_);
+  if (!params.ok()) return params.status();
+  auto state = HostCopies(state_);
+  if (!state.ok()) return state.status();
+  c.params = std::move(*params);
+  c.state = std::move(*state);
   return c;
 }
 
@@ -92,16 +132,27 @@ absl::Status Trainer::RestoreCheckpoint(const Checkpoint& c) {
     for (auto& [name, t] : into) t = from.at(name).Clone();
     return absl::OkStatus();
   };
-  absl::Status s = restore(params_, c.params, "parameter");
-  if (s.ok()) s = restore(state_, c.state, "optimizer state");
-  if (s.ok()) step_ = c.step;
+  // Checked and cloned on the host first, then uploaded: a bad checkpoint changes nothing.
+  std::map<std::string, Tensor> params = params_, state = state_;
+  absl::Status s = restore(params, c.params, "parameter");
+  if (s.ok()) s = restore(state, c.state, "optimizer state");
+  if (s.ok()) s = Upload(params);
+  if (s.ok()) s = Upload(state);
+  if (!s.ok()) return s;
+  params_ = std::move(params);
+  state_ = std::move(state);
+  step_ = c.step;
   return s;
 }
 
-Graph Trainer::ExportInference() const {
+absl::StatusOr<Graph> Trainer::ExportInference() const {
   Graph g = inference_;
-  for (const auto& [name, t] : params_) g.initializers[name] = t.Clone();
-  for (const auto& [stat, updated] : graph_.running_stats) g.initializers[stat] = state_.at(stat).Clone();
+  auto params = HostCopies(params_);
+  if (!params.ok()) return params.status();
+  auto state = HostCopies(state_);
+  if (!state.ok()) return state.status();
+  for (auto& [name, t] : *params) g.initializers[name] = std::move(t);
+  for (const auto& [stat, updated] : graph_.running_stats) g.initializers[stat] = state->at(stat);
   return g;
 }
 

@@ -1,6 +1,12 @@
 // Trainer: owns the parameters and optimizer state, runs optimizer steps through the
 // training graph and predictions through the inference graph, both as Sessions that are
 // fed the trainer's own buffers (no copies of weights per step).
+//
+// On a device provider (options.providers = {"cuda", "cpu"}) the parameters, optimizer
+// state and running statistics are uploaded once and stay on the device: the update
+// kernels modify them there, the training graph's outputs are left on the device, and
+// only the loss scalar comes back per step. Checkpoints and export copy back to the
+// host when they are written. Batches may be fed as host or device tensors.
 #pragma once
 #include <map>
 #include <memory>
@@ -20,6 +26,7 @@ struct TrainerOptions {
   LrSchedule schedule;
   int num_threads = 0;
   bool profiling = false;  // per-node timings of the training graph, see profile()
+  std::vector<std::string> providers = {"cpu"};  // preferred first, see runtime/device_selection.h
 };
 
 class Trainer {
@@ -33,24 +40,36 @@ class Trainer {
   // The model's outputs with the current weights, in inference mode (Dropout off).
   absl::StatusOr<std::vector<Tensor>> Predict(const std::map<std::string, Tensor>& inputs);
 
-  // Parameters, optimizer state and step as a checkpoint (epoch and RNG state from the caller).
-  Checkpoint MakeCheckpoint(int64_t epochs_done, const std::string& rng_state) const;
+  // Parameters, optimizer state and step as a checkpoint (epoch and RNG state from the
+  // caller), copied to the host.
+  absl::StatusOr<Checkpoint> MakeCheckpoint(int64_t epochs_done, const std::string& rng_state) const;
   // Loads a checkpoint of this model: every parameter and state tensor must be present
   // with its shape and type; errors name the tensor.
   absl::Status RestoreCheckpoint(const Checkpoint& c);
 
-  // The inference graph with the current weights as initializers.
-  Graph ExportInference() const;
+  // The inference graph with the current weights as initializers (copied to the host).
+  absl::StatusOr<Graph> ExportInference() const;
+  // A tensor on the device the trainer keeps its state on (for uploading a dataset once).
+  absl::StatusOr<Tensor> ToDevice(const Tensor& host) const { return train_session_->ToDevice(host); }
+  // "cpu", or the device provider's description.
+  std::string device_description() const;
   int64_t steps_taken() const { return step_; }
   const std::vector<std::string>& parameter_names() const { return graph_.params; }
+  // Live buffers (on the training device; see ToHostCopies for host copies).
   std::map<std::string, Tensor>& parameters() { return params_; }
   std::map<std::string, Tensor>& optimizer_state() { return state_; }
   void set_steps_taken(int64_t s) { step_ = s; }
   const TrainingGraph& training_graph() const { return graph_; }
   std::vector<StepProfile> profile() const { return train_session_->profile(); }
+  // Host copies of `from` (parameters or state), for tests and tools.
+  absl::StatusOr<std::map<std::string, Tensor>> ToHostCopies(const std::map<std::string, Tensor>& from) const {
+    return HostCopies(from);
+  }
 
  private:
   Trainer() = default;
+  absl::StatusOr<std::map<std::string, Tensor>> HostCopies(const std::map<std::string, Tensor>& from) const;
+  absl::Status Upload(std::map<std::string, Tensor>& tensors) const;
   Graph inference_;
   TrainingGraph graph_;
   TrainerOptions options_;

@@ -509,8 +509,17 @@ void RegisterShapeKernels(KernelRegistry& r) {
   r.Add("Squeeze", 1, kMaxOpset, all, Make<Squeeze>());      // axes input from 13
   r.Add("Unsqueeze", 1, kMaxOpset, all, Make<Unsqueeze>());  // axes input from 13
   r.Add("Identity", 1, kMaxOpset, all, Make<Identity>());
-  r.Add("Shape", 1, kMaxOpset, all, Make<Shape>());          // start/end from 15
-  r.Add("Size", 1, kMaxOpset, all, Make<Size>());
+  // Shape and Size read only dims, so their input may stay on any device.
+  for (const char* op : {"Shape", "Size"}) {
+    KernelDef d;
+    d.op = op;
+    d.since = 1;
+    d.until = kMaxOpset;
+    d.types = all;
+    d.any_device = true;
+    d.create = std::string(op) == "Shape" ? Make<Shape>() : Make<Size>();  // Shape: start/end from 15
+    r.Add(std::move(d));
+  }
   r.Add("Expand", 8, kMaxOpset, all, Make<Expand>());
   r.Add("Cast", 1, kMaxOpset, all, Make<Cast>());            // 'to' is a string at opset 1
   r.Add("CastLike", 15, kMaxOpset, all, Make<CastLike>());

@@ -1,0 +1,32 @@
+// Run-time loading of provider plugins (libtandem_<name>.so). The engine never links a
+// device library: it dlopens the plugin on first use, asks it how many devices it sees
+// and creates providers through it. Without the plugin or without a device, the CPU runs
+// everything; FallbackNotice() says why in one line.
+//
+// Search order for libtandem_<name>.so: $TANDEM_PLUGIN_PATH (a directory), the directory
+// of the running executable and its parent (build trees: build/ and build/tests/), its
+// ../lib (installed layouts), then the dynamic linker's own search (LD_LIBRARY_PATH, …).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "providers/execution_provider.h"
+
+namespace tandem {
+
+struct PluginProbe {
+  bool loaded = false;   // the library was found and is of this build's ABI
+  int devices = 0;       // usable devices it reports
+  std::string path;      // where it was loaded from
+  std::string why;       // when !loaded or devices == 0: one line saying why
+};
+
+// Loads (once per process, thread-safe) and probes the plugin of provider `name`.
+const PluginProbe& ProbeProviderPlugin(const std::string& name);
+
+// A provider from the plugin on device `index`; an error naming the reason otherwise.
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const std::string& name,
+                                                                        int index = 0);
+
+}  // namespace tandem
