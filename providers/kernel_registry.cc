@@ -30,6 +30,11 @@ bool KernelDef::reads_on_host(int input) const {
   return std::find(host_inputs.begin(), host_inputs.end(), input) != host_inputs.end();
 }
 
+bool KernelDef::reads_metadata_only(int input) const {
+  return any_device ||
+         std::find(metadata_inputs.begin(), metadata_inputs.end(), input) != metadata_inputs.end();
+}
+
 void KernelRegistry::Add(KernelDef def) {
   if (def.domain == "ai.onnx") def.domain.clear();
   defs_[{def.domain, def.op}].push_back(std::move(def));

@@ -26,11 +26,15 @@ struct KernelDef {
   // Inputs the kernel reads on the host (shape vectors, axes, scalars such as an
   // optimizer's step and learning rate): the partitioner never copies them to the device.
   std::vector<int> host_inputs;
-  // The kernel accepts its inputs on any device, so they are never copied for it: Shape
-  // and Size read only dtype and dims, Copy moves data between devices itself.
+  // Inputs of which the kernel reads only dtype and dims (SumToShape's `like`): they may
+  // live on any device and are never copied.
+  std::vector<int> metadata_inputs;
+  // Every input may live on any device: Shape and Size read only dims, Copy moves data
+  // between devices itself.
   bool any_device = false;
 
   bool reads_on_host(int input) const;
+  bool reads_metadata_only(int input) const;
 };
 
 // Builds a factory for kernel class K constructible from `const KernelInfo&`.

@@ -101,7 +101,7 @@ class Partitioner {
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       std::string& in = node.inputs[i];
-      if (in.empty() || (best_def && best_def->any_device)) continue;
+      if (in.empty() || (best_def && best_def->reads_metadata_only(static_cast<int>(i)))) continue;
       const bool host_read = best_def && best_def->reads_on_host(static_cast<int>(i));
       in = OnDevice(in, host_read ? kHost : best->device());
     }

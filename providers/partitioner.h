@@ -8,7 +8,8 @@
 //   kLowestCost       the lowest Capability() estimate, ties to the earlier provider.
 // Always, whatever the policy:
 //   - inputs a kernel reads on the host (KernelDef::host_inputs: shapes, axes, scalars)
-//     are never copied to the device, and inputs of kernels that accept any device (Shape, Size, Copy) never move;
+//     are never copied to the device, and inputs read only for their dims
+//     (KernelDef::metadata_inputs, any_device: Shape, Size, Copy) never move;
 //   - nodes with subgraphs (If/Loop/Scan) and their bodies run on the host provider, and
 //     the outer-scope values their bodies read are copied to the host first;
 //   - graph outputs are copied back to the host unless options.outputs_on_host is false

@@ -28,7 +28,11 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     plan->outer_slots_.push_back({plan->Slot(name), name});
 
   for (const auto& [name, p] : providers) plan->providers_.push_back(p);
-  std::set<int> read_on_host;      // slots some host kernel reads directly
+  // Graph inputs may be fed on a device. Host kernels that read one directly read a
+  // "host shadow" slot instead, filled by Run with the input itself or its host copy,
+  // while device kernels (and in-place updates) keep the caller's tensor.
+  std::map<std::string, int> shadow_of;  // graph input -> its host shadow slot
+  for (const ValueInfo& in : graph.inputs) shadow_of[in.name] = -1;
   std::map<int, size_t> last_use;  // slot -> step index
   for (const Node& node : graph.nodes) {
     Step step;
@@ -47,11 +51,16 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     step.kernel = std::move(*kernel);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const std::string& in = node.inputs[i];
-      step.inputs.push_back(in.empty() ? -1 : plan->Slot(in));
       const bool on_host = step.provider->device().type == DeviceType::kCpu ||
                            (step.def && step.def->reads_on_host(static_cast<int>(i)));
-      if (!in.empty() && on_host && !(step.def && step.def->any_device))
-        read_on_host.insert(step.inputs.back());
+      auto shadow = shadow_of.find(in);
+      const bool metadata = step.def && step.def->reads_metadata_only(static_cast<int>(i));
+      if (!in.empty() && on_host && !metadata && shadow != shadow_of.end()) {
+        if (shadow->second < 0) shadow->second = plan->Slot(in + "\x01on_host");
+        step.inputs.push_back(shadow->second);
+      } else {
+        step.inputs.push_back(in.empty() ? -1 : plan->Slot(in));
+      }
     }
     for (const std::string& out : node.outputs) {
       step.outputs.push_back(out.empty() ? -1 : plan->Slot(out));
@@ -72,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     }
     plan->steps_.push_back(std::move(step));
   }
-  for (int slot : plan->input_slots_) plan->input_read_on_host_.push_back(read_on_host.count(slot) > 0);
+  for (const ValueInfo& in : graph.inputs) plan->input_host_shadow_.push_back(shadow_of[in.name]);
   std::set<int> keep;  // graph outputs, inputs and constants are never released
   for (const ValueInfo& out : graph.outputs) {
     auto it = plan->slot_of_.find(out.name);
@@ -120,6 +129,7 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   if (!(step.def && step.def->any_device))
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i] || !inputs[i]->is_tensor() || !inputs[i]->buffer()) continue;
+      if (step.def && step.def->reads_metadata_only(static_cast<int>(i))) continue;
       const bool host_read = step.provider->device().type == DeviceType::kCpu ||
                              (step.def && step.def->reads_on_host(static_cast<int>(i)));
       const Device want = host_read ? Device{} : step.provider->device();
@@ -204,10 +214,14 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) continue;
     values[input_slots_[i]] = inputs[i];
-    if (input_read_on_host_[i] && inputs[i].is_tensor() && inputs[i].device().type != DeviceType::kCpu) {
+    const int shadow = input_host_shadow_[i];
+    if (shadow < 0) continue;
+    if (!inputs[i].is_tensor() || inputs[i].device().type == DeviceType::kCpu) {
+      values[shadow] = inputs[i];
+    } else {
       auto host = ToHost(inputs[i]);
       if (!host.ok()) return host.status();
-      values[input_slots_[i]] = std::move(*host);
+      values[shadow] = std::move(*host);
     }
   }
   for (Step& step : steps_) {

@@ -33,8 +33,8 @@ class Plan {
       int num_threads);
 
   // Runs with inputs in the order of graph.inputs (undefined Tensor for an absent one),
-  // returning graph.outputs in order. An input may live on any provider's device: one
-  // that a host kernel reads directly is first copied to the host.
+  // returning graph.outputs in order. An input may live on any provider's device: host
+  // kernels that read it directly get a host copy, device kernels the tensor itself.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                           const OuterScope& outer = nullptr);
 
@@ -65,7 +65,7 @@ class Plan {
   std::vector<std::string> slot_names_;
   std::vector<std::pair<int, const Tensor*>> constants_;  // initializer slots
   std::vector<int> input_slots_, output_slots_;
-  std::vector<bool> input_read_on_host_;  // per graph input: a host kernel reads it directly
+  std::vector<int> input_host_shadow_;  // per graph input: slot its host readers use, or -1
   std::vector<ExecutionProvider*> providers_;
   std::vector<std::pair<int, std::string>> outer_slots_;  // filled from OuterScope
   std::vector<Step> steps_;

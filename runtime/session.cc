@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "graph/passes.h"
 #include "providers/cpu/cpu_provider.h"
@@ -12,8 +14,26 @@
 
 namespace tandem {
 
+namespace {
+std::mutex factories_mu;
+std::map<std::string, ProviderFactory>& Factories() {
+  static auto* f = new std::map<std::string, ProviderFactory>;
+  return *f;
+}
+}  // namespace
+
+void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
+  std::lock_guard<std::mutex> lock(factories_mu);
+  Factories()[name] = std::move(factory);
+}
+
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name) {
   if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
+  {
+    std::lock_guard<std::mutex> lock(factories_mu);
+    auto it = Factories().find(name);
+    if (it != Factories().end()) return it->second();
+  }
   return CreatePluginProvider(name);
 }
 

@@ -5,6 +5,7 @@
 //
 // Errors are Status values whose message names the file, node and op at fault.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -84,5 +85,9 @@ class Session {
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
 // libtandem_cuda.so, see providers/provider_plugin.h), or an error saying why not.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name);
+
+// Makes CreateProvider(name) call `factory` (an embedder's own provider, or a test's).
+using ProviderFactory = std::function<std::unique_ptr<ExecutionProvider>()>;
+void RegisterProviderFactory(const std::string& name, ProviderFactory factory);
 
 }  // namespace tandem
