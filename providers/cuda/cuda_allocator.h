@@ -1,0 +1,46 @@
+// Memory for the CUDA provider.
+//
+// CudaAllocator: a caching device allocator. Sizes are rounded up to buckets (512 B
+// steps below 1 MiB, 2 MiB steps above); a released buffer goes to its bucket's free
+// list and the next request of that bucket takes it, so a steady state of repeated runs
+// or training steps makes no cudaMalloc/cudaFree calls. When cudaMalloc fails the cache
+// is returned to the driver and the request tried once more; if it still fails,
+// Allocate returns a buffer with data == nullptr and last_error() says how much was
+// asked and how much the device has free (kernels turn that into a status).
+//
+// PinnedAllocator: page-locked host memory (cudaMallocHost), cached the same way, for
+// copies to and from the device at full bus speed.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "providers/allocator.h"
+
+namespace tandem::cuda {
+
+class CudaAllocator : public Allocator {
+ public:
+  enum class Kind { kDevice, kPinnedHost };
+  CudaAllocator(Kind kind, int device_index);
+  ~CudaAllocator() override;
+  Device device() const override;
+  std::shared_ptr<Buffer> Allocate(size_t bytes) override;
+  size_t bytes_in_use() const override;
+  size_t peak_bytes() const override;
+  // Driver allocations made so far (stays flat in a steady state), and the last failure.
+  size_t driver_allocations() const;
+  std::string last_error() const;
+  // Returns every cached (free) buffer to the driver.
+  void ReleaseCache();
+
+  static size_t BucketSize(size_t bytes);
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;  // outlives the allocator while buffers are alive
+};
+
+}  // namespace tandem::cuda

@@ -1,0 +1,117 @@
+#include "providers/cuda/cuda_provider.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "providers/copy_kernel.h"
+#include "providers/cuda/cuda_check.h"
+#include "providers/cuda/kernels/register.h"
+
+namespace tandem::cuda {
+
+const KernelRegistry& CudaKernelRegistry() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry;
+    RegisterCopyKernel(*r);
+    RegisterAllCudaKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+CudaProvider::CudaProvider(int index)
+    : index_(index),
+      allocator_(CudaAllocator::Kind::kDevice, index),
+      pinned_(CudaAllocator::Kind::kPinnedHost, index) {}
+
+absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index) {
+  std::unique_ptr<CudaProvider> p(new CudaProvider(index));
+  TANDEM_CUDA_RETURN(cudaSetDevice(index));
+  TANDEM_CUDA_RETURN(cudaStreamCreateWithFlags(&p->stream_, cudaStreamNonBlocking));
+  TANDEM_CUDA_RETURN(cublasLtCreate(&p->cublaslt_));
+  TANDEM_CUDA_RETURN(cudnnCreate(&p->cudnn_));
+  TANDEM_CUDA_RETURN(cudnnSetStream(p->cudnn_, p->stream_));
+  cudaDeviceProp prop{};
+  TANDEM_CUDA_RETURN(cudaGetDeviceProperties(&prop, index));
+  char rest[96];
+  std::snprintf(rest, sizeof rest, " (cuda:%d, sm_%d%d, %.1f GiB)", index, prop.major, prop.minor,
+                prop.totalGlobalMem / 1073741824.0);
+  p->description_ = std::string(prop.name) + rest;
+  return p;
+}
+
+CudaProvider::~CudaProvider() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  workspace_.reset();
+  if (cudnn_) cudnnDestroy(cudnn_);
+  if (cublaslt_) cublasLtDestroy(cublaslt_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry(); }
+
+std::optional<double> CudaProvider::Capability(const KernelInfo& info) const {
+  if (!FindKernel(info)) return std::nullopt;
+  if (!CudaKernelAccepts(info)) return std::nullopt;  // attribute variants we lack
+  return launch_overhead_us();
+}
+
+absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (!workspace_ || workspace_->bytes < bytes) {
+    workspace_.reset();
+    workspace_ = allocator_.Allocate(bytes);
+    if (!workspace_->data) return absl::ResourceExhaustedError("workspace: " + allocator_.last_error());
+  }
+  return workspace_->data;
+}
+
+absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
+  if (src.bytes() != dst.bytes())
+    return absl::InvalidArgumentError("[cuda] copy of " + std::to_string(src.bytes()) + " bytes into " +
+                                      std::to_string(dst.bytes()));
+  if (src.dtype() == DataType::kString) return absl::UnimplementedError("[cuda] strings stay on the host");
+  const size_t n = src.bytes();
+  if (n == 0) return absl::OkStatus();
+  TANDEM_CUDA_RETURN(cudaSetDevice(index_));
+  const bool src_host = src.device().type == DeviceType::kCpu;
+  const bool dst_host = dst.device().type == DeviceType::kCpu;
+  if (!src_host && !dst_host) {
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), src.raw(), n, cudaMemcpyDeviceToDevice, stream_));
+    return absl::OkStatus();
+  }
+  if (src_host && dst_host) {
+    std::memcpy(dst.raw(), src.raw(), n);
+    return absl::OkStatus();
+  }
+  // Host side through pinned staging when it is ordinary pageable memory.
+  const Tensor& host = src_host ? src : dst;
+  cudaPointerAttributes attr{};
+  const bool pinned = cudaPointerGetAttributes(&attr, host.raw()) == cudaSuccess &&
+                      attr.type == cudaMemoryTypeHost;
+  cudaGetLastError();
+  std::shared_ptr<Buffer> staging;
+  void* host_ptr = const_cast<void*>(host.raw());
+  if (!pinned) {
+    staging = pinned_.Allocate(n);
+    if (staging->data) host_ptr = staging->data;  // else: let the driver stage it
+  }
+  if (src_host) {
+    if (host_ptr != src.raw()) std::memcpy(host_ptr, src.raw(), n);
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), host_ptr, n, cudaMemcpyHostToDevice, stream_));
+    // The staging buffer is reused by the next copy: it must be drained first.
+    if (staging && staging->data) TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  } else {
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(host_ptr, src.raw(), n, cudaMemcpyDeviceToHost, stream_));
+    TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+    if (host_ptr != dst.raw()) std::memcpy(dst.raw(), host_ptr, n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaProvider::Synchronize() {
+  TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::cuda

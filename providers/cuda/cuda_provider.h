@@ -1,0 +1,62 @@
+// The CUDA execution provider (built into the plugin libtandem_cuda.so; the engine loads
+// it at run time, see providers/provider_plugin.h). One device, one stream per provider
+// (a session owns its providers, so one stream per session), and the library handles the
+// kernels share: cuBLASLt for matrix products, cuDNN for convolution, pooling and
+// softmax, kernels of our own (.cu) for the rest.
+//
+// Kernels enqueue on stream() and do not synchronize; Copy to the host and Synchronize()
+// do. Float32 only for now: other types fall back to the CPU through the partitioner.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "providers/cuda/cuda_allocator.h"
+#include "providers/execution_provider.h"
+
+namespace tandem::cuda {
+
+class CudaProvider : public ExecutionProvider {
+ public:
+  // Creates the stream and handles on device `index`; fails with the driver's message.
+  static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index);
+  ~CudaProvider() override;
+
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return Device{DeviceType::kCuda, index_}; }
+  Allocator& allocator() override { return allocator_; }
+  Allocator* host_allocator() override { return &pinned_; }
+  const KernelRegistry& registry() const override;
+  std::optional<double> Capability(const KernelInfo& info) const override;
+  double launch_overhead_us() const override { return 10.0; }
+  absl::Status Copy(const Tensor& src, Tensor& dst) override;
+  absl::Status Synchronize() override;
+  std::string description() const override { return description_; }
+
+  cudaStream_t stream() const { return stream_; }
+  cublasLtHandle_t cublaslt() const { return cublaslt_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  CudaAllocator& device_allocator() { return allocator_; }
+  // Scratch memory for cuBLASLt/cuDNN, grown on demand and reused (stream-ordered).
+  absl::StatusOr<void*> Workspace(size_t bytes);
+
+ private:
+  explicit CudaProvider(int index);
+  int index_;
+  CudaAllocator allocator_;
+  CudaAllocator pinned_;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t cublaslt_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  std::shared_ptr<Buffer> workspace_;
+  std::string description_;
+};
+
+// The CUDA kernel registry (built once).
+const KernelRegistry& CudaKernelRegistry();
+
+}  // namespace tandem::cuda

@@ -1,0 +1,28 @@
+// CudaKernelAccepts: the static checks behind CudaProvider::Capability beyond the
+// registry's (domain, op, opset, dtype-of-one-input) key. What is declined here runs on
+// the CPU, joined to the GPU part by Copy nodes.
+#include "providers/cuda/cuda_provider.h"
+#include "providers/cuda/kernels/register.h"
+
+namespace tandem::cuda {
+
+bool CudaKernelAccepts(const KernelInfo& info) {
+  const Node& n = info.node;
+  if (n.domain == "ai.tandem" && n.op_type == "Copy") return true;
+  const KernelDef* def = CudaKernelRegistry().Find(n.domain, n.op_type, info.opset, info.input_type(0));
+  if (!def) return false;
+  // Every data input is float32 (host and metadata inputs are read as they are).
+  for (size_t i = 0; i < info.input_types.size(); ++i) {
+    const DataType t = info.input_types[i];
+    if (t == DataType::kUndefined || t == DataType::kFloat) continue;
+    if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
+    return false;
+  }
+  if (n.op_type == "FusedGemm" || n.op_type == "FusedMatMul") {
+    const std::string act = n.attr_string("activation", "");
+    return act.empty() || act == "Relu";  // the cuBLASLt epilogues we use
+  }
+  return true;
+}
+
+}  // namespace tandem::cuda

@@ -1,0 +1,138 @@
+// Elementwise kernels: unary activations, broadcasting binary ops and their gradients,
+// fill, strided copy (Expand/Transpose), accumulate. Grid-stride loops, 64-bit indices.
+#include <cuda_runtime.h>
+
+#include "providers/cuda/kernels/launch.h"
+
+namespace tandem::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int Blocks(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
+}
+
+__device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha) {
+  switch (op) {
+    case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
+    case UnaryOp::kTanh: return tanhf(x);
+    case UnaryOp::kSigmoid: return 1.f / (1.f + expf(-x));
+    case UnaryOp::kExp: return expf(x);
+    case UnaryOp::kLog: return logf(x);
+    case UnaryOp::kNeg: return -x;
+    case UnaryOp::kAbs: return fabsf(x);
+    case UnaryOp::kSqrt: return sqrtf(x);
+    case UnaryOp::kLeakyRelu: return x >= 0.f ? x : alpha * x;
+    case UnaryOp::kElu: return x >= 0.f ? x : alpha * (expf(x) - 1.f);
+    case UnaryOp::kReciprocal: return 1.f / x;
+    case UnaryOp::kScale: return alpha * x;
+  }
+  return x;
+}
+
+__device__ __forceinline__ float ApplyBinary(BinaryOp op, float a, float b, float alpha) {
+  switch (op) {
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSub: return a - b;
+    case BinaryOp::kMul: return a * b;
+    case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPow: return powf(a, b);
+    case BinaryOp::kMax: return (a != a || a > b) ? a : b;  // NaN propagates
+    case BinaryOp::kMin: return (a != a || a < b) ? a : b;
+    case BinaryOp::kReluGrad: return b > 0.f ? a : 0.f;
+    case BinaryOp::kTanhGrad: return a * (1.f - b * b);
+    case BinaryOp::kSigmoidGrad: return a * b * (1.f - b);
+    case BinaryOp::kLeakyReluGrad: return b > 0.f ? a : alpha * a;
+  }
+  return a;
+}
+
+// Offsets of output element i in a and b.
+__device__ __forceinline__ void Offsets(const StridedIndex& ix, int64_t i, int64_t* oa, int64_t* ob) {
+  int64_t a = 0, b = 0;
+  for (int d = ix.rank - 1; d >= 0; --d) {
+    const int64_t c = i % ix.dims[d];
+    i /= ix.dims[d];
+    a += c * ix.stride_a[d];
+    b += c * ix.stride_b[d];
+  }
+  *oa = a;
+  *ob = b;
+}
+
+__global__ void UnaryKernel(UnaryOp op, const float* x, float* y, int64_t n, float alpha) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = ApplyUnary(op, x[i], alpha);
+}
+
+__global__ void BinarySameKernel(BinaryOp op, const float* a, const float* b, float* y, int64_t n,
+                                 float alpha) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = ApplyBinary(op, a[i], b[i], alpha);
+}
+
+__global__ void BinaryBroadcastKernel(BinaryOp op, const float* a, const float* b, float* y, int64_t n,
+                                      StridedIndex ix, float alpha) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oa, ob;
+    Offsets(ix, i, &oa, &ob);
+    y[i] = ApplyBinary(op, a[oa], b[ob], alpha);
+  }
+}
+
+__global__ void FillKernel(float* y, int64_t n, float v) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = v;
+}
+
+__global__ void StridedCopyKernel(const float* x, float* y, int64_t n, StridedIndex ix) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oa, ob;
+    Offsets(ix, i, &oa, &ob);
+    y[i] = x[oa];
+  }
+}
+
+__global__ void AccumulateKernel(const float* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] += x[i];
+}
+
+}  // namespace
+
+cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  UnaryKernel<<<Blocks(n), kThreads, 0, s>>>(op, x, y, n, alpha);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchBinary(BinaryOp op, const float* a, const float* b, float* y, int64_t n,
+                         const StridedIndex* index, float alpha, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  if (index) BinaryBroadcastKernel<<<Blocks(n), kThreads, 0, s>>>(op, a, b, y, n, *index, alpha);
+  else BinarySameKernel<<<Blocks(n), kThreads, 0, s>>>(op, a, b, y, n, alpha);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchFill(float* y, int64_t n, float value, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  FillKernel<<<Blocks(n), kThreads, 0, s>>>(y, n, value);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchStridedCopy(const float* x, float* y, int64_t n, const StridedIndex& index,
+                              cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  StridedCopyKernel<<<Blocks(n), kThreads, 0, s>>>(x, y, n, index);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchAccumulate(const float* x, float* y, int64_t n, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  AccumulateKernel<<<Blocks(n), kThreads, 0, s>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+}  // namespace tandem::cuda

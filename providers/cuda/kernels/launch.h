@@ -1,0 +1,66 @@
+// Launchers of Tandem's own CUDA kernels (.cu files), with plain C++ signatures so the
+// kernel classes (.cc, compiled by the host compiler) never include device code. Every
+// launcher enqueues on `stream` and returns the launch's cudaError_t. Float32 data;
+// shapes of rank <= kMaxRank, broadcast dims carried as stride 0.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tandem::cuda {
+
+constexpr int kMaxRank = 8;
+
+// Output dims and, per operand, the element stride along each output dim (0 = broadcast).
+struct StridedIndex {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t stride_a[kMaxRank] = {};
+  int64_t stride_b[kMaxRank] = {};
+};
+
+enum class UnaryOp { kRelu, kTanh, kSigmoid, kExp, kLog, kNeg, kAbs, kSqrt, kLeakyRelu, kElu,
+                     kReciprocal, kScale };
+// y = op(x) (alpha: LeakyRelu/Elu slope, kScale factor).
+cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha,
+                        cudaStream_t stream);
+
+// y = op(a, b). Gradient ops take (dY, saved) in that order: ReluGrad(dY, Y),
+// TanhGrad(dY, Y), SigmoidGrad(dY, Y), LeakyReluGrad(dY, X) with alpha.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kReluGrad, kTanhGrad,
+                      kSigmoidGrad, kLeakyReluGrad };
+// `index` null: a, b and y are all n elements (no broadcasting).
+cudaError_t LaunchBinary(BinaryOp op, const float* a, const float* b, float* y, int64_t n,
+                         const StridedIndex* index, float alpha, cudaStream_t stream);
+
+// y[i] = value.
+cudaError_t LaunchFill(float* y, int64_t n, float value, cudaStream_t stream);
+// y = x gathered through index.stride_a (Expand, Transpose: any strided view of x).
+cudaError_t LaunchStridedCopy(const float* x, float* y, int64_t n, const StridedIndex& index,
+                              cudaStream_t stream);
+// y += x (n elements).
+cudaError_t LaunchAccumulate(const float* x, float* y, int64_t n, cudaStream_t stream);
+
+// Sums x (dims, row-major) over the dims with reduced[d], times `scale`, into y laid
+// out as the kept dims in order. Accumulates in double.
+struct ReduceGeometry {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  bool reduced[kMaxRank] = {};
+};
+cudaError_t LaunchReduceSum(const float* x, float* y, const ReduceGeometry& g, float scale,
+                            cudaStream_t stream);
+
+// Fused optimizer updates over n elements, in place (PyTorch's torch.optim formulas; see
+// providers/cpu/kernels/optimizer_ops.cc).
+struct AdamParams {
+  float b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink;
+  int mode;  // 0 no weight decay, 1 L2 added to the gradient, 2 decoupled (AdamW)
+};
+cudaError_t LaunchAdam(float* p, const float* g, float* m, float* v, int64_t n,
+                       const AdamParams& k, cudaStream_t stream);
+cudaError_t LaunchSgd(float* p, const float* g, float* velocity, int64_t n, float lr, float wd,
+                      float momentum, float damp, bool first_step, bool nesterov,
+                      cudaStream_t stream);  // velocity null: plain SGD
+
+}  // namespace tandem::cuda

@@ -1,0 +1,25 @@
+// One registration function per kernel file; cuda_provider.cc calls them all.
+// Adding a kernel file: declare its function here and call it in RegisterAllCudaKernels.
+#pragma once
+#include "providers/kernel_registry.h"
+
+namespace tandem::cuda {
+
+void RegisterElementwiseKernels(KernelRegistry& r);  // elementwise_ops.cc: activations, arithmetic, their grads
+void RegisterReduceKernels(KernelRegistry& r);       // reduce_ops.cc: ReduceSum/Mean, SumToShape, MeanScale
+void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape & co (aliases), Expand, Transpose
+void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm, FusedGemm/FusedMatMul (cuBLASLt)
+void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: SGD/Momentum/Adam(W)Update
+
+inline void RegisterAllCudaKernels(KernelRegistry& r) {
+  RegisterElementwiseKernels(r);
+  RegisterReduceKernels(r);
+  RegisterShapeKernels(r);
+  RegisterMatMulKernels(r);
+  RegisterOptimizerKernels(r);
+}
+
+// Attribute variants a registered kernel does not implement (the CPU runs those).
+bool CudaKernelAccepts(const KernelInfo& info);
+
+}  // namespace tandem::cuda

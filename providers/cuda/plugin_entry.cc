@@ -1,0 +1,43 @@
+// The plugin's one exported symbol (see providers/plugin_abi.h).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "providers/cuda/cuda_provider.h"
+#include "providers/plugin_abi.h"
+
+namespace {
+
+void Write(char* out, size_t size, const std::string& s) {
+  if (out && size) std::snprintf(out, size, "%s", s.c_str());
+}
+
+int DeviceCount(char* why, size_t why_size) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    Write(why, why_size, std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")");
+    return 0;
+  }
+  if (n == 0) Write(why, why_size, "no CUDA device is visible");
+  return n;
+}
+
+tandem::ExecutionProvider* Create(int index, char* error, size_t error_size) {
+  auto p = tandem::cuda::CudaProvider::Create(index);
+  if (!p.ok()) {
+    Write(error, error_size, std::string(p.status().message()));
+    return nullptr;
+  }
+  return p->release();
+}
+
+const TandemProviderPlugin kPlugin = {TANDEM_PROVIDER_PLUGIN_ABI, TandemPluginLayoutFingerprint(),
+                                      "cuda", &DeviceCount, &Create};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const TandemProviderPlugin* tandem_provider_plugin() {
+  return &kPlugin;
+}
