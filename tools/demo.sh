@@ -4,7 +4,8 @@
 #      with `tandem train`, exports it, and runs the exported model;
 #   2. inspects and runs the reference models with latency;
 #   3. prints inference and training speed beside PyTorch on this machine's CPU.
-# The CPU-vs-GPU comparison joins step 3 once the CUDA provider exists.
+#   4. the CPU-vs-GPU comparison (tools/bench/gpu_bench.py) where a GPU is visible; without
+#      one, a single line says so.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/tools/setup.sh"
@@ -30,4 +31,8 @@ done
 echo; echo "=== 3. Tandem vs PyTorch on this CPU ==="
 /usr/bin/python3 "$root/tools/bench/inference_bench.py" --tandem "$tandem" 2>/dev/null
 /usr/bin/python3 "$root/tools/bench/training_bench.py" --tandem "$tandem" --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+echo; echo "=== 4. CPU vs GPU ==="
+"$tandem" train "$root/models/peaks_mlp.onnx" --x "$work/X.npy" --y "$work/Y.npy" --loss mse \
+  --optimizer adam --lr 0.08 --epochs 20 --batch-size 40000 --device cuda --quiet
+/usr/bin/python3 "$root/tools/bench/gpu_bench.py" --tandem "$tandem" --rounds 1 --peaks-epochs 500 --cifar-steps 20 2>/dev/null
 echo; echo "demo outputs (loss history CSV/SVG, trained model) are in $work"
