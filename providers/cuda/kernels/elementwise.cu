@@ -2,17 +2,11 @@
 // fill, strided copy (Expand/Transpose), accumulate. Grid-stride loops, 64-bit indices.
 #include <cuda_runtime.h>
 
+#include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
 
 namespace tandem::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-int Blocks(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
 
 __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha) {
   switch (op) {

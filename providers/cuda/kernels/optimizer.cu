@@ -1,17 +1,11 @@
 // Fused optimizer updates (one launch per parameter tensor), with the formulas of providers/cpu/kernels/optimizer_ops.cc (torch.optim).
 #include <cuda_runtime.h>
 
+#include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
 
 namespace tandem::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-int Blocks(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
 
 __global__ void AdamKernel(float* p, const float* g, float* m1, float* m2, int64_t n, AdamParams k) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {

@@ -3,12 +3,11 @@
 // per output element otherwise. Accumulates in double, like the CPU's long reductions.
 #include <cuda_runtime.h>
 
+#include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
 
 namespace tandem::cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 // Kept dims (the output) and reduced dims (the inner loop), each with x's strides.
 struct Split {
