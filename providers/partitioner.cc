@@ -163,24 +163,32 @@ class Partitioner {
     const std::string key = value + "@" + target.ToString();
     auto done = copies_.find(key);
     if (done != copies_.end()) return done->second;
-    // The copy runs on the device side of the edge (the destination for device->device).
+    ExecutionProvider* dest = ProviderOn(target);
+    const std::string copied = value + "/copy_to_" + (dest ? dest->name() : "cpu");
+    AppendCopy(value, copied, src, target);
+    copies_[key] = copied;
+    return copied;
+  }
+
+  // Appends Copy(value) -> output moving it from `src` to `target`. The copy runs on the
+  // device side of the edge (the destination for device->device).
+  void AppendCopy(const std::string& value, const std::string& output, const Device& src,
+                  const Device& target) {
     ExecutionProvider* runner = ProviderOn(target.type == DeviceType::kCpu ? src : target);
     ExecutionProvider* dest = ProviderOn(target);
+    const std::string to = dest ? dest->name() : "cpu";
     Node copy;
     copy.op_type = "Copy";
     copy.domain = kTandemDomain;
-    const std::string to = dest ? dest->name() : "cpu";
     copy.name = value + "/copy_to_" + to;
     copy.inputs = {value};
-    copy.outputs = {copy.name};
+    copy.outputs = {output};
     copy.attributes["to"] = StringAttribute(to);
     copy.provider = runner ? runner->name() : to;
-    value_device_[copy.name] = target;
-    InheritType(value, copy.name);
-    copies_[key] = copy.name;
+    value_device_[output] = target;
+    InheritType(value, output);
     out_.push_back(std::move(copy));
     ++result_.copies_inserted;
-    return copies_[key];
   }
 
   // Graph outputs produced on a device: the producer writes "<name>/on_<provider>" and a
@@ -198,18 +206,8 @@ class Partitioner {
           if (in == out.name) in = device_name;
       }
       value_device_[device_name] = d;
-      value_device_.erase(out.name);
       InheritType(out.name, device_name);
-      Node copy;
-      copy.op_type = "Copy";
-      copy.domain = kTandemDomain;
-      copy.name = device_name + "/copy_to_cpu";
-      copy.inputs = {device_name};
-      copy.outputs = {out.name};
-      copy.attributes["to"] = StringAttribute("cpu");
-      copy.provider = p ? p->name() : "cpu";
-      out_.push_back(std::move(copy));
-      ++result_.copies_inserted;
+      AppendCopy(device_name, out.name, d, kHost);
     }
   }
 

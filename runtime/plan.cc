@@ -8,6 +8,14 @@
 
 namespace tandem {
 
+namespace {
+// Whether the kernel of `provider`/`def` reads input i from host memory.
+bool ReadsOnHost(const ExecutionProvider& provider, const KernelDef* def, int i) {
+  return provider.device().type == DeviceType::kCpu || (def && def->reads_on_host(i));
+}
+bool ReadsMetadataOnly(const KernelDef* def, int i) { return def && def->reads_metadata_only(i); }
+}  // namespace
+
 int Plan::Slot(const std::string& name) {
   auto it = slot_of_.find(name);
   if (it != slot_of_.end()) return it->second;
@@ -51,11 +59,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     step.kernel = std::move(*kernel);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const std::string& in = node.inputs[i];
-      const bool on_host = step.provider->device().type == DeviceType::kCpu ||
-                           (step.def && step.def->reads_on_host(static_cast<int>(i)));
+      const int k = static_cast<int>(i);
       auto shadow = shadow_of.find(in);
-      const bool metadata = step.def && step.def->reads_metadata_only(static_cast<int>(i));
-      if (!in.empty() && on_host && !metadata && shadow != shadow_of.end()) {
+      if (!in.empty() && ReadsOnHost(*step.provider, step.def, k) && !ReadsMetadataOnly(step.def, k) &&
+          shadow != shadow_of.end()) {
         if (shadow->second < 0) shadow->second = plan->Slot(in + "\x01on_host");
         step.inputs.push_back(shadow->second);
       } else {
@@ -129,10 +136,9 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   if (!(step.def && step.def->any_device))
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i] || !inputs[i]->is_tensor() || !inputs[i]->buffer()) continue;
-      if (step.def && step.def->reads_metadata_only(static_cast<int>(i))) continue;
-      const bool host_read = step.provider->device().type == DeviceType::kCpu ||
-                             (step.def && step.def->reads_on_host(static_cast<int>(i)));
-      const Device want = host_read ? Device{} : step.provider->device();
+      const int k = static_cast<int>(i);
+      if (ReadsMetadataOnly(step.def, k)) continue;
+      const Device want = ReadsOnHost(*step.provider, step.def, k) ? Device{} : step.provider->device();
       if (inputs[i]->device() != want)
         return absl::InternalError(node.Describe() + ": input " + std::to_string(i) + " '" +
                                    node.inputs[i] + "' is on " + inputs[i]->device().ToString() +
@@ -189,6 +195,7 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
 }
 
 absl::StatusOr<Tensor> Plan::ToHost(const Tensor& t) const {
+  if (!t.is_tensor() || t.device().type == DeviceType::kCpu) return t;
   for (ExecutionProvider* p : providers_) {
     if (p->device() != t.device()) continue;
     Tensor host = Tensor::Host(t.dtype(), t.dims());
@@ -216,13 +223,9 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
     values[input_slots_[i]] = inputs[i];
     const int shadow = input_host_shadow_[i];
     if (shadow < 0) continue;
-    if (!inputs[i].is_tensor() || inputs[i].device().type == DeviceType::kCpu) {
-      values[shadow] = inputs[i];
-    } else {
-      auto host = ToHost(inputs[i]);
-      if (!host.ok()) return host.status();
-      values[shadow] = std::move(*host);
-    }
+    auto host = ToHost(inputs[i]);
+    if (!host.ok()) return host.status();
+    values[shadow] = std::move(*host);
   }
   for (Step& step : steps_) {
     absl::Status s = RunStep(step, values, outer);

@@ -38,6 +38,10 @@ class Plan {
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                           const OuterScope& outer = nullptr);
 
+  // A host copy of `t` made by the provider that owns its device (`t` itself when it is
+  // already on the host or is not a tensor).
+  absl::StatusOr<Tensor> ToHost(const Tensor& t) const;
+
   const Graph& graph() const { return graph_; }
   void set_profiling(bool on);
   std::vector<StepProfile> profile() const;
@@ -58,7 +62,6 @@ class Plan {
   explicit Plan(const Graph& graph) : graph_(graph) {}
   int Slot(const std::string& name);
   absl::Status RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer);
-  absl::StatusOr<Tensor> ToHost(const Tensor& t) const;
 
   const Graph& graph_;
   std::map<std::string, int> slot_of_;

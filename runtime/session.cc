@@ -171,18 +171,7 @@ absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
   return dst;
 }
 
-absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const {
-  if (!t.is_tensor() || t.device().type == DeviceType::kCpu) return t;
-  for (const auto& p : providers_) {
-    if (p->device() != t.device()) continue;
-    Tensor dst = Tensor::Host(t.dtype(), t.dims());
-    absl::Status s = p->Copy(t, dst);
-    if (!s.ok()) return s;
-    return dst;
-  }
-  return absl::InvalidArgumentError("[session] no provider of this session owns " +
-                                    t.device().ToString());
-}
+absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const { return plan_->ToHost(t); }
 
 size_t Session::peak_memory_bytes() const {
   size_t total = 0;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/optimizer_attributes.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -83,25 +84,11 @@ void AdamLoop(T* p, const T* g, T* m1, T* m2, int64_t n, const AdamConsts<T>& k)
 
 class OptimizerUpdate : public Kernel {
  public:
-  OptimizerUpdate(const KernelInfo& info, Kind kind) : kind_(kind) {
-    const Node& n = info.node;
-    const bool adam = kind == Kind::kAdam || kind == Kind::kAdamW;
-    momentum_ = n.attr_float("momentum", 0.9f);
-    dampening_ = n.attr_float("dampening", 0.f);
-    nesterov_ = n.attr_int("nesterov", 0) != 0;
-    beta1_ = n.attr_float("beta1", 0.9f);
-    beta2_ = n.attr_float("beta2", 0.999f);
-    epsilon_ = n.attr_float("epsilon", 1e-8f);
-    // torch defaults: AdamW 1e-2, everything else 0.
-    weight_decay_ = n.attr_float("weight_decay", kind == Kind::kAdamW ? 1e-2f : 0.f);
-    if (adam && !(beta1_ >= 0 && beta1_ < 1 && beta2_ >= 0 && beta2_ < 1))
-      bad_ = "attributes beta1 and beta2 must lie in [0, 1)";
-    if (kind == Kind::kMomentum && nesterov_ && (momentum_ <= 0 || dampening_ != 0))
-      bad_ = "nesterov momentum requires momentum > 0 and dampening = 0";
-  }
+  OptimizerUpdate(const KernelInfo& info, Kind kind)
+      : kind_(kind), a_(ReadOptimizerAttributes(info.node)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
-    if (!bad_.empty()) return absl::InvalidArgumentError(bad_);
+    if (!a_.invalid.empty()) return absl::InvalidArgumentError(a_.invalid);
     const int ns = NumState(kind_);
     const int expected = 4 + ns;
     if (ctx.num_inputs() != expected)
@@ -150,26 +137,26 @@ class OptimizerUpdate : public Kernel {
     T* s1 = ns > 1 ? const_cast<T*>(ctx.input(3)->data<T>()) : nullptr;
     const int64_t n = ctx.input(0)->numel();
     const T lr = static_cast<T>(lr_d);
-    const T wd = static_cast<T>(weight_decay_);
+    const T wd = static_cast<T>(a_.weight_decay);
     switch (kind_) {
       case Kind::kSgd: {
 #pragma omp parallel for if (n > kParallelMin)
         for (int64_t i = 0; i < n; ++i) {
           T d = g[i];
-          if (weight_decay_ != 0) d += wd * p[i];
+          if (a_.weight_decay != 0) d += wd * p[i];
           p[i] -= lr * d;
         }
         break;
       }
       case Kind::kMomentum: {
-        const T mu = static_cast<T>(momentum_);
-        const T damp = static_cast<T>(1.0 - static_cast<double>(dampening_));
+        const T mu = static_cast<T>(a_.momentum);
+        const T damp = static_cast<T>(1.0 - static_cast<double>(a_.dampening));
         const bool first = step == 1;
-        const bool nesterov = nesterov_;
+        const bool nesterov = a_.nesterov;
 #pragma omp parallel for if (n > kParallelMin)
         for (int64_t i = 0; i < n; ++i) {
           T d = g[i];
-          if (weight_decay_ != 0) d += wd * p[i];
+          if (a_.weight_decay != 0) d += wd * p[i];
           T buf = first ? d : mu * s0[i] + damp * d;
           s0[i] = buf;
           if (nesterov) d = d + mu * buf;
@@ -180,17 +167,17 @@ class OptimizerUpdate : public Kernel {
       }
       case Kind::kAdam:
       case Kind::kAdamW: {
-        const double bc1 = 1.0 - std::pow(static_cast<double>(beta1_), step);
-        const double bc2 = 1.0 - std::pow(static_cast<double>(beta2_), step);
+        const double bc1 = 1.0 - std::pow(static_cast<double>(a_.beta1), step);
+        const double bc2 = 1.0 - std::pow(static_cast<double>(a_.beta2), step);
         const T step_size = static_cast<T>(lr_d / bc1);
         const T bc2_sqrt = static_cast<T>(std::sqrt(bc2));
-        const T b1c = static_cast<T>(1.0 - static_cast<double>(beta1_));
-        const T b2 = static_cast<T>(beta2_);
-        const T b2c = static_cast<T>(1.0 - static_cast<double>(beta2_));
-        const T eps = static_cast<T>(epsilon_);
+        const T b1c = static_cast<T>(1.0 - static_cast<double>(a_.beta1));
+        const T b2 = static_cast<T>(a_.beta2);
+        const T b2c = static_cast<T>(1.0 - static_cast<double>(a_.beta2));
+        const T eps = static_cast<T>(a_.epsilon);
         const bool decoupled = kind_ == Kind::kAdamW;
-        const T shrink = static_cast<T>(1.0 - lr_d * static_cast<double>(weight_decay_));
-        const bool use_wd = weight_decay_ != 0;
+        const T shrink = static_cast<T>(1.0 - lr_d * static_cast<double>(a_.weight_decay));
+        const bool use_wd = a_.weight_decay != 0;
         const AdamConsts<T> k{b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink};
         if (!use_wd) AdamLoop<T, 0>(p, g, s0, s1, n, k);
         else if (decoupled) AdamLoop<T, 2>(p, g, s0, s1, n, k);
@@ -201,9 +188,7 @@ class OptimizerUpdate : public Kernel {
   }
 
   Kind kind_;
-  float momentum_, dampening_, beta1_, beta2_, epsilon_, weight_decay_;
-  bool nesterov_;
-  std::string bad_;
+  OptimizerAttributes a_;
 };
 
 template <Kind K>

@@ -6,6 +6,7 @@
 
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
+#include "providers/optimizer_attributes.h"
 
 namespace tandem::cuda {
 namespace {
@@ -23,18 +24,11 @@ absl::StatusOr<double> HostScalar(const Tensor* t, const char* what) {
 
 class Update : public Kernel {
  public:
-  Update(const KernelInfo& info, Kind kind) : stream_(ProviderOf(info).stream()), kind_(kind) {
-    const Node& n = info.node;
-    momentum_ = n.attr_float("momentum", 0.9f);
-    dampening_ = n.attr_float("dampening", 0.f);
-    nesterov_ = n.attr_int("nesterov", 0) != 0;
-    beta1_ = n.attr_float("beta1", 0.9f);
-    beta2_ = n.attr_float("beta2", 0.999f);
-    epsilon_ = n.attr_float("epsilon", 1e-8f);
-    weight_decay_ = n.attr_float("weight_decay", kind == Kind::kAdamW ? 1e-2f : 0.f);
-  }
+  Update(const KernelInfo& info, Kind kind)
+      : stream_(ProviderOf(info).stream()), kind_(kind), a_(ReadOptimizerAttributes(info.node)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
+    if (!a_.invalid.empty()) return absl::InvalidArgumentError(a_.invalid);
     const int ns = NumState(kind_);
     if (ctx.num_inputs() != 4 + ns)
       return absl::InvalidArgumentError("expects " + std::to_string(4 + ns) + " inputs");
@@ -58,21 +52,21 @@ class Update : public Kernel {
     float* s1 = ns > 1 ? const_cast<float*>(ctx.input(3)->data<float>()) : nullptr;
     const int64_t n = param.numel();
     if (kind_ == Kind::kSgd || kind_ == Kind::kMomentum) {
-      TANDEM_CUDA_RETURN(LaunchSgd(p, g, s0, n, static_cast<float>(*lr), weight_decay_, momentum_,
-                                   1.f - dampening_, *step == 1, nesterov_, stream_));
+      TANDEM_CUDA_RETURN(LaunchSgd(p, g, s0, n, static_cast<float>(*lr), a_.weight_decay, a_.momentum,
+                                   1.f - a_.dampening, *step == 1, a_.nesterov, stream_));
     } else {
-      const double bc1 = 1.0 - std::pow(static_cast<double>(beta1_), *step);
-      const double bc2 = 1.0 - std::pow(static_cast<double>(beta2_), *step);
+      const double bc1 = 1.0 - std::pow(static_cast<double>(a_.beta1), *step);
+      const double bc2 = 1.0 - std::pow(static_cast<double>(a_.beta2), *step);
       AdamParams k;
-      k.b1c = static_cast<float>(1.0 - beta1_);
-      k.b2 = beta2_;
-      k.b2c = static_cast<float>(1.0 - beta2_);
-      k.eps = epsilon_;
+      k.b1c = static_cast<float>(1.0 - a_.beta1);
+      k.b2 = a_.beta2;
+      k.b2c = static_cast<float>(1.0 - a_.beta2);
+      k.eps = a_.epsilon;
       k.bc2_sqrt = static_cast<float>(std::sqrt(bc2));
       k.step_size = static_cast<float>(*lr / bc1);
-      k.wd = weight_decay_;
-      k.shrink = static_cast<float>(1.0 - *lr * weight_decay_);
-      k.mode = weight_decay_ == 0 ? 0 : kind_ == Kind::kAdamW ? 2 : 1;
+      k.wd = a_.weight_decay;
+      k.shrink = static_cast<float>(1.0 - *lr * a_.weight_decay);
+      k.mode = a_.weight_decay == 0 ? 0 : kind_ == Kind::kAdamW ? 2 : 1;
       TANDEM_CUDA_RETURN(LaunchAdam(p, g, s0, s1, n, k, stream_));
     }
     ctx.SetOutput(0, param);
@@ -82,8 +76,7 @@ class Update : public Kernel {
  private:
   cudaStream_t stream_;
   Kind kind_;
-  float momentum_, dampening_, beta1_, beta2_, epsilon_, weight_decay_;
-  bool nesterov_;
+  OptimizerAttributes a_;
 };
 
 template <Kind K>
