@@ -4,11 +4,27 @@
 
 namespace tandem::cuda {
 
-absl::StatusOr<Tensor*> Output(KernelContext& ctx, int i, DataType dtype, Dims dims) {
-  Tensor& t = ctx.AllocateOutput(i, dtype, std::move(dims));
+namespace {
+// Out of memory (data == nullptr from CudaAllocator) as a status with the allocator's words.
+absl::Status CheckAllocated(const Tensor& t, KernelContext& ctx) {
   if (t.bytes() && !t.raw())
     return absl::ResourceExhaustedError(static_cast<CudaAllocator&>(ctx.allocator()).last_error());
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::StatusOr<Tensor*> Output(KernelContext& ctx, int i, DataType dtype, Dims dims) {
+  Tensor& t = ctx.AllocateOutput(i, dtype, std::move(dims));
+  absl::Status s = CheckAllocated(t, ctx);
+  if (!s.ok()) return s;
   return &t;
+}
+
+absl::StatusOr<Tensor> Scratch(KernelContext& ctx, DataType dtype, Dims dims) {
+  Tensor t = AllocateTensor(ctx.allocator(), dtype, std::move(dims));
+  absl::Status s = CheckAllocated(t, ctx);
+  if (!s.ok()) return s;
+  return t;
 }
 
 KernelDef FloatKernel(const std::string& domain, const std::string& op, int since, int until,

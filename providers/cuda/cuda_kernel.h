@@ -18,6 +18,8 @@ inline CudaProvider& ProviderOf(const KernelInfo& info) { return *static_cast<Cu
 // Allocates output i on the device; out of memory becomes a status saying how much was
 // asked and how much is free.
 absl::StatusOr<Tensor*> Output(KernelContext& ctx, int i, DataType dtype, Dims dims);
+// A scratch tensor from the kernel's device allocator, with the same out-of-memory status.
+absl::StatusOr<Tensor> Scratch(KernelContext& ctx, DataType dtype, Dims dims);
 
 // A float32 kernel of `domain` (""/ai.tandem) for opsets since..until.
 KernelDef FloatKernel(const std::string& domain, const std::string& op, int since, int until,

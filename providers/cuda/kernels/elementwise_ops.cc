@@ -87,12 +87,11 @@ class Sum : public Kernel {
       auto ix = Broadcast(acc.dims(), b.dims());
       if (!ix.ok()) return ix.status();
       Dims out(ix->dims, ix->dims + ix->rank);
-      Tensor next = AllocateTensor(ctx.allocator(), DataType::kFloat, out);
-      if (next.bytes() && !next.raw())
-        return absl::ResourceExhaustedError(static_cast<CudaAllocator&>(ctx.allocator()).last_error());
+      auto next = Scratch(ctx, DataType::kFloat, out);
+      if (!next.ok()) return next.status();
       TANDEM_CUDA_RETURN(LaunchBinary(BinaryOp::kAdd, acc.data<float>(), b.data<float>(),
-                                      next.data<float>(), next.numel(), &*ix, 0.f, stream_));
-      acc = std::move(next);
+                                      next->data<float>(), next->numel(), &*ix, 0.f, stream_));
+      acc = std::move(*next);
     }
     ctx.SetOutput(0, acc);
     return absl::OkStatus();
