@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace tandem {
 
@@ -17,7 +19,10 @@ std::string Folder(const std::string& path) {
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return absl::PermissionDeniedError("cannot write " + tmp);
+  if (fd < 0) {
+    int err = errno;  // ENOENT (no such folder) -> NotFound, EACCES -> PermissionDenied, ...
+    return absl::Status(absl::ErrnoToStatusCode(err), "cannot write " + tmp + ": " + std::strerror(err));
+  }
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -27,10 +27,22 @@ std::string ExecutableDir() {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+// The directory of the binary holding this code: libtandem.so when embedded through the
+// C API (the plugin is installed next to it), else the executable.
+std::string OwnDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&OwnDir), &info) == 0 || !info.dli_fname) return "";
+  std::string path = info.dli_fname;
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
 std::vector<std::string> Candidates(const std::string& file) {
   std::vector<std::string> out;
   if (const char* dir = std::getenv("TANDEM_PLUGIN_PATH"); dir && *dir)
     out.push_back(std::string(dir) + "/" + file);
+  if (const std::string own = OwnDir(); !own.empty() && own != ExecutableDir())
+    out.push_back(own + "/" + file);
   const std::string exe = ExecutableDir();
   if (!exe.empty()) {
     out.push_back(exe + "/" + file);

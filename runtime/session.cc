@@ -85,16 +85,62 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->stats_.nodes_per_provider = part->nodes_per_provider;
   s->stats_.copies_inserted = part->copies_inserted;
   s->graph_ = std::make_unique<Graph>(std::move(graph));
-  auto plan = Plan::Build(*s->graph_, by_name, s->num_threads_);
+  s->providers_by_name_ = std::move(by_name);
+  s->profiling_ = options.profiling;
+  auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
-  s->plan_ = std::move(*plan);
-  s->plan_->set_profiling(options.profiling);
+  s->first_plan_ = *plan;
+  s->ReleasePlan(*plan);
   return s;
+}
+
+absl::StatusOr<Plan*> Session::AcquirePlan() {
+  {
+    std::lock_guard<std::mutex> lock(plans_mu_);
+    if (!idle_plans_.empty()) {
+      Plan* p = idle_plans_.back();
+      idle_plans_.pop_back();
+      return p;
+    }
+  }
+  auto plan = Plan::Build(*graph_, providers_by_name_, num_threads_);
+  if (!plan.ok()) return plan.status();
+  (*plan)->set_profiling(profiling_);
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  plans_.push_back(std::move(*plan));
+  return plans_.back().get();
+}
+
+void Session::ReleasePlan(Plan* plan) {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  idle_plans_.push_back(plan);
+}
+
+std::vector<StepProfile> Session::profile() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  std::vector<StepProfile> total = plans_.front()->profile();
+  for (size_t i = 1; i < plans_.size(); ++i) {
+    std::vector<StepProfile> more = plans_[i]->profile();
+    for (size_t k = 0; k < total.size() && k < more.size(); ++k) {
+      total[k].total_us += more[k].total_us;
+      total[k].calls += more[k].calls;
+    }
+  }
+  return total;
 }
 
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Tensor>& feeds) {
   std::vector<Tensor> inputs(graph_->inputs.size());
-  size_t used = 0;
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;  // symbol -> (size, input)
+  // A misspelt name is reported before the input it was meant for is called missing.
+  size_t matched = 0;
+  for (const ValueInfo& vi : graph_->inputs) matched += feeds.count(vi.name);
+  if (matched != feeds.size())
+    for (const auto& [name, t] : feeds) {
+      bool known = false;
+      for (const ValueInfo& vi : graph_->inputs) known |= vi.name == name;
+      if (!known) return absl::NotFoundError("[run] the model has no input named '" + name + "'");
+    }
   for (size_t i = 0; i < graph_->inputs.size(); ++i) {
     const ValueInfo& vi = graph_->inputs[i];
     auto it = feeds.find(vi.name);
@@ -121,33 +167,43 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
                                           ", the model expects " + vi.TypeString());
       }
       inputs[i] = v;
-      ++used;
       continue;
     }
-    if (vi.dtype != DataType::kUndefined && t.dtype() != vi.dtype)
-      return absl::InvalidArgumentError(absl::StrCat("[run] input '", vi.name, "' has type ",
-                                                     DataTypeName(t.dtype()), ", the model expects ",
-                                                     DataTypeName(vi.dtype)));
-    if (vi.shape.rank_known) {
-      bool ok = static_cast<size_t>(t.rank()) == vi.shape.dims.size();
-      for (size_t d = 0; ok && d < vi.shape.dims.size(); ++d)
-        if (vi.shape.dims[d].known() && vi.shape.dims[d].value != t.dims()[d]) ok = false;
-      if (!ok)
-        return absl::InvalidArgumentError("[run] input '" + vi.name + "' has shape " +
-                                          DimsToString(t.dims()) + ", the model expects " +
-                                          vi.shape.ToString());
+    std::string mismatch = FeedMismatch(vi, t);
+    if (!mismatch.empty())
+      return absl::InvalidArgumentError("[run] input '" + vi.name + "' " + mismatch);
+    // A symbolic dim ("batch") must have one size across all inputs.
+    for (size_t d = 0; vi.shape.rank_known && d < vi.shape.dims.size(); ++d) {
+      const std::string& sym = vi.shape.dims[d].symbol;
+      if (sym.empty()) continue;
+      auto [bound, fresh] = symbols.emplace(sym, std::make_pair(t.dims()[d], vi.name));
+      if (!fresh && bound->second.first != t.dims()[d])
+        return absl::InvalidArgumentError(absl::StrCat(
+            "[run] input '", vi.name, "' has shape ", DimsToString(t.dims()), ": dim ", d, " ('", sym,
+            "') is ", t.dims()[d], " but input '", bound->second.second, "' gave it ", bound->second.first));
     }
     inputs[i] = t;
-    ++used;
   }
-  if (used != feeds.size())
-    for (const auto& [name, t] : feeds) {
-      bool known = false;
-      for (const ValueInfo& vi : graph_->inputs) known |= vi.name == name;
-      if (!known) return absl::InvalidArgumentError("[run] the model has no input named '" + name + "'");
-    }
   omp_set_num_threads(num_threads_);
-  return plan_->Run(inputs);
+  auto plan = AcquirePlan();
+  if (!plan.ok()) return plan.status();
+  auto outputs = (*plan)->Run(inputs);
+  ReleasePlan(*plan);
+  return outputs;
+}
+
+std::string FeedMismatch(const ValueInfo& vi, const Tensor& t) {
+  if (vi.dtype != DataType::kUndefined && t.dtype() != vi.dtype)
+    return absl::StrCat("has type ", DataTypeName(t.dtype()), ", the model expects ",
+                        DataTypeName(vi.dtype));
+  if (vi.shape.rank_known) {
+    bool ok = static_cast<size_t>(t.rank()) == vi.shape.dims.size();
+    for (size_t d = 0; ok && d < vi.shape.dims.size(); ++d)
+      ok = !vi.shape.dims[d].known() || vi.shape.dims[d].value == t.dims()[d];
+    if (!ok)
+      return "has shape " + DimsToString(t.dims()) + ", the model expects " + vi.shape.ToString();
+  }
+  return "";
 }
 
 std::vector<ExecutionProvider*> Session::providers() const {
@@ -171,7 +227,9 @@ absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
   return dst;
 }
 
-absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const { return plan_->ToHost(t); }
+absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const {
+  return first_plan_->ToHost(t);
+}
 
 size_t Session::peak_memory_bytes() const {
   size_t total = 0;

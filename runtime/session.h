@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,11 @@ class Session {
   // error naming it; a feed whose dtype or rank contradicts the model is an error too.
   // Feeds may live on any of the session's devices: one already where its first reader
   // runs is used in place (no copy), which is how data stays resident on a GPU.
+  // Thread-safe: concurrent calls each run their own Plan (kernels keep per-shape state),
+  // built on first need and pooled, so N threads cost at most N plans.
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds);
-  std::vector<StepProfile> profile() const { return plan_->profile(); }
+  // Per-node timings summed over every plan the session has run.
+  std::vector<StepProfile> profile() const;
   size_t peak_memory_bytes() const;
 
   // The session's providers, in order of preference (the host provider is always there).
@@ -75,12 +79,24 @@ class Session {
 
  private:
   Session() = default;
+  // A plan no other call is running (a new one when all are busy); Release returns it.
+  absl::StatusOr<Plan*> AcquirePlan();
+  void ReleasePlan(Plan* plan);
   std::unique_ptr<Graph> graph_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
-  std::unique_ptr<Plan> plan_;
+  std::map<std::string, ExecutionProvider*> providers_by_name_;
+  bool profiling_ = false;
+  mutable std::mutex plans_mu_;
+  std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
+  std::vector<Plan*> idle_plans_;
+  Plan* first_plan_ = nullptr;  // plans_[0], read without the lock (never removed)
   SessionStats stats_;
   int num_threads_ = 1;
 };
+
+// "" when tensor `t` may be fed as `vi` (same dtype, every fixed dim equal); otherwise
+// what is wrong, e.g. "has shape [2,3], the model expects [N,4]".
+std::string FeedMismatch(const ValueInfo& vi, const Tensor& t);
 
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
 // libtandem_cuda.so, see providers/provider_plugin.h), or an error saying why not.

@@ -106,8 +106,15 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
                                       "needs ai.onnx opset >= 12; the graph imports opset " +
                                       std::to_string(opset));
   if (!names.count(target)) {
+    // The target's shape follows the prediction's (class axis 1 dropped for class labels),
+    // so a wrongly shaped target is refused when fed instead of silently broadcast.
     DataType tt = kind == LossKind::kCrossEntropy ? DataType::kInt64 : pred_type;
-    g.inputs.push_back(ValueInfo{target, tt, Shape::Unknown()});
+    Shape ts = Shape::Unknown();
+    if (const ValueInfo* pi = g.FindValueInfo(prediction); pi && pi->shape.rank_known) {
+      ts = pi->shape;
+      if (kind == LossKind::kCrossEntropy && ts.dims.size() >= 2) ts.dims.erase(ts.dims.begin() + 1);
+    }
+    g.inputs.push_back(ValueInfo{target, tt, ts});
   }
   const std::string red = reduction == Reduction::kMean ? "mean" : "sum";
   Builder b(g, "loss_" + LossName(kind), pred_type);

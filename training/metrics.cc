@@ -11,6 +11,10 @@ absl::Status MetricAccumulator::Add(const Tensor& p, const Tensor& t) {
   const int64_t n = p.dim(0);
   if (kind_ == LossKind::kCrossEntropy) {
     if (p.rank() != 2) return absl::InvalidArgumentError("cross_entropy metrics need [N, C] logits");
+    if (t.rank() != 1 || (t.dtype() != DataType::kInt64 && t.dtype() != DataType::kInt32))
+      return absl::InvalidArgumentError("cross_entropy needs class labels: an int64 target of shape [" +
+                                        std::to_string(n) + "], got " + DataTypeName(t.dtype()) +
+                                        DimsToString(t.dims()));
     const int64_t c = p.dim(1);
     for (int64_t i = 0; i < n; ++i) {
       double mx = -INFINITY;
@@ -30,8 +34,9 @@ absl::Status MetricAccumulator::Add(const Tensor& p, const Tensor& t) {
     elements_ += n;
     return absl::OkStatus();
   }
-  if (p.numel() != t.numel())
-    return absl::InvalidArgumentError("prediction and target sizes differ");
+  if (p.dims() != t.dims())
+    return absl::InvalidArgumentError("the target has shape " + DimsToString(t.dims()) +
+                                      ", the prediction " + DimsToString(p.dims()));
   for (int64_t i = 0; i < p.numel(); ++i) {
     double x = p.ElementAsDouble(i), y = t.ElementAsDouble(i);
     switch (kind_) {

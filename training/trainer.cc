@@ -55,7 +55,7 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   for (const auto& [name, t] : state_) feeds[name] = t;
   int64_t next = step_ + 1;
   feeds[graph_.step] = Tensor::Scalar<int64_t>(next);
-  feeds[graph_.lr] = Tensor::Scalar<float>(LearningRate(options_.spec.optimizer, options_.schedule, next));
+  feeds[graph_.lr] = Tensor::Scalar<float>(next_learning_rate());
   auto out = train_session_->Run(feeds);
   if (!out.ok()) return out.status();
   for (size_t k = 0; k < graph_.running_stats.size(); ++k)
@@ -64,6 +64,10 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   auto loss = train_session_->ToHost((*out)[0]);
   if (!loss.ok()) return loss.status();
   return loss->ElementAsDouble(0);
+}
+
+float Trainer::next_learning_rate() const {
+  return LearningRate(options_.spec.optimizer, options_.schedule, step_ + 1);
 }
 
 absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string, Tensor>& inputs) {

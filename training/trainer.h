@@ -54,6 +54,10 @@ class Trainer {
   // "cpu", or the device provider's description.
   std::string device_description() const;
   int64_t steps_taken() const { return step_; }
+  // The optimizer's base learning rate (the schedule scales it), and the rate the next
+  // Step will use.
+  void set_base_learning_rate(float lr) { options_.spec.optimizer.lr = lr; }
+  float next_learning_rate() const;
   const std::vector<std::string>& parameter_names() const { return graph_.params; }
   // Live buffers (on the training device; see ToHostCopies for host copies).
   std::map<std::string, Tensor>& parameters() { return params_; }

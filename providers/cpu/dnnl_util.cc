@@ -8,7 +8,8 @@ dnnl::engine& DnnlEngine() {
 }
 
 dnnl::stream& DnnlStream() {
-  static dnnl::stream stream(DnnlEngine());
+  // One per thread: sessions may run concurrently from several caller threads.
+  thread_local dnnl::stream stream(DnnlEngine());
   return stream;
 }
 

@@ -1,0 +1,139 @@
+// Tensor handles: host tensors owned by the library or wrapping the caller's memory.
+#include "graph/data_type.h"
+#include "runtime/c_api/handles.h"
+
+namespace tandem::capi {
+
+TandemTensor* NewTensorHandle(Tensor t) {
+  auto* h = new TandemTensor;
+  h->tensor = std::move(t);
+  return h;
+}
+
+namespace {
+
+// Checks dtype and dims of a new tensor; on success *dims_out holds the dims.
+TandemStatus* CheckNewTensor(const char* function, TandemDataType dtype, const int64_t* dims,
+                             size_t rank, Dims* dims_out) {
+  if (!IsKnownDataType(dtype) || dtype == TANDEM_UNDEFINED)
+    return MakeStatus(TANDEM_INVALID_ARGUMENT, std::string("[c_api] ") + function +
+                                                   ": unknown data type " + std::to_string(dtype));
+  if (dtype == TANDEM_STRING)
+    return MakeStatus(TANDEM_UNIMPLEMENTED, std::string("[c_api] ") + function +
+                                                ": string tensors are not supported by the C API");
+  if (rank > 0 && dims == nullptr) return NullArgument(function, "dims");
+  int64_t numel = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT, std::string("[c_api] ") + function + ": dim " +
+                                                     std::to_string(i) + " is negative (" +
+                                                     std::to_string(dims[i]) + ")");
+    if (dims[i] > 0 && numel > (int64_t{1} << 50) / dims[i])
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        std::string("[c_api] ") + function + ": the tensor is too large");
+    numel *= dims[i];
+  }
+  dims_out->assign(dims, dims + rank);
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace tandem::capi
+
+using namespace tandem::capi;
+using tandem::Tensor;
+
+extern "C" {
+
+TandemStatus* tandem_tensor_create(TandemDataType dtype, const int64_t* dims, size_t rank,
+                                   TandemTensor** out) {
+  return Guard("tandem_tensor_create", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_create", out);
+    tandem::Dims d;
+    if (TandemStatus* s = CheckNewTensor("tandem_tensor_create", dtype, dims, rank, &d)) return s;
+    *out = NewTensorHandle(Tensor::Host(static_cast<tandem::DataType>(dtype), std::move(d)));
+    return nullptr;
+  });
+}
+
+TandemStatus* tandem_tensor_wrap(TandemDataType dtype, const int64_t* dims, size_t rank, void* data,
+                                 size_t byte_size, TandemTensor** out) {
+  return Guard("tandem_tensor_wrap", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_wrap", out);
+    tandem::Dims d;
+    if (TandemStatus* s = CheckNewTensor("tandem_tensor_wrap", dtype, dims, rank, &d)) return s;
+    size_t need = static_cast<size_t>(tandem::NumElements(d)) *
+                  tandem::SizeOf(static_cast<tandem::DataType>(dtype));
+    if (need > 0 && data == nullptr) return NullArgument("tandem_tensor_wrap", "data");
+    if (byte_size < need)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        "[c_api] tandem_tensor_wrap: " + std::to_string(byte_size) +
+                            " bytes given, the shape " + tandem::DimsToString(d) + " needs " +
+                            std::to_string(need));
+    auto buffer = std::make_shared<tandem::Buffer>();
+    buffer->data = data;
+    buffer->bytes = byte_size;  // no release: the memory is the caller's
+    auto* h = NewTensorHandle(Tensor(static_cast<tandem::DataType>(dtype), std::move(d), buffer));
+    h->caller_memory = true;
+    *out = h;
+    return nullptr;
+  });
+}
+
+void tandem_tensor_release(TandemTensor* tensor) { delete tensor; }
+
+TandemStatus* tandem_tensor_dtype(const TandemTensor* t, TandemDataType* dtype) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", t);
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", dtype);
+  *dtype = static_cast<TandemDataType>(t->tensor.dtype());
+  return nullptr;
+}
+
+TandemStatus* tandem_tensor_rank(const TandemTensor* t, size_t* rank) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", t);
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", rank);
+  *rank = static_cast<size_t>(t->tensor.rank());
+  return nullptr;
+}
+
+TandemStatus* tandem_tensor_dims(const TandemTensor* t, int64_t* dims, size_t capacity) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", t);
+  size_t rank = static_cast<size_t>(t->tensor.rank());
+  if (rank > 0) TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", dims);
+  if (capacity < rank)
+    return MakeStatus(TANDEM_INVALID_ARGUMENT, "[c_api] tandem_tensor_dims: capacity " +
+                                                   std::to_string(capacity) + " < rank " +
+                                                   std::to_string(rank));
+  for (size_t i = 0; i < rank; ++i) dims[i] = t->tensor.dims()[i];
+  return nullptr;
+}
+
+TandemStatus* tandem_tensor_byte_size(const TandemTensor* t, size_t* bytes) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", t);
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", bytes);
+  *bytes = t->tensor.bytes();
+  return nullptr;
+}
+
+TandemStatus* tandem_tensor_device(const TandemTensor* t, TandemDeviceType* type, int* index) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_device", t);
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_device", type);
+  tandem::Device d = t->tensor.device();
+  *type = d.type == tandem::DeviceType::kCuda ? TANDEM_DEVICE_CUDA : TANDEM_DEVICE_CPU;
+  if (index) *index = d.index;
+  return nullptr;
+}
+
+TandemStatus* tandem_tensor_data(TandemTensor* t, void** data) {
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_data", t);
+  TANDEM_CAPI_NOT_NULL("tandem_tensor_data", data);
+  if (t->tensor.device().type != tandem::DeviceType::kCpu)
+    return MakeStatus(TANDEM_FAILED_PRECONDITION,
+                      "[c_api] tandem_tensor_data: the tensor lives on " +
+                          t->tensor.device().ToString() +
+                          "; copy it with tandem_session_tensor_to_host first");
+  *data = t->tensor.raw();
+  return nullptr;
+}
+
+}  // extern "C"

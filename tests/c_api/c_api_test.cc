@@ -1,0 +1,247 @@
+// The C API's inference calls through libtandem.so: metadata, Run against a float64
+// reference, sessions from memory, IO binding, device transfers, profiles, and one
+// session Run from 8 threads at once.
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "tests/c_api/c_api_helpers.h"
+
+namespace tandem_test {
+namespace {
+
+std::vector<float> Inputs(int64_t rows, int64_t cols, int seed) {
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * (i + 1) + seed) * 1.5f;
+  return x;
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5 + 1e-4 * std::abs(want[i])) << "element " << i;
+}
+
+TEST(CApi, VersionAndEnvironment) {
+  EXPECT_STREQ(tandem_version(), "0.1.0");
+  EXPECT_EQ(tandem_api_version(), static_cast<uint32_t>(TANDEM_API_VERSION));
+  EnvPtr env = MakeEnv();
+  int available = -1;
+  const char* why = nullptr;
+  EXPECT_TANDEM_OK(tandem_env_provider_available(env.get(), "cpu", &available, &why));
+  EXPECT_EQ(available, 1);
+  EXPECT_TANDEM_OK(tandem_env_provider_available(env.get(), "no_such_device", &available, &why));
+  EXPECT_EQ(available, 0);
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(std::string(why), "");
+}
+
+TEST(CApi, MetadataNamesTypesAndSymbolicDims) {
+  EnvPtr env = MakeEnv();
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"));
+  ASSERT_TRUE(s);
+  size_t n_in = 0, n_out = 0;
+  EXPECT_TANDEM_OK(tandem_session_io_count(s.get(), TANDEM_INPUTS, &n_in));
+  EXPECT_TANDEM_OK(tandem_session_io_count(s.get(), TANDEM_OUTPUTS, &n_out));
+  ASSERT_EQ(n_in, 1u);
+  ASSERT_EQ(n_out, 1u);
+  const char* name = nullptr;
+  EXPECT_TANDEM_OK(tandem_session_io_name(s.get(), TANDEM_INPUTS, 0, &name));
+  EXPECT_STREQ(name, "x");
+  TandemDataType dtype = TANDEM_UNDEFINED;
+  EXPECT_TANDEM_OK(tandem_session_io_dtype(s.get(), TANDEM_INPUTS, 0, &dtype));
+  EXPECT_EQ(dtype, TANDEM_FLOAT);
+  int64_t rank = 0, value = 0;
+  EXPECT_TANDEM_OK(tandem_session_io_rank(s.get(), TANDEM_INPUTS, 0, &rank));
+  EXPECT_EQ(rank, 2);
+  const char* symbol = nullptr;
+  EXPECT_TANDEM_OK(tandem_session_io_dim(s.get(), TANDEM_INPUTS, 0, 0, &value, &symbol));
+  EXPECT_EQ(value, -1);
+  ASSERT_NE(symbol, nullptr);
+  EXPECT_STREQ(symbol, "batch");
+  EXPECT_TANDEM_OK(tandem_session_io_dim(s.get(), TANDEM_INPUTS, 0, 1, &value, &symbol));
+  EXPECT_EQ(value, 3);
+  EXPECT_EQ(symbol, nullptr);
+}
+
+TEST(CApi, RunMatchesFloat64Reference) {
+  EnvPtr env = MakeEnv();
+  for (const char* model : {"ode_mlp.onnx", "peaks_mlp.onnx"}) {
+    SCOPED_TRACE(model);
+    SessionPtr s = MakeSession(env.get(), ModelPath(model));
+    ASSERT_TRUE(s);
+    ReferenceMlp ref = ReferenceMlp::Load(ModelPath(model));
+    int64_t cols = ref.layers.front().in;
+    std::vector<float> x = Inputs(5, cols, 1);
+    TensorPtr in = Wrap(x, 5, cols);
+    const char* names[] = {"x"};
+    const TandemTensor* inputs[] = {in.get()};
+    TandemTensor* out = nullptr;
+    ASSERT_TANDEM_OK(tandem_session_run(s.get(), names, inputs, 1, nullptr, 1, &out));
+    TensorPtr hold(out);
+    int64_t dims[2] = {0, 0};
+    EXPECT_TANDEM_OK(tandem_tensor_dims(out, dims, 2));
+    EXPECT_EQ(dims[0], 5);
+    EXPECT_EQ(dims[1], ref.layers.back().out);
+    ExpectNear(Values(out), ref.Forward(x, 5));
+    // The input was wrapped, not copied: the caller's buffer is read as it is now.
+    x.assign(x.size(), 0.25f);
+    const char* output_name = nullptr;
+    EXPECT_TANDEM_OK(tandem_session_io_name(s.get(), TANDEM_OUTPUTS, 0, &output_name));
+    TandemTensor* again = nullptr;
+    ASSERT_TANDEM_OK(tandem_session_run(s.get(), names, inputs, 1, &output_name, 1, &again));
+    TensorPtr hold2(again);
+    ExpectNear(Values(again), ref.Forward(x, 5));
+  }
+}
+
+TEST(CApi, SessionFromMemoryEqualsSessionFromFile) {
+  EnvPtr env = MakeEnv();
+  std::ifstream f(ModelPath("ode_mlp.onnx"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  TandemSession* raw = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_create_from_memory(env.get(), bytes.data(), bytes.size(), nullptr, &raw));
+  SessionPtr from_memory(raw);
+  SessionPtr from_file = MakeSession(env.get(), ModelPath("ode_mlp.onnx"));
+  std::vector<float> x = Inputs(3, 3, 2);
+  TensorPtr in = Wrap(x, 3, 3);
+  const char* names[] = {"x"};
+  const TandemTensor* inputs[] = {in.get()};
+  TandemTensor *a = nullptr, *b = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_run(from_memory.get(), names, inputs, 1, nullptr, 1, &a));
+  ASSERT_TANDEM_OK(tandem_session_run(from_file.get(), names, inputs, 1, nullptr, 1, &b));
+  TensorPtr ha(a), hb(b);
+  EXPECT_EQ(Values(a), Values(b));
+}
+
+// 8 threads x 1000 Run calls on one session, each thread with its own batch size and
+// data: every result equals the single-threaded result bit for bit.
+TEST(CApi, ConcurrentRunsEqualSingleThreadedRuns) {
+  EnvPtr env = MakeEnv();
+  TandemSessionOptions* o = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_options_create(&o));
+  EXPECT_TANDEM_OK(tandem_session_options_set_threads(o, 1));
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"), o);
+  tandem_session_options_release(o);
+  ASSERT_TRUE(s);
+  constexpr int kThreads = 8, kRuns = 1000;
+  std::vector<std::vector<float>> x(kThreads), expected(kThreads);
+  const char* names[] = {"x"};
+  for (int t = 0; t < kThreads; ++t) {
+    x[t] = Inputs(t + 1, 3, 10 + t);
+    TensorPtr in = Wrap(x[t], t + 1, 3);
+    const TandemTensor* inputs[] = {in.get()};
+    TandemTensor* out = nullptr;
+    ASSERT_TANDEM_OK(tandem_session_run(s.get(), names, inputs, 1, nullptr, 1, &out));
+    expected[t] = Values(out);
+    tandem_tensor_release(out);
+  }
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      TensorPtr in = Wrap(x[t], t + 1, 3);
+      const TandemTensor* inputs[] = {in.get()};
+      for (int r = 0; r < kRuns; ++r) {
+        TandemTensor* out = nullptr;
+        TandemStatus* st = tandem_session_run(s.get(), names, inputs, 1, nullptr, 1, &out);
+        if (st) {
+          ++failures;
+          tandem_status_release(st);
+          continue;
+        }
+        if (Values(out) != expected[t]) ++mismatches;
+        tandem_tensor_release(out);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(CApi, IoBindingKeepsInputsAndFillsBoundOutputs) {
+  EnvPtr env = MakeEnv();
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"));
+  ReferenceMlp ref = ReferenceMlp::Load(ModelPath("ode_mlp.onnx"));
+  TandemIoBinding* b = nullptr;
+  ASSERT_TANDEM_OK(tandem_io_binding_create(s.get(), &b));
+  std::vector<float> x = Inputs(4, 3, 3), y(4 * 3, -7.f);
+  TensorPtr in = Wrap(x, 4, 3), out = Wrap(y, 4, 3);
+  EXPECT_TANDEM_OK(tandem_io_binding_bind_input(b, "x", in.get()));
+  const char* output_name = nullptr;
+  EXPECT_TANDEM_OK(tandem_session_io_name(s.get(), TANDEM_OUTPUTS, 0, &output_name));
+  EXPECT_TANDEM_OK(tandem_io_binding_bind_output(b, output_name, out.get()));
+  for (int run = 0; run < 3; ++run) {
+    x[0] = 0.1f * run;  // the bound input is the caller's memory, read at each run
+    ASSERT_TANDEM_OK(tandem_session_run_with_binding(s.get(), b));
+    std::vector<double> want = ref.Forward(x, 4);
+    ExpectNear(y, want);
+    TandemTensor* latest = nullptr;
+    ASSERT_TANDEM_OK(tandem_io_binding_output(b, output_name, &latest));
+    EXPECT_EQ(Values(latest), y);
+    tandem_tensor_release(latest);
+  }
+  // A bound output of the wrong shape is refused when bound.
+  std::vector<float> small(3);
+  TensorPtr wrong = Wrap(small, 1, 3);
+  std::vector<float> wrong_cols(8);
+  TensorPtr wrong2 = Wrap(wrong_cols, 2, 4);
+  EXPECT_TANDEM_ERROR(tandem_io_binding_bind_output(b, output_name, wrong2.get()),
+                      TANDEM_INVALID_ARGUMENT, "has shape [2,4]");
+  // Binding the batch-1 tensor is legal (batch is symbolic) but the result of a batch-4
+  // run does not fit it: the run says so and names the output.
+  EXPECT_TANDEM_OK(tandem_io_binding_bind_output(b, output_name, wrong.get()));
+  EXPECT_TANDEM_ERROR(tandem_session_run_with_binding(s.get(), b), TANDEM_INVALID_ARGUMENT,
+                      std::string("output '") + output_name + "'");
+  tandem_io_binding_release(b);
+}
+
+TEST(CApi, DeviceTransfersOnTheCpuShareMemory) {
+  EnvPtr env = MakeEnv();
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"));
+  std::vector<float> x = Inputs(2, 3, 4);
+  TensorPtr in = Wrap(x, 2, 3);
+  TandemTensor *dev = nullptr, *host = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_tensor_to_device(s.get(), in.get(), &dev));
+  ASSERT_TANDEM_OK(tandem_session_tensor_to_host(s.get(), dev, &host));
+  TensorPtr hd(dev), hh(host);
+  TandemDeviceType type = TANDEM_DEVICE_CUDA;
+  int index = -1;
+  EXPECT_TANDEM_OK(tandem_tensor_device(dev, &type, &index));
+  EXPECT_EQ(type, TANDEM_DEVICE_CPU);
+  void* data = nullptr;
+  EXPECT_TANDEM_OK(tandem_tensor_data(host, &data));
+  EXPECT_EQ(data, x.data());
+}
+
+TEST(CApi, ProfileCountsEveryNode) {
+  EnvPtr env = MakeEnv();
+  TandemSessionOptions* o = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_options_create(&o));
+  EXPECT_TANDEM_OK(tandem_session_options_set_profiling(o, 1));
+  EXPECT_TANDEM_OK(tandem_session_options_set_optimization_level(o, 0));
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"), o);
+  tandem_session_options_release(o);
+  std::vector<float> x = Inputs(2, 3, 5);
+  TensorPtr in = Wrap(x, 2, 3);
+  const char* names[] = {"x"};
+  const TandemTensor* inputs[] = {in.get()};
+  for (int i = 0; i < 3; ++i) {
+    TandemTensor* out = nullptr;
+    ASSERT_TANDEM_OK(tandem_session_run(s.get(), names, inputs, 1, nullptr, 1, &out));
+    tandem_tensor_release(out);
+  }
+  char* json = nullptr;
+  ASSERT_TANDEM_OK(tandem_session_profile(s.get(), &json));
+  std::string text = json;
+  tandem_free(json);
+  EXPECT_NE(text.find("\"op\": \"Gemm\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"op\": \"Tanh\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"calls\": 3"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tandem_test
