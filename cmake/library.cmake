@@ -52,3 +52,8 @@ install(TARGETS tandem DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tandem_cuda)
   install(TARGETS tandem_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+
+# The C API's per-call overhead against Session::Run and the kernels (docs/BENCHMARKS.md).
+add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/tools/bench/c_api_overhead.cc)
+target_link_libraries(tandem_c_api_bench PRIVATE tandem_shared tandem_runtime)
+target_compile_definitions(tandem_c_api_bench PRIVATE TANDEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

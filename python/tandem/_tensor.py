@@ -1,0 +1,155 @@
+"""Moving NumPy arrays in and out of TandemTensors.
+
+Inputs are wrapped without a copy (tandem_tensor_wrap over a C-contiguous array, which
+the caller keeps alive until the tensor is released); outputs are copied into new arrays
+and their tensors released.
+"""
+import ctypes
+
+import numpy as np
+
+from ._errors import Code, Error, check
+from ._lib import lib
+
+# TandemDataType <-> NumPy. bfloat16 has no NumPy type: its outputs come back as float32.
+_TO_NUMPY = {
+    1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8),
+    4: np.dtype(np.uint16), 5: np.dtype(np.int16), 6: np.dtype(np.int32),
+    7: np.dtype(np.int64), 9: np.dtype(np.bool_), 10: np.dtype(np.float16),
+    11: np.dtype(np.float64), 12: np.dtype(np.uint32), 13: np.dtype(np.uint64),
+}
+_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
+_BFLOAT16 = 16
+_NAMES = {0: "undefined", 8: "string", 16: "bfloat16"}
+
+
+def numpy_dtype(code):
+    """The NumPy dtype of TandemDataType `code`, or None when NumPy has none."""
+    return _TO_NUMPY.get(int(code))
+
+
+def dtype_name(code):
+    """A readable name of TandemDataType `code` ("float32", "bfloat16")."""
+    dt = _TO_NUMPY.get(int(code))
+    return dt.name if dt is not None else _NAMES.get(int(code), f"dtype {int(code)}")
+
+
+def as_input_array(value, what):
+    """`value` as a native-endian, C-contiguous ndarray (no copy when it already is one)."""
+    arr = np.asarray(value)
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)  # only for ndim >= 1; 0-d arrays are contiguous
+    if arr.dtype not in _FROM_NUMPY:
+        raise Error(Code.INVALID_ARGUMENT,
+                    f"[python] {what} has NumPy dtype {arr.dtype}, which Tandem does not support")
+    return arr
+
+
+def wrap(arr):
+    """A new TandemTensor over `arr`'s memory (from :func:`as_input_array`); the caller
+    keeps `arr` alive and releases the returned handle with tandem_tensor_release."""
+    rank = arr.ndim
+    dims = (ctypes.c_int64 * max(rank, 1))(*arr.shape)
+    handle = ctypes.c_void_p()
+    check(lib.tandem_tensor_wrap(_FROM_NUMPY[arr.dtype], dims, rank,
+                                 ctypes.c_void_p(arr.ctypes.data), arr.nbytes,
+                                 ctypes.byref(handle)))
+    return handle.value
+
+
+class Wrapped:
+    """Named inputs wrapped as TandemTensors for one call; a context manager that releases
+    them. ``names`` and ``tensors`` are the C arrays to pass."""
+
+    def __init__(self, feeds, what="input"):
+        self._arrays = []
+        self._handles = []
+        try:
+            for name, value in feeds.items():
+                if not isinstance(name, str):
+                    raise TypeError(f"{what} names must be str, got {type(name).__name__}")
+                arr = as_input_array(value, f"{what} '{name}'")
+                self._arrays.append(arr)
+                self._handles.append(wrap(arr))
+        except BaseException:
+            self.release()
+            raise
+        n = len(self._handles)
+        self.count = n
+        self.names = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in feeds])
+        self.tensors = (ctypes.c_void_p * max(n, 1))(*self._handles)
+
+    def release(self):
+        """Releases the tensors (the arrays stay the caller's)."""
+        handles, self._handles = self._handles, []
+        for h in handles:
+            lib.tandem_tensor_release(h)
+        self._arrays = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+
+def wrap_one(value, what):
+    """One array as a TandemTensor: returns (handle, array to keep alive)."""
+    arr = as_input_array(value, what)
+    return wrap(arr), arr
+
+
+def to_numpy(handle):
+    """A new ndarray holding a copy of host tensor `handle` (not released here)."""
+    code = ctypes.c_int()
+    check(lib.tandem_tensor_dtype(handle, ctypes.byref(code)))
+    rank = ctypes.c_size_t()
+    check(lib.tandem_tensor_rank(handle, ctypes.byref(rank)))
+    dims = (ctypes.c_int64 * max(rank.value, 1))()
+    check(lib.tandem_tensor_dims(handle, dims, rank.value))
+    shape = tuple(dims[i] for i in range(rank.value))
+    nbytes = ctypes.c_size_t()
+    check(lib.tandem_tensor_byte_size(handle, ctypes.byref(nbytes)))
+    data = ctypes.c_void_p()
+    check(lib.tandem_tensor_data(handle, ctypes.byref(data)))
+    if code.value == _BFLOAT16:
+        raw = np.empty(shape, np.uint16)
+        dtype = None
+    else:
+        dtype = _TO_NUMPY.get(code.value)
+        if dtype is None:
+            raise Error(Code.UNIMPLEMENTED,
+                        f"[python] outputs of type {dtype_name(code.value)} are not supported")
+        raw = np.empty(shape, dtype)
+    if raw.nbytes > nbytes.value:
+        raise Error(Code.INTERNAL, f"[python] tensor of shape {list(shape)} and type "
+                                   f"{dtype_name(code.value)} holds only {nbytes.value} bytes")
+    if raw.nbytes:
+        ctypes.memmove(raw.ctypes.data, data.value, raw.nbytes)
+    if dtype is None:  # bfloat16 -> float32: the top half of the float32 bits
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    return raw
+
+
+def take_outputs(handles):
+    """Copies then releases each tensor in the C array `handles`; returns the arrays.
+    Every non-NULL handle is released, even when a copy fails."""
+    out = []
+    err = None
+    for h in handles:
+        if not h:
+            out.append(None)
+            continue
+        try:
+            if err is None:
+                out.append(to_numpy(h))
+        except BaseException as e:  # keep releasing the rest
+            err = e
+        finally:
+            lib.tandem_tensor_release(h)
+    if err is not None:
+        raise err
+    return out
