@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -131,7 +132,8 @@ std::vector<StepProfile> Session::profile() const {
 
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Tensor>& feeds) {
   std::vector<Tensor> inputs(graph_->inputs.size());
-  std::map<std::string, std::pair<int64_t, std::string>> symbols;  // symbol -> (size, input)
+  struct Bound { const std::string* symbol; int64_t size; const std::string* input; };
+  std::vector<Bound> symbols;  // symbolic dims seen so far (few: a vector beats a map)
   // A misspelt name is reported before the input it was meant for is called missing.
   size_t matched = 0;
   for (const ValueInfo& vi : graph_->inputs) matched += feeds.count(vi.name);
@@ -176,11 +178,14 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
     for (size_t d = 0; vi.shape.rank_known && d < vi.shape.dims.size(); ++d) {
       const std::string& sym = vi.shape.dims[d].symbol;
       if (sym.empty()) continue;
-      auto [bound, fresh] = symbols.emplace(sym, std::make_pair(t.dims()[d], vi.name));
-      if (!fresh && bound->second.first != t.dims()[d])
+      auto bound = std::find_if(symbols.begin(), symbols.end(), [&](const Bound& b) { return *b.symbol == sym; });
+      if (bound == symbols.end()) {
+        symbols.push_back({&sym, t.dims()[d], &vi.name});
+      } else if (bound->size != t.dims()[d]) {
         return absl::InvalidArgumentError(absl::StrCat(
             "[run] input '", vi.name, "' has shape ", DimsToString(t.dims()), ": dim ", d, " ('", sym,
-            "') is ", t.dims()[d], " but input '", bound->second.second, "' gave it ", bound->second.first));
+            "') is ", t.dims()[d], " but input '", *bound->input, "' gave it ", bound->size));
+      }
     }
     inputs[i] = t;
   }

@@ -252,6 +252,9 @@ TANDEM_EXPORT TandemStatus* tandem_training_session_input_count(const TandemTrai
                                                                 size_t* count);
 TANDEM_EXPORT TandemStatus* tandem_training_session_input_name(const TandemTrainingSession* ts,
                                                                size_t index, const char** name);
+/* The number of model outputs (what tandem_training_session_predict returns). */
+TANDEM_EXPORT TandemStatus* tandem_training_session_output_count(const TandemTrainingSession* ts,
+                                                                 size_t* count);
 /* One optimizer step on a batch; *loss (may be NULL) is the batch loss before the update. */
 TANDEM_EXPORT TandemStatus* tandem_training_session_train_step(
     TandemTrainingSession* ts, const char* const* input_names, const TandemTensor* const* inputs,

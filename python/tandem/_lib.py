@@ -80,6 +80,7 @@ _SIGNATURES = {
     "tandem_training_session_release": (None, [c_handle]),
     "tandem_training_session_input_count": (c_status, [c_handle, c_size_p]),
     "tandem_training_session_input_name": (c_status, [c_handle, ctypes.c_size_t, c_str_p]),
+    "tandem_training_session_output_count": (c_status, [c_handle, ctypes.POINTER(ctypes.c_size_t)]),
     "tandem_training_session_train_step": (c_status, [c_handle, c_str_p, c_handle_p,
                                                       ctypes.c_size_t, c_handle, c_double_p]),
     "tandem_training_session_eval_step": (c_status, [c_handle, c_str_p, c_handle_p,

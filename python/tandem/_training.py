@@ -176,11 +176,11 @@ class TrainingSession:
 
     @property
     def output_count(self):
-        """The number of model outputs (read once from the model file)."""
+        """The number of model outputs."""
         if self._output_count is None:
-            from ._session import Session
-            with Session(self.path, threads=1, optimization_level=0) as s:
-                self._output_count = len(s.outputs)
+            count = ctypes.c_size_t()
+            check(lib.tandem_training_session_output_count(self._h(), ctypes.byref(count)))
+            self._output_count = count.value
         return self._output_count
 
     def predict(self, feeds):

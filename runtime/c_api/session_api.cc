@@ -1,7 +1,6 @@
 // Inference sessions: creation, model metadata, Run, device transfers, profiles.
 #include <cstdlib>
 #include <cstring>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -178,12 +177,11 @@ TandemStatus* tandem_session_run(TandemSession* s, const char* const* input_name
     auto results = s->session->Run(feeds);
     if (!results.ok()) return FromStatus(results.status());
     // Outputs never alias the caller's memory (Identity/Reshape of a wrapped input).
-    std::set<const tandem::Buffer*> caller_buffers;
-    for (size_t i = 0; i < input_count; ++i)
-      if (inputs[i]->caller_memory) caller_buffers.insert(inputs[i]->tensor.buffer().get());
     for (size_t i = 0; i < output_count; ++i) {
       Tensor& t = (*results)[pick[i]];
-      bool aliases = caller_buffers.count(t.buffer().get()) > 0;
+      bool aliases = false;
+      for (size_t k = 0; k < input_count && !aliases; ++k)
+        aliases = inputs[k]->caller_memory && inputs[k]->tensor.buffer() == t.buffer();
       outputs[i] = NewTensorHandle(aliases ? t.Clone() : t);
     }
     return nullptr;

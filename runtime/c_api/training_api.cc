@@ -64,6 +64,13 @@ TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* t
   return nullptr;
 }
 
+TandemStatus* tandem_training_session_output_count(const TandemTrainingSession* ts, size_t* count) {
+  TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", ts);
+  TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", count);
+  *count = ts->output_count;
+  return nullptr;
+}
+
 TandemStatus* tandem_training_session_input_name(const TandemTrainingSession* ts, size_t index,
                                                  const char** name) {
   TANDEM_CAPI_NOT_NULL("tandem_training_session_input_name", ts);
@@ -133,11 +140,9 @@ TandemStatus* tandem_training_session_predict(TandemTrainingSession* ts,
     if (TandemStatus* s = CollectFeeds(fn, input_names, inputs, input_count, &feeds)) return s;
     auto out = ts->trainer->Predict(feeds);
     if (!out.ok()) return FromStatus(out.status());
-    // Outputs are fresh host copies: nothing aliases the parameters or the caller's memory.
-    for (size_t i = 0; i < output_count; ++i) {
-      Tensor& t = (*out)[i];
-      outputs[i] = NewTensorHandle(t.device().type == tandem::DeviceType::kCpu ? t.Clone() : t);
-    }
+    // Predict's outputs are on the host (its session copies them back); cloned so that
+    // nothing aliases the parameters or the caller's memory.
+    for (size_t i = 0; i < output_count; ++i) outputs[i] = NewTensorHandle((*out)[i].Clone());
     return nullptr;
   });
 }

@@ -68,6 +68,7 @@ TEST(CApiErrors, NullArgumentsAreNamed) {
   EXPECT_TANDEM_ERROR(tandem_training_session_create(env.get(), nullptr, nullptr, &ts), kBad, "'model_path'");
   EXPECT_TANDEM_ERROR(tandem_training_session_input_count(nullptr, &n), kBad, "'ts'");
   EXPECT_TANDEM_ERROR(tandem_training_session_input_name(nullptr, 0, &str), kBad, "'ts'");
+  EXPECT_TANDEM_ERROR(tandem_training_session_output_count(nullptr, &n), kBad, "'ts'");
   EXPECT_TANDEM_ERROR(tandem_training_session_train_step(nullptr, nullptr, nullptr, 0, t.get(), &d), kBad, "'ts'");
   EXPECT_TANDEM_ERROR(tandem_training_session_eval_step(nullptr, nullptr, nullptr, 0, t.get(), &d, &d), kBad, "'ts'");
   EXPECT_TANDEM_ERROR(tandem_training_session_predict(nullptr, nullptr, nullptr, 0, 1, &out), kBad, "'ts'");

@@ -95,6 +95,9 @@ TEST(CApiTraining, SgdStepsMatchFloat64Reference) {
   const char* input_name = nullptr;
   ASSERT_TANDEM_OK(tandem_training_session_input_name(ts.get(), 0, &input_name));
   EXPECT_STREQ(input_name, "x");
+  size_t outputs = 0;
+  EXPECT_TANDEM_OK(tandem_training_session_output_count(ts.get(), &outputs));
+  EXPECT_EQ(outputs, 1u);
   const char* names[] = {"x"};
   const TandemTensor* inputs[] = {x.get()};
   double first = 0, last = 0;
