@@ -6,6 +6,7 @@ import weakref
 
 from ._env import get_env
 from ._errors import check
+from ._owned import Owned
 from ._lib import lib
 from ._tensor import Wrapped, dtype_name, numpy_dtype, take_outputs
 
@@ -62,7 +63,7 @@ def _options(providers, threads, optimization_level, profiling):
     return opts
 
 
-class Session:
+class Session(Owned):
     """An ONNX model loaded for inference.
 
     ``Session(path_or_bytes, providers=None, threads=0, optimization_level=2,
@@ -109,32 +110,6 @@ class Session:
         self._finalizer = weakref.finalize(self, _release_session, self._handle, self._env)
         self.inputs = self._io_infos(_INPUTS)
         self.outputs = self._io_infos(_OUTPUTS)
-
-    # -- lifetime -------------------------------------------------------------------------
-
-    def close(self):
-        """Frees the session now (later calls raise ValueError). Idempotent. Must not be
-        called while another thread is running the session."""
-        self._finalizer()
-        self._handle = None
-
-    @property
-    def closed(self):
-        """True once :meth:`close` has been called."""
-        return self._handle is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def _h(self):
-        h = self._handle
-        if h is None:
-            raise ValueError("tandem.Session is closed")
-        return h
 
     # -- metadata -------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ._env import get_env
 from ._errors import check
+from ._owned import Owned
 from ._lib import lib
 from ._tensor import Wrapped, take_outputs, wrap_one
 
@@ -37,7 +38,7 @@ def _training_options(settings):
     return opts
 
 
-class TrainingSession:
+class TrainingSession(Owned):
     """A model being trained: its parameters and optimizer state live in the library.
 
     ``TrainingSession(path, loss='mse', optimizer='adam', lr=1e-3, **options)``
@@ -86,31 +87,6 @@ class TrainingSession:
             check(lib.tandem_training_session_input_name(h, i, ctypes.byref(name)))
             names.append((name.value or b"").decode())
         self._input_names = names
-
-    # -- lifetime -------------------------------------------------------------------------
-
-    def close(self):
-        """Frees the training session now (later calls raise ValueError). Idempotent."""
-        self._finalizer()
-        self._handle = None
-
-    @property
-    def closed(self):
-        """True once :meth:`close` has been called."""
-        return self._handle is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-    def _h(self):
-        h = self._handle
-        if h is None:
-            raise ValueError("tandem.TrainingSession is closed")
-        return h
 
     # -- data -----------------------------------------------------------------------------
 

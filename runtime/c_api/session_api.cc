@@ -46,6 +46,24 @@ TandemStatus* IoInfo(const char* function, const TandemSession* s, TandemIoKind 
   return nullptr;
 }
 
+// ToDevice / ToHost through the C API: a new handle, still marked as the caller's memory
+// when the transfer was a no-op (same buffer).
+TandemStatus* Transfer(const char* function,
+                       absl::StatusOr<Tensor> (tandem::Session::*move)(const Tensor&) const,
+                       const TandemSession* s, const TandemTensor* t, TandemTensor** out) {
+  return Guard(function, [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL(function, s);
+    TANDEM_CAPI_NOT_NULL(function, t);
+    TANDEM_CAPI_NOT_NULL(function, out);
+    auto moved = (s->session.get()->*move)(t->tensor);
+    if (!moved.ok()) return FromStatus(moved.status());
+    auto* h = NewTensorHandle(std::move(*moved));
+    h->caller_memory = t->caller_memory && h->tensor.buffer() == t->tensor.buffer();
+    *out = h;
+    return nullptr;
+  });
+}
+
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -190,32 +208,12 @@ TandemStatus* tandem_session_run(TandemSession* s, const char* const* input_name
 
 TandemStatus* tandem_session_tensor_to_device(const TandemSession* s, const TandemTensor* t,
                                               TandemTensor** out) {
-  return Guard("tandem_session_tensor_to_device", [&]() -> TandemStatus* {
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_device", s);
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_device", t);
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_device", out);
-    auto d = s->session->ToDevice(t->tensor);
-    if (!d.ok()) return FromStatus(d.status());
-    auto* h = NewTensorHandle(std::move(*d));
-    h->caller_memory = t->caller_memory && h->tensor.buffer() == t->tensor.buffer();
-    *out = h;
-    return nullptr;
-  });
+  return Transfer("tandem_session_tensor_to_device", &tandem::Session::ToDevice, s, t, out);
 }
 
 TandemStatus* tandem_session_tensor_to_host(const TandemSession* s, const TandemTensor* t,
                                             TandemTensor** out) {
-  return Guard("tandem_session_tensor_to_host", [&]() -> TandemStatus* {
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_host", s);
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_host", t);
-    TANDEM_CAPI_NOT_NULL("tandem_session_tensor_to_host", out);
-    auto h = s->session->ToHost(t->tensor);
-    if (!h.ok()) return FromStatus(h.status());
-    auto* handle = NewTensorHandle(std::move(*h));
-    handle->caller_memory = t->caller_memory && handle->tensor.buffer() == t->tensor.buffer();
-    *out = handle;
-    return nullptr;
-  });
+  return Transfer("tandem_session_tensor_to_host", &tandem::Session::ToHost, s, t, out);
 }
 
 TandemStatus* tandem_session_profile(const TandemSession* s, char** json) {
