@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tandem/tandem.h>
 
@@ -87,6 +88,12 @@ int main(int argc, char** argv) {
   long batch = 1;
   int rc = 1;
 
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("usage: %s MODEL.onnx [BATCH]\n"
+           "Prints MODEL's inputs and outputs and runs it once on BATCH (default 1) rows of data.\n",
+           argv[0]);
+    return 0;
+  }
   if (argc < 2 || argc > 3) {
     fprintf(stderr, "usage: %s MODEL.onnx [BATCH]\n", argv[0]);
     return 2;

@@ -276,6 +276,13 @@ Config ParseArgs(int argc, char** argv) {
   Config c;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      std::puts("usage: cpp_serving MODEL.onnx [--requests N] [--clients N] [--max-batch N]\n"
+                "                              [--max-wait-us N] [--threads N] [--workers N]\n"
+                "Serves single-sample requests batched by a worker and one at a time; prints\n"
+                "latency (p50/p99), throughput and their ratio, and checks the answers agree.");
+      std::exit(0);
+    }
     const size_t eq = arg.find('=');
     if (arg.rfind("--", 0) == 0) {
       if (eq != std::string::npos) {

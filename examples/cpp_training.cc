@@ -55,6 +55,14 @@ Config ParseArgs(int argc, char** argv) {
   Config c;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: %s MODEL.onnx [--epochs N] [--batch-size N] [--lr X] [--grid N] "
+                  "[--device cpu|cuda|auto] [--out-dir DIR]\n"
+                  "Trains MODEL (2 inputs -> 1 output) on the peaks surface with Adam, saves a checkpoint,\n"
+                  "exports the model and checks the export predicts what the training session does.\n",
+                  argv[0]);
+      std::exit(0);
+    }
     if (arg.rfind("--", 0) != 0) {
       if (!c.model.empty()) Usage(argv[0], "unexpected argument '" + arg + "'");
       c.model = arg;
