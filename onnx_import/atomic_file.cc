@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +18,9 @@ std::string Folder(const std::string& path) {
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Unique per write: two threads saving to one path must not share a temporary file.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     int err = errno;  // ENOENT (no such folder) -> NotFound, EACCES -> PermissionDenied, ...

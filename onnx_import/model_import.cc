@@ -1,4 +1,6 @@
 // ModelProto -> Graph: parsing, validation, shape inference, subgraphs.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -243,6 +245,9 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     return absl::InvalidArgumentError("[import] " + name + ": " + what);
   };
   if (size == 0) return fail("the model is empty (0 bytes)");
+  if (size > static_cast<size_t>(INT32_MAX))
+    return fail("the model is " + std::to_string(size) + " bytes; a protobuf model must be under 2 GiB "
+                "(keep large weights in external data files)");
   onnx::ModelProto model;
   {
     google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
@@ -310,7 +315,11 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
 
 absl::StatusOr<Graph> ImportModelFile(const std::string& path, const ImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("[import] " + path + ": cannot open file");
+  if (!in) {
+    int err = errno;  // ENOENT -> NotFound, EACCES -> PermissionDenied, ...
+    return absl::Status(err ? absl::ErrnoToStatusCode(err) : absl::StatusCode::kNotFound,
+                        "[import] " + path + ": cannot open file" + (err ? std::string(": ") + std::strerror(err) : ""));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   std::string bytes = ss.str();

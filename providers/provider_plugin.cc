@@ -1,6 +1,8 @@
 #include "providers/provider_plugin.h"
 
 #include <dlfcn.h>
+
+#include <cctype>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -55,6 +57,13 @@ std::vector<std::string> Candidates(const std::string& file) {
 
 LoadedPlugin Load(const std::string& name) {
   LoadedPlugin lp;
+  // The name becomes part of a file name: letters, digits and '_' only (no paths).
+  bool valid = !name.empty();
+  for (char c : name) valid &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  if (!valid) {
+    lp.probe.why = "'" + name + "' is not a provider name (letters, digits and '_' only)";
+    return lp;
+  }
   const std::string file = "libtandem_" + name + ".so";
   void* handle = nullptr;
   std::string first_error;

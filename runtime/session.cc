@@ -192,9 +192,12 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
   omp_set_num_threads(num_threads_);
   auto plan = AcquirePlan();
   if (!plan.ok()) return plan.status();
-  auto outputs = (*plan)->Run(inputs);
-  ReleasePlan(*plan);
-  return outputs;
+  struct Return {  // gives the plan back even when a kernel throws (e.g. std::bad_alloc)
+    Session* s;
+    Plan* p;
+    ~Return() { s->ReleasePlan(p); }
+  } give_back{this, *plan};
+  return (*plan)->Run(inputs);
 }
 
 std::string FeedMismatch(const ValueInfo& vi, const Tensor& t) {

@@ -99,16 +99,18 @@ typedef struct TandemTensor TandemTensor;
 TANDEM_EXPORT TandemStatus* tandem_tensor_create(TandemDataType dtype, const int64_t* dims,
                                                  size_t rank, TandemTensor** out);
 /* A host tensor over the caller's memory, without a copy. `byte_size` must be at least
- * numel * element size; `data` must stay valid until the tensor is released. Run outputs
- * never alias the caller's memory (an output that would, e.g. through Identity, is
- * copied). */
+ * numel * element size; `data` must stay valid until the tensor is released and, when
+ * it is bound to an IO binding, while it stays bound. Run outputs never alias the
+ * caller's memory nor the model's weights (an output that would, e.g. through Identity,
+ * is copied). */
 TANDEM_EXPORT TandemStatus* tandem_tensor_wrap(TandemDataType dtype, const int64_t* dims,
                                                size_t rank, void* data, size_t byte_size,
                                                TandemTensor** out);
 TANDEM_EXPORT void tandem_tensor_release(TandemTensor* tensor);
 TANDEM_EXPORT TandemStatus* tandem_tensor_dtype(const TandemTensor* t, TandemDataType* dtype);
 TANDEM_EXPORT TandemStatus* tandem_tensor_rank(const TandemTensor* t, size_t* rank);
-/* Copies the rank dims into `dims`; `capacity` below the rank is an error. */
+/* Copies the rank dims into `dims`; `capacity` below the rank is an error. (String
+ * outputs of a model are returned as tensors whose data is refused.) */
 TANDEM_EXPORT TandemStatus* tandem_tensor_dims(const TandemTensor* t, int64_t* dims, size_t capacity);
 TANDEM_EXPORT TandemStatus* tandem_tensor_byte_size(const TandemTensor* t, size_t* bytes);
 TANDEM_EXPORT TandemStatus* tandem_tensor_device(const TandemTensor* t, TandemDeviceType* type,
@@ -209,7 +211,9 @@ TANDEM_EXPORT TandemStatus* tandem_session_profile(const TandemSession* s, char*
  * copied) until rebound or the binding is released: a device-resident input is not
  * re-sent per run. An output bound to a tensor receives each run's result in that tensor
  * (same dtype and shape; host or device); an unbound output is kept in the binding and
- * read with tandem_io_binding_output. One thread at a time per binding (TANDEM_BUSY). */
+ * read with tandem_io_binding_output. One thread at a time per binding (TANDEM_BUSY).
+ * A bound tensor's memory must stay valid while bound (the binding keeps the library's
+ * own buffers alive, not the caller's); release a binding before its session. */
 typedef struct TandemIoBinding TandemIoBinding;
 TANDEM_EXPORT TandemStatus* tandem_io_binding_create(TandemSession* s, TandemIoBinding** out);
 TANDEM_EXPORT void tandem_io_binding_release(TandemIoBinding* binding);

@@ -58,6 +58,9 @@ std::optional<double> CudaProvider::Capability(const KernelInfo& info) const {
 
 absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
   if (bytes == 0) return nullptr;
+  // Concurrent Run calls share the provider: one lock around the lazy (re)allocation. The
+  // buffer itself is used in stream order, so sharing it between kernels is safe.
+  std::lock_guard<std::mutex> lock(workspace_mu_);
   if (!workspace_ || workspace_->bytes < bytes) {
     workspace_.reset();
     workspace_ = allocator_.Allocate(bytes);

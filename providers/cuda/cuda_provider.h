@@ -12,6 +12,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,7 @@ class CudaProvider : public ExecutionProvider {
   cublasLtHandle_t cublaslt_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   std::shared_ptr<Buffer> workspace_;
+  std::mutex workspace_mu_;
   std::string description_;
 };
 

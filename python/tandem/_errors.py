@@ -16,6 +16,7 @@ class Code(enum.IntEnum):
     INTERNAL = 7
     BUSY = 8
     INVALID_MODEL = 9
+    IO_ERROR = 10
 
 
 class Error(RuntimeError):

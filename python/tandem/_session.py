@@ -167,8 +167,8 @@ class Session(Owned):
         Returns:
             ``{output name: ndarray}`` (new arrays, in the order asked for).
 
-        Raises :class:`tandem.Error` for a missing or unknown input (NOT_FOUND), a wrong
-        dtype or shape (INVALID_ARGUMENT), or a failure while running.
+        Raises :class:`tandem.Error` for an unknown input name (NOT_FOUND), a missing
+        input or a wrong dtype or shape (INVALID_ARGUMENT), or a failure while running.
         """
         h = self._h()
         if not isinstance(feeds, dict):

@@ -1,4 +1,5 @@
-// Named inputs from C arrays, shared by Run, the IO binding and the training calls.
+// Values crossing the C boundary: named inputs from C arrays (Run, the IO binding, the
+// training calls) and the rule for outputs that must be copied before the caller gets them.
 #include <set>
 
 #include "runtime/c_api/handles.h"
@@ -19,6 +20,12 @@ TandemStatus* CollectFeeds(const char* function, const char* const* names,
       return MakeStatus(TANDEM_INVALID_ARGUMENT, where + ": '" + names[i] + "' is given twice");
   }
   return nullptr;
+}
+
+bool MustCopyOutput(const TandemSession& s, const Tensor& t,
+                    const std::set<const Buffer*>& caller_buffers) {
+  const Buffer* b = t.buffer().get();
+  return b && (s.constant_buffers.count(b) || caller_buffers.count(b));
 }
 
 }  // namespace tandem::capi

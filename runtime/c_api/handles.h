@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 struct TandemStatus {
   TandemCode code = TANDEM_OK;
   std::string message;
+  bool static_storage = false;  // the out-of-memory fallback: release leaves it alone
 };
 
 struct TandemEnv {
@@ -39,12 +41,16 @@ struct TandemSessionOptions {
 
 struct TandemSession {
   std::unique_ptr<tandem::Session> session;
+  // Buffers of the model's weights: an output sharing one is copied before the caller
+  // gets it (writing through it would change the model for every later run).
+  std::set<const tandem::Buffer*> constant_buffers;
 };
 
 struct TandemIoBinding {
   TandemSession* session = nullptr;
   std::mutex busy;                             // held by the one call using the binding
   std::map<std::string, tandem::Tensor> inputs;
+  std::set<const tandem::Buffer*> caller_inputs;         // bound inputs wrapping caller memory
   std::map<std::string, tandem::Tensor> output_targets;  // share the caller's buffers
   std::map<std::string, tandem::Tensor> outputs;        // the latest results
 };
@@ -70,28 +76,43 @@ TandemStatus* FromStatus(const absl::Status& s);
 // "[c_api] <function>: argument '<name>' is NULL".
 TandemStatus* NullArgument(const char* function, const char* name);
 
+// A status that needs no allocation, for when making a status runs out of memory.
+TandemStatus* OutOfMemoryStatus();
+
 // Runs `body` (returning TandemStatus*) and turns exceptions into statuses.
 template <typename F>
-TandemStatus* Guard(const char* function, F&& body) {
+TandemStatus* Guard(const char* function, F&& body) noexcept {
   try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return MakeStatus(TANDEM_RESOURCE_EXHAUSTED, std::string("[c_api] ") + function + ": out of memory");
-  } catch (const std::exception& e) {
-    return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": " + e.what());
-  } catch (...) {
-    return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": unknown exception");
+    try {
+      return body();
+    } catch (const std::bad_alloc&) {
+      return MakeStatus(TANDEM_RESOURCE_EXHAUSTED, std::string("[c_api] ") + function + ": out of memory");
+    } catch (const std::exception& e) {
+      return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": " + e.what());
+    } catch (...) {
+      return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": unknown exception");
+    }
+  } catch (...) {  // the status itself could not be made
+    return OutOfMemoryStatus();
   }
 }
 
 // A new handle for `t` (outputs, copies); never caller memory.
 TandemTensor* NewTensorHandle(Tensor t);
+// Hands `tensors` to the caller as new handles in out[0..n): all of them or, if making
+// one throws, none (out untouched, nothing leaked).
+void PublishTensors(std::vector<Tensor> tensors, TandemTensor** out);
 
-// Named C inputs -> the map Session::Run and Trainer take. Refuses NULL names/handles,
-// duplicate names and string tensors; `function` prefixes the messages.
+// Named C inputs -> the map Session::Run and Trainer take. Refuses NULL names/handles
+// and duplicate names; `function` prefixes the messages.
 TandemStatus* CollectFeeds(const char* function, const char* const* names,
                            const TandemTensor* const* inputs, size_t count,
                            std::map<std::string, Tensor>* feeds);
+
+// Whether run result `t` must be copied before the caller gets it: it shares a buffer
+// with the model's weights or with one of `caller_buffers` (the caller's own memory).
+bool MustCopyOutput(const TandemSession& s, const Tensor& t,
+                    const std::set<const Buffer*>& caller_buffers);
 
 // Provider list for a device word ("cpu", "auto", or a provider name first).
 std::vector<std::string> ProvidersForDevice(const std::string& device);

@@ -61,7 +61,10 @@ TandemStatus* tandem_io_binding_bind_input(TandemIoBinding* b, const char* name,
         return MakeStatus(TANDEM_INVALID_ARGUMENT,
                           std::string("[c_api] tandem_io_binding_bind_input: '") + name + "' " + why);
     }
+    auto old = b->inputs.find(name);
+    if (old != b->inputs.end()) b->caller_inputs.erase(old->second.buffer().get());
     b->inputs[name] = t->tensor;
+    if (t->caller_memory) b->caller_inputs.insert(t->tensor.buffer().get());
     return nullptr;
   });
 }
@@ -108,7 +111,7 @@ TandemStatus* tandem_session_run_with_binding(TandemSession* s, TandemIoBinding*
                                                        names[i].name + "': " + std::string(c.message())));
         b->outputs[names[i].name] = target->second;
       } else {
-        b->outputs[names[i].name] = std::move(r);
+        b->outputs[names[i].name] = MustCopyOutput(*s, r, b->caller_inputs) ? r.Clone() : std::move(r);
       }
     }
     return nullptr;

@@ -1,6 +1,7 @@
 // Inference sessions: creation, model metadata, Run, device transfers, profiles.
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,9 +24,10 @@ TandemStatus* LoadStatus(const absl::Status& s) {
 TandemStatus* FinishCreate(absl::StatusOr<std::unique_ptr<tandem::Session>> session,
                            TandemSession** out) {
   if (!session.ok()) return LoadStatus(session.status());
-  auto* h = new TandemSession;
+  auto h = std::make_unique<TandemSession>();
   h->session = std::move(*session);
-  *out = h;
+  for (const auto& [name, w] : h->session->graph().initializers) h->constant_buffers.insert(w.buffer().get());
+  *out = h.release();
   return nullptr;
 }
 
@@ -106,56 +108,66 @@ TandemStatus* tandem_session_create_from_memory(TandemEnv* env, const void* data
 void tandem_session_release(TandemSession* session) { delete session; }
 
 TandemStatus* tandem_session_io_count(const TandemSession* s, TandemIoKind kind, size_t* count) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_count", s);
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_count", count);
-  if (kind != TANDEM_INPUTS && kind != TANDEM_OUTPUTS)
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      "[c_api] tandem_session_io_count: kind must be TANDEM_INPUTS or TANDEM_OUTPUTS");
-  *count = kind == TANDEM_INPUTS ? s->session->inputs().size() : s->session->outputs().size();
-  return nullptr;
+  return Guard("tandem_session_io_count", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_count", s);
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_count", count);
+    if (kind != TANDEM_INPUTS && kind != TANDEM_OUTPUTS)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        "[c_api] tandem_session_io_count: kind must be TANDEM_INPUTS or TANDEM_OUTPUTS");
+    *count = kind == TANDEM_INPUTS ? s->session->inputs().size() : s->session->outputs().size();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_io_name(const TandemSession* s, TandemIoKind kind, size_t index,
                                      const char** name) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_name", name);
-  const tandem::ValueInfo* info = nullptr;
-  if (TandemStatus* st = IoInfo("tandem_session_io_name", s, kind, index, &info)) return st;
-  *name = info->name.c_str();
-  return nullptr;
+  return Guard("tandem_session_io_name", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_name", name);
+    const tandem::ValueInfo* info = nullptr;
+    if (TandemStatus* st = IoInfo("tandem_session_io_name", s, kind, index, &info)) return st;
+    *name = info->name.c_str();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_io_dtype(const TandemSession* s, TandemIoKind kind, size_t index,
                                       TandemDataType* dtype) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_dtype", dtype);
-  const tandem::ValueInfo* info = nullptr;
-  if (TandemStatus* st = IoInfo("tandem_session_io_dtype", s, kind, index, &info)) return st;
-  tandem::DataType t = info->kind == tandem::ValueKind::kTensor ? info->dtype : info->elem_type;
-  *dtype = static_cast<TandemDataType>(t);
-  return nullptr;
+  return Guard("tandem_session_io_dtype", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_dtype", dtype);
+    const tandem::ValueInfo* info = nullptr;
+    if (TandemStatus* st = IoInfo("tandem_session_io_dtype", s, kind, index, &info)) return st;
+    tandem::DataType t = info->kind == tandem::ValueKind::kTensor ? info->dtype : info->elem_type;
+    *dtype = static_cast<TandemDataType>(t);
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_io_rank(const TandemSession* s, TandemIoKind kind, size_t index,
                                      int64_t* rank) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_rank", rank);
-  const tandem::ValueInfo* info = nullptr;
-  if (TandemStatus* st = IoInfo("tandem_session_io_rank", s, kind, index, &info)) return st;
-  *rank = info->shape.rank_known ? static_cast<int64_t>(info->shape.dims.size()) : -1;
-  return nullptr;
+  return Guard("tandem_session_io_rank", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_rank", rank);
+    const tandem::ValueInfo* info = nullptr;
+    if (TandemStatus* st = IoInfo("tandem_session_io_rank", s, kind, index, &info)) return st;
+    *rank = info->shape.rank_known ? static_cast<int64_t>(info->shape.dims.size()) : -1;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_io_dim(const TandemSession* s, TandemIoKind kind, size_t index,
                                     size_t axis, int64_t* value, const char** symbol) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_io_dim", value);
-  const tandem::ValueInfo* info = nullptr;
-  if (TandemStatus* st = IoInfo("tandem_session_io_dim", s, kind, index, &info)) return st;
-  if (!info->shape.rank_known || axis >= info->shape.dims.size())
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      absl::StrCat("[c_api] tandem_session_io_dim: '", info->name, "' has no axis ",
-                                   axis, " (shape ", info->shape.ToString(), ")"));
-  const tandem::Dim& d = info->shape.dims[axis];
-  *value = d.known() ? d.value : -1;
-  if (symbol) *symbol = d.symbol.empty() ? nullptr : d.symbol.c_str();
-  return nullptr;
+  return Guard("tandem_session_io_dim", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_io_dim", value);
+    const tandem::ValueInfo* info = nullptr;
+    if (TandemStatus* st = IoInfo("tandem_session_io_dim", s, kind, index, &info)) return st;
+    if (!info->shape.rank_known || axis >= info->shape.dims.size())
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        absl::StrCat("[c_api] tandem_session_io_dim: '", info->name, "' has no axis ",
+                                     axis, " (shape ", info->shape.ToString(), ")"));
+    const tandem::Dim& d = info->shape.dims[axis];
+    *value = d.known() ? d.value : -1;
+    if (symbol) *symbol = d.symbol.empty() ? nullptr : d.symbol.c_str();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_run(TandemSession* s, const char* const* input_names,
@@ -194,14 +206,17 @@ TandemStatus* tandem_session_run(TandemSession* s, const char* const* input_name
       return st;
     auto results = s->session->Run(feeds);
     if (!results.ok()) return FromStatus(results.status());
-    // Outputs never alias the caller's memory (Identity/Reshape of a wrapped input).
+    // Outputs never alias the caller's memory or the weights (Identity of an input or of
+    // an initializer).
+    std::set<const tandem::Buffer*> caller_buffers;
+    for (size_t i = 0; i < input_count; ++i)
+      if (inputs[i]->caller_memory) caller_buffers.insert(inputs[i]->tensor.buffer().get());
+    std::vector<Tensor> picked;
     for (size_t i = 0; i < output_count; ++i) {
-      Tensor& t = (*results)[pick[i]];
-      bool aliases = false;
-      for (size_t k = 0; k < input_count && !aliases; ++k)
-        aliases = inputs[k]->caller_memory && inputs[k]->tensor.buffer() == t.buffer();
-      outputs[i] = NewTensorHandle(aliases ? t.Clone() : t);
+      const Tensor& t = (*results)[pick[i]];
+      picked.push_back(MustCopyOutput(*s, t, caller_buffers) ? t.Clone() : t);
     }
+    PublishTensors(std::move(picked), outputs);
     return nullptr;
   });
 }

@@ -38,38 +38,46 @@ TandemStatus* tandem_session_options_set_providers(TandemSessionOptions* options
 }
 
 TandemStatus* tandem_session_options_set_threads(TandemSessionOptions* options, int threads) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_options_set_threads", options);
-  if (threads < 0)
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      "[c_api] tandem_session_options_set_threads: threads must be >= 0, got " +
-                          std::to_string(threads));
-  options->options.num_threads = threads;
-  return nullptr;
+  return Guard("tandem_session_options_set_threads", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_options_set_threads", options);
+    if (threads < 0)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        "[c_api] tandem_session_options_set_threads: threads must be >= 0, got " +
+                            std::to_string(threads));
+    options->options.num_threads = threads;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_options_set_optimization_level(TandemSessionOptions* options,
                                                             int level) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_options_set_optimization_level", options);
-  if (level < 0 || level > 2)
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      "[c_api] tandem_session_options_set_optimization_level: level must be 0, 1 "
-                      "or 2, got " + std::to_string(level));
-  options->options.constant_folding = level >= 1;
-  options->options.fusion = level >= 2;
-  return nullptr;
+  return Guard("tandem_session_options_set_optimization_level", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_options_set_optimization_level", options);
+    if (level < 0 || level > 2)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        "[c_api] tandem_session_options_set_optimization_level: level must be 0, 1 "
+                        "or 2, got " + std::to_string(level));
+    options->options.constant_folding = level >= 1;
+    options->options.fusion = level >= 2;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_options_set_profiling(TandemSessionOptions* options, int enabled) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_options_set_profiling", options);
-  options->options.profiling = enabled != 0;
-  return nullptr;
+  return Guard("tandem_session_options_set_profiling", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_options_set_profiling", options);
+    options->options.profiling = enabled != 0;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_session_options_set_outputs_on_device(TandemSessionOptions* options,
                                                            int enabled) {
-  TANDEM_CAPI_NOT_NULL("tandem_session_options_set_outputs_on_device", options);
-  options->options.outputs_on_host = enabled == 0;
-  return nullptr;
+  return Guard("tandem_session_options_set_outputs_on_device", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_options_set_outputs_on_device", options);
+    options->options.outputs_on_host = enabled == 0;
+    return nullptr;
+  });
 }
 
 }  // extern "C"

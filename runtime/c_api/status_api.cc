@@ -32,6 +32,11 @@ TandemStatus* FromStatus(const absl::Status& s) {
   return MakeStatus(code, std::string(s.message()));
 }
 
+TandemStatus* OutOfMemoryStatus() {
+  static TandemStatus oom{TANDEM_RESOURCE_EXHAUSTED, "[c_api] out of memory", /*static_storage=*/true};
+  return &oom;
+}
+
 TandemStatus* NullArgument(const char* function, const char* name) {
   return MakeStatus(TANDEM_INVALID_ARGUMENT,
                     std::string("[c_api] ") + function + ": argument '" + name + "' is NULL");
@@ -61,7 +66,9 @@ TandemCode tandem_status_code(const TandemStatus* status) { return status ? stat
 const char* tandem_status_message(const TandemStatus* status) {
   return status ? status->message.c_str() : "";
 }
-void tandem_status_release(TandemStatus* status) { delete status; }
+void tandem_status_release(TandemStatus* status) {
+  if (status && !status->static_storage) delete status;
+}
 void tandem_free(void* p) { std::free(p); }
 
 const char* tandem_version(void) { return TANDEM_VERSION_STRING; }

@@ -10,6 +10,15 @@ TandemTensor* NewTensorHandle(Tensor t) {
   return h;
 }
 
+void PublishTensors(std::vector<Tensor> tensors, TandemTensor** out) {
+  std::vector<std::unique_ptr<TandemTensor>> made;
+  for (Tensor& t : tensors) {
+    made.push_back(std::make_unique<TandemTensor>());
+    made.back()->tensor = std::move(t);
+  }
+  for (size_t i = 0; i < made.size(); ++i) out[i] = made[i].release();
+}
+
 namespace {
 
 // Checks dtype and dims of a new tensor; on success *dims_out holds the dims.
@@ -83,57 +92,72 @@ TandemStatus* tandem_tensor_wrap(TandemDataType dtype, const int64_t* dims, size
 void tandem_tensor_release(TandemTensor* tensor) { delete tensor; }
 
 TandemStatus* tandem_tensor_dtype(const TandemTensor* t, TandemDataType* dtype) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", t);
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", dtype);
-  *dtype = static_cast<TandemDataType>(t->tensor.dtype());
-  return nullptr;
+  return Guard("tandem_tensor_dtype", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_dtype", dtype);
+    *dtype = static_cast<TandemDataType>(t->tensor.dtype());
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_tensor_rank(const TandemTensor* t, size_t* rank) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", t);
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", rank);
-  *rank = static_cast<size_t>(t->tensor.rank());
-  return nullptr;
+  return Guard("tandem_tensor_rank", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_rank", rank);
+    *rank = static_cast<size_t>(t->tensor.rank());
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_tensor_dims(const TandemTensor* t, int64_t* dims, size_t capacity) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", t);
-  size_t rank = static_cast<size_t>(t->tensor.rank());
-  if (rank > 0) TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", dims);
-  if (capacity < rank)
-    return MakeStatus(TANDEM_INVALID_ARGUMENT, "[c_api] tandem_tensor_dims: capacity " +
-                                                   std::to_string(capacity) + " < rank " +
-                                                   std::to_string(rank));
-  for (size_t i = 0; i < rank; ++i) dims[i] = t->tensor.dims()[i];
-  return nullptr;
+  return Guard("tandem_tensor_dims", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", t);
+    size_t rank = static_cast<size_t>(t->tensor.rank());
+    if (rank > 0) TANDEM_CAPI_NOT_NULL("tandem_tensor_dims", dims);
+    if (capacity < rank)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT, "[c_api] tandem_tensor_dims: capacity " +
+                                                     std::to_string(capacity) + " < rank " +
+                                                     std::to_string(rank));
+    for (size_t i = 0; i < rank; ++i) dims[i] = t->tensor.dims()[i];
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_tensor_byte_size(const TandemTensor* t, size_t* bytes) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", t);
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", bytes);
-  *bytes = t->tensor.bytes();
-  return nullptr;
+  return Guard("tandem_tensor_byte_size", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_byte_size", bytes);
+    *bytes = t->tensor.bytes();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_tensor_device(const TandemTensor* t, TandemDeviceType* type, int* index) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_device", t);
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_device", type);
-  tandem::Device d = t->tensor.device();
-  *type = d.type == tandem::DeviceType::kCuda ? TANDEM_DEVICE_CUDA : TANDEM_DEVICE_CPU;
-  if (index) *index = d.index;
-  return nullptr;
+  return Guard("tandem_tensor_device", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_device", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_device", type);
+    tandem::Device d = t->tensor.device();
+    *type = d.type == tandem::DeviceType::kCuda ? TANDEM_DEVICE_CUDA : TANDEM_DEVICE_CPU;
+    if (index) *index = d.index;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_tensor_data(TandemTensor* t, void** data) {
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_data", t);
-  TANDEM_CAPI_NOT_NULL("tandem_tensor_data", data);
-  if (t->tensor.device().type != tandem::DeviceType::kCpu)
-    return MakeStatus(TANDEM_FAILED_PRECONDITION,
-                      "[c_api] tandem_tensor_data: the tensor lives on " +
-                          t->tensor.device().ToString() +
-                          "; copy it with tandem_session_tensor_to_host first");
-  *data = t->tensor.raw();
-  return nullptr;
+  return Guard("tandem_tensor_data", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_data", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_data", data);
+    if (t->tensor.device().type != tandem::DeviceType::kCpu)
+      return MakeStatus(TANDEM_FAILED_PRECONDITION,
+                        "[c_api] tandem_tensor_data: the tensor lives on " +
+                            t->tensor.device().ToString() +
+                            "; copy it with tandem_session_tensor_to_host first");
+    if (t->tensor.dtype() == tandem::DataType::kString || !t->tensor.is_tensor())
+      return MakeStatus(TANDEM_UNIMPLEMENTED, "[c_api] tandem_tensor_data: string, sequence and "
+                                              "optional values are not supported by the C API");
+    *data = t->tensor.raw();
+    return nullptr;
+  });
 }
 
 }  // extern "C"

@@ -43,14 +43,14 @@ TandemStatus* tandem_training_session_create(TandemEnv* env, const char* model_p
     tandem::training::TrainerOptions o = options ? options->options : tandem::training::TrainerOptions{};
     auto trainer = tandem::training::Trainer::Create(*graph, o);
     if (!trainer.ok()) return FromStatus(trainer.status());
-    auto* ts = new TandemTrainingSession;
+    auto ts = std::make_unique<TandemTrainingSession>();
     ts->trainer = std::move(*trainer);
     ts->model_inputs = graph->inputs;
     ts->output_count = graph->outputs.size();
     ts->loss_kind = o.spec.loss;
     for (size_t i = 0; i < graph->outputs.size(); ++i)
       if (graph->outputs[i].name == o.spec.prediction) ts->prediction_index = i;
-    *out = ts;
+    *out = ts.release();
     return nullptr;
   });
 }
@@ -58,29 +58,35 @@ TandemStatus* tandem_training_session_create(TandemEnv* env, const char* model_p
 void tandem_training_session_release(TandemTrainingSession* ts) { delete ts; }
 
 TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* ts, size_t* count) {
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_input_count", ts);
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_input_count", count);
-  *count = ts->model_inputs.size();
-  return nullptr;
+  return Guard("tandem_training_session_input_count", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_input_count", ts);
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_input_count", count);
+    *count = ts->model_inputs.size();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_output_count(const TandemTrainingSession* ts, size_t* count) {
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", ts);
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", count);
-  *count = ts->output_count;
-  return nullptr;
+  return Guard("tandem_training_session_output_count", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", ts);
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_output_count", count);
+    *count = ts->output_count;
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_input_name(const TandemTrainingSession* ts, size_t index,
                                                  const char** name) {
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_input_name", ts);
-  TANDEM_CAPI_NOT_NULL("tandem_training_session_input_name", name);
-  if (index >= ts->model_inputs.size())
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      absl::StrCat("[c_api] tandem_training_session_input_name: index ", index,
-                                   " is out of range (the model has ", ts->model_inputs.size(), " inputs)"));
-  *name = ts->model_inputs[index].name.c_str();
-  return nullptr;
+  return Guard("tandem_training_session_input_name", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_input_name", ts);
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_input_name", name);
+    if (index >= ts->model_inputs.size())
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        absl::StrCat("[c_api] tandem_training_session_input_name: index ", index,
+                                     " is out of range (the model has ", ts->model_inputs.size(), " inputs)"));
+    *name = ts->model_inputs[index].name.c_str();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_train_step(TandemTrainingSession* ts,
@@ -114,9 +120,12 @@ TandemStatus* tandem_training_session_eval_step(TandemTrainingSession* ts,
     if (TandemStatus* s = CollectFeeds(fn, input_names, inputs, input_count, &feeds)) return s;
     auto out = ts->trainer->Predict(feeds);
     if (!out.ok()) return FromStatus(out.status());
+    // Metrics read on the host: a target uploaded to the device is copied back first.
+    auto host_target = ts->trainer->ToHostCopies({{"target", target->tensor}});
+    if (!host_target.ok()) return FromStatus(host_target.status());
     tandem::training::MetricAccumulator acc(ts->loss_kind);
     Tensor prediction = (*out)[ts->prediction_index];
-    if (absl::Status s = acc.Add(prediction, target->tensor); !s.ok()) return Prefixed(fn, s);
+    if (absl::Status s = acc.Add(prediction, host_target->at("target")); !s.ok()) return Prefixed(fn, s);
     tandem::training::Metrics m = acc.Result();
     if (loss) *loss = m.loss;
     if (accuracy) *accuracy = m.accuracy;
@@ -142,35 +151,43 @@ TandemStatus* tandem_training_session_predict(TandemTrainingSession* ts,
     if (!out.ok()) return FromStatus(out.status());
     // Predict's outputs are on the host (its session copies them back); cloned so that
     // nothing aliases the parameters or the caller's memory.
-    for (size_t i = 0; i < output_count; ++i) outputs[i] = NewTensorHandle((*out)[i].Clone());
+    std::vector<Tensor> copies;
+    for (const Tensor& t : *out) copies.push_back(t.Clone());
+    PublishTensors(std::move(copies), outputs);
     return nullptr;
   });
 }
 
 TandemStatus* tandem_training_session_set_learning_rate(TandemTrainingSession* ts, double lr) {
-  const char* fn = "tandem_training_session_set_learning_rate";
-  TANDEM_TRAINING_ENTER(fn);
-  if (!(lr >= 0) || lr > 1e6)
-    return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                      absl::StrCat("[c_api] ", fn, ": the learning rate must be in [0, 1e6], got ", lr));
-  ts->trainer->set_base_learning_rate(static_cast<float>(lr));
-  return nullptr;
+  return Guard("tandem_training_session_set_learning_rate", [&]() -> TandemStatus* {
+    const char* fn = "tandem_training_session_set_learning_rate";
+    TANDEM_TRAINING_ENTER(fn);
+    if (!(lr >= 0) || lr > 1e6)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                        absl::StrCat("[c_api] ", fn, ": the learning rate must be in [0, 1e6], got ", lr));
+    ts->trainer->set_base_learning_rate(static_cast<float>(lr));
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_learning_rate(TandemTrainingSession* ts, double* lr) {
-  const char* fn = "tandem_training_session_learning_rate";
-  TANDEM_TRAINING_ENTER(fn);
-  TANDEM_CAPI_NOT_NULL(fn, lr);
-  *lr = ts->trainer->next_learning_rate();
-  return nullptr;
+  return Guard("tandem_training_session_learning_rate", [&]() -> TandemStatus* {
+    const char* fn = "tandem_training_session_learning_rate";
+    TANDEM_TRAINING_ENTER(fn);
+    TANDEM_CAPI_NOT_NULL(fn, lr);
+    *lr = ts->trainer->next_learning_rate();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_steps(TandemTrainingSession* ts, int64_t* steps) {
-  const char* fn = "tandem_training_session_steps";
-  TANDEM_TRAINING_ENTER(fn);
-  TANDEM_CAPI_NOT_NULL(fn, steps);
-  *steps = ts->trainer->steps_taken();
-  return nullptr;
+  return Guard("tandem_training_session_steps", [&]() -> TandemStatus* {
+    const char* fn = "tandem_training_session_steps";
+    TANDEM_TRAINING_ENTER(fn);
+    TANDEM_CAPI_NOT_NULL(fn, steps);
+    *steps = ts->trainer->steps_taken();
+    return nullptr;
+  });
 }
 
 TandemStatus* tandem_training_session_save_checkpoint(TandemTrainingSession* ts, const char* path) {

@@ -73,6 +73,8 @@ absl::Status Set(tandem::training::TrainerOptions& o, const std::string& key, co
       return absl::InvalidArgumentError("'device' must be cpu, cuda or auto, got '" + value + "'");
     o.providers = ProvidersForDevice(value);
   } else if (key == "profiling") {
+    if (value != "0" && value != "1")
+      return absl::InvalidArgumentError("'profiling' must be 0 or 1, got '" + value + "'");
     o.profiling = value == "1";
   } else {
     return absl::InvalidArgumentError("unknown training option '" + key + "'");

@@ -184,6 +184,10 @@ TEST(CApiErrors, ModelsThatFailToLoad) {
   TandemSessionOptions* o = nullptr;
   ASSERT_TANDEM_OK(tandem_session_options_create(&o));
   const char* providers[] = {"no_such_device"};
+  const char* path_like[] = {"../evil"};
+  EXPECT_TANDEM_OK(tandem_session_options_set_providers(o, path_like, 1));
+  EXPECT_TANDEM_ERROR(tandem_session_create(env.get(), ModelPath("ode_mlp.onnx").c_str(), o, &s),
+                      TANDEM_UNAVAILABLE, "is not a provider name");
   EXPECT_TANDEM_OK(tandem_session_options_set_providers(o, providers, 1));
   EXPECT_TANDEM_ERROR(tandem_session_create(env.get(), ModelPath("ode_mlp.onnx").c_str(), o, &s),
                       TANDEM_UNAVAILABLE, "no_such_device");
@@ -208,6 +212,7 @@ TEST(CApiErrors, TrainingOptionsAndCalls) {
   EXPECT_TANDEM_ERROR(tandem_training_options_set(o, "loss", "hinge"), kBad, "hinge");
   EXPECT_TANDEM_ERROR(tandem_training_options_set(o, "device", "tpu"), kBad, "'device' must be");
   EXPECT_TANDEM_ERROR(tandem_training_options_set(o, "lr", nullptr), kBad, "'value'");
+  EXPECT_TANDEM_ERROR(tandem_training_options_set(o, "profiling", "yes"), kBad, "'profiling' must be 0 or 1");
   TandemTrainingSession* raw = nullptr;
   ASSERT_TANDEM_OK(tandem_training_session_create(env.get(), ModelPath("ode_mlp.onnx").c_str(), o, &raw));
   tandem_training_options_release(o);
