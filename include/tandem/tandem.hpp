@@ -53,10 +53,9 @@ namespace detail {
 // Takes ownership of `status`: returns for NULL (success), else frees it and throws.
 inline void Check(TandemStatus* status) {
   if (status == nullptr) return;
-  const TandemCode code = tandem_status_code(status);
-  std::string message = tandem_status_message(status);
-  tandem_status_release(status);
-  throw Error(code, message);
+  // Owned before anything can throw (copying the message may), so it is always released.
+  std::unique_ptr<TandemStatus, void (*)(TandemStatus*)> owned(status, tandem_status_release);
+  throw Error(tandem_status_code(status), tandem_status_message(status));
 }
 
 template <typename H, void (*ReleaseFn)(H*)>
@@ -425,11 +424,11 @@ class Session : public detail::Handle<TandemSession, tandem_session_release> {
     for (const auto& n : output_names) out_names.push_back(n.c_str());
     const size_t n_out = output_names.empty() ? output_count() : output_names.size();
     std::vector<TandemTensor*> raw(n_out, nullptr);
+    std::vector<Tensor> out;
+    out.reserve(n_out);  // before the call: adopting the handles below cannot throw
     detail::Check(tandem_session_run(get(), in_names.data(), in_tensors.data(), in_names.size(),
                                      output_names.empty() ? nullptr : out_names.data(), n_out,
                                      raw.data()));
-    std::vector<Tensor> out;
-    out.reserve(n_out);
     for (TandemTensor* t : raw) out.emplace_back(t);
     return out;
   }
@@ -626,10 +625,10 @@ class TrainingSession : public detail::Handle<TandemTrainingSession, tandem_trai
     Raw r(feeds);
     const size_t output_count = OutputCount();
     std::vector<TandemTensor*> raw(output_count, nullptr);
+    std::vector<Tensor> out;
+    out.reserve(output_count);  // before the call: adopting the handles below cannot throw
     detail::Check(tandem_training_session_predict(get(), r.names.data(), r.tensors.data(),
                                                   r.names.size(), output_count, raw.data()));
-    std::vector<Tensor> out;
-    out.reserve(output_count);
     for (TandemTensor* t : raw) out.emplace_back(t);
     return out;
   }
