@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 namespace tandem {
 
@@ -22,10 +21,8 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& byt
   static std::atomic<uint64_t> counter{0};
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(++counter);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    int err = errno;  // ENOENT (no such folder) -> NotFound, EACCES -> PermissionDenied, ...
-    return absl::Status(absl::ErrnoToStatusCode(err), "cannot write " + tmp + ": " + std::strerror(err));
-  }
+  // ENOENT (no such folder) -> NotFound, EACCES -> PermissionDenied, ...
+  if (fd < 0) return absl::ErrnoToStatus(errno, "cannot write " + tmp);
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -1,6 +1,5 @@
 // ModelProto -> Graph: parsing, validation, shape inference, subgraphs.
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -316,9 +315,10 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
 absl::StatusOr<Graph> ImportModelFile(const std::string& path, const ImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    int err = errno;  // ENOENT -> NotFound, EACCES -> PermissionDenied, ...
-    return absl::Status(err ? absl::ErrnoToStatusCode(err) : absl::StatusCode::kNotFound,
-                        "[import] " + path + ": cannot open file" + (err ? std::string(": ") + std::strerror(err) : ""));
+    // ENOENT -> NotFound, EACCES -> PermissionDenied, ...; errno 0 would read as success.
+    const int err = errno;
+    const std::string what = "[import] " + path + ": cannot open file";
+    return err ? absl::ErrnoToStatus(err, what) : absl::NotFoundError(what);
   }
   std::stringstream ss;
   ss << in.rdbuf();

@@ -39,4 +39,22 @@ absl::StatusOr<std::unique_ptr<Kernel>> ExecutionProvider::MakeKernel(const Kern
   return def->create(info);
 }
 
+ExecutionProvider* ProviderOn(const std::vector<ExecutionProvider*>& providers, const Device& d) {
+  for (ExecutionProvider* p : providers)
+    if (p->device() == d) return p;
+  return nullptr;
+}
+
+absl::StatusOr<Tensor> CopyToHost(const std::vector<ExecutionProvider*>& providers, const Tensor& t) {
+  if (!t.is_tensor() || t.device().type == DeviceType::kCpu) return t;
+  ExecutionProvider* p = ProviderOn(providers, t.device());
+  if (!p)
+    return absl::InvalidArgumentError("[run] a value lives on " + t.device().ToString() +
+                                      ", which no provider of this session owns");
+  Tensor host = Tensor::Host(t.dtype(), t.dims());
+  absl::Status s = p->Copy(t, host);
+  if (!s.ok()) return s;
+  return host;
+}
+
 }  // namespace tandem

@@ -45,6 +45,13 @@ class ExecutionProvider {
   virtual std::string description() const { return name(); }
 };
 
+// The provider among `providers` whose device is `d`, or null.
+ExecutionProvider* ProviderOn(const std::vector<ExecutionProvider*>& providers, const Device& d);
+
+// A host copy of `t` made by the provider that owns its device (`t` itself when it is
+// already on the host or is not a tensor); an error when none of `providers` owns it.
+absl::StatusOr<Tensor> CopyToHost(const std::vector<ExecutionProvider*>& providers, const Tensor& t);
+
 // The registry lookup type for a node: the type of the registered type_input, taken from
 // what is known statically.
 DataType KernelLookupType(const KernelRegistry& registry, const KernelInfo& info);

@@ -150,11 +150,7 @@ class Partitioner {
     graph_.value_info[to] = copy;
   }
 
-  ExecutionProvider* ProviderOn(const Device& d) const {
-    for (ExecutionProvider* p : providers_)
-      if (p->device() == d) return p;
-    return nullptr;
-  }
+  ExecutionProvider* ProviderOn(const Device& d) const { return tandem::ProviderOn(providers_, d); }
 
   // The name under which `value` is available on `target`, inserting a Copy if needed.
   std::string OnDevice(const std::string& value, const Device& target) {

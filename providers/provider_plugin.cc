@@ -1,10 +1,9 @@
 #include "providers/provider_plugin.h"
 
 #include <dlfcn.h>
-
-#include <cctype>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -20,13 +19,17 @@ struct LoadedPlugin {
   const TandemProviderPlugin* api = nullptr;
 };
 
+// "" for a path without a folder.
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
 std::string ExecutableDir() {
   std::vector<char> buf(4096);
   ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
   if (n <= 0) return "";
-  std::string path(buf.data(), static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
+  return DirName(std::string(buf.data(), static_cast<size_t>(n)));
 }
 
 // The directory of the binary holding this code: libtandem.so when embedded through the
@@ -34,18 +37,15 @@ std::string ExecutableDir() {
 std::string OwnDir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&OwnDir), &info) == 0 || !info.dli_fname) return "";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
+  return DirName(info.dli_fname);
 }
 
 std::vector<std::string> Candidates(const std::string& file) {
   std::vector<std::string> out;
   if (const char* dir = std::getenv("TANDEM_PLUGIN_PATH"); dir && *dir)
     out.push_back(std::string(dir) + "/" + file);
-  if (const std::string own = OwnDir(); !own.empty() && own != ExecutableDir())
-    out.push_back(own + "/" + file);
   const std::string exe = ExecutableDir();
+  if (const std::string own = OwnDir(); !own.empty() && own != exe) out.push_back(own + "/" + file);
   if (!exe.empty()) {
     out.push_back(exe + "/" + file);
     out.push_back(exe + "/../" + file);

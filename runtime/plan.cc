@@ -194,19 +194,6 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> Plan::ToHost(const Tensor& t) const {
-  if (!t.is_tensor() || t.device().type == DeviceType::kCpu) return t;
-  for (ExecutionProvider* p : providers_) {
-    if (p->device() != t.device()) continue;
-    Tensor host = Tensor::Host(t.dtype(), t.dims());
-    absl::Status s = p->Copy(t, host);
-    if (!s.ok()) return s;
-    return host;
-  }
-  return absl::InvalidArgumentError("[run] a value lives on " + t.device().ToString() +
-                                    ", which no provider of this session owns");
-}
-
 absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
                                               const OuterScope& outer) {
   std::vector<Tensor> values(slot_names_.size());
@@ -223,7 +210,7 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
     values[input_slots_[i]] = inputs[i];
     const int shadow = input_host_shadow_[i];
     if (shadow < 0) continue;
-    auto host = ToHost(inputs[i]);
+    auto host = CopyToHost(providers_, inputs[i]);
     if (!host.ok()) return host.status();
     values[shadow] = std::move(*host);
   }

@@ -38,10 +38,6 @@ class Plan {
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                           const OuterScope& outer = nullptr);
 
-  // A host copy of `t` made by the provider that owns its device (`t` itself when it is
-  // already on the host or is not a tensor).
-  absl::StatusOr<Tensor> ToHost(const Tensor& t) const;
-
   const Graph& graph() const { return graph_; }
   void set_profiling(bool on);
   std::vector<StepProfile> profile() const;

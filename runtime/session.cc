@@ -90,7 +90,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->profiling_ = options.profiling;
   auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
-  s->first_plan_ = *plan;
   s->ReleasePlan(*plan);
   return s;
 }
@@ -235,9 +234,7 @@ absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
   return dst;
 }
 
-absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const {
-  return first_plan_->ToHost(t);
-}
+absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const { return CopyToHost(providers(), t); }
 
 size_t Session::peak_memory_bytes() const {
   size_t total = 0;

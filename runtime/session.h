@@ -89,7 +89,6 @@ class Session {
   mutable std::mutex plans_mu_;
   std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
   std::vector<Plan*> idle_plans_;
-  Plan* first_plan_ = nullptr;  // plans_[0], read without the lock (never removed)
   SessionStats stats_;
   int num_threads_ = 1;
 };

@@ -51,6 +51,8 @@ class Trainer {
   absl::StatusOr<Graph> ExportInference() const;
   // A tensor on the device the trainer keeps its state on (for uploading a dataset once).
   absl::StatusOr<Tensor> ToDevice(const Tensor& host) const { return train_session_->ToDevice(host); }
+  // A host copy of `t` wherever it lives (`t` itself when already on the host).
+  absl::StatusOr<Tensor> ToHost(const Tensor& t) const { return train_session_->ToHost(t); }
   // "cpu", or the device provider's description.
   std::string device_description() const;
   int64_t steps_taken() const { return step_; }

@@ -21,9 +21,9 @@ absl::Status CopyInto(const tandem::Session& s, const Tensor& src, Tensor& dst) 
         "the result is ", tandem::DataTypeName(src.dtype()), tandem::DimsToString(src.dims()),
         ", the bound tensor is ", tandem::DataTypeName(dst.dtype()), tandem::DimsToString(dst.dims())));
   tandem::Device device = src.device().type != tandem::DeviceType::kCpu ? src.device() : dst.device();
-  for (tandem::ExecutionProvider* p : s.providers())
-    if (p->device() == device) return p->Copy(src, dst);
-  return absl::FailedPreconditionError("no provider of this session owns " + device.ToString());
+  tandem::ExecutionProvider* p = tandem::ProviderOn(s.providers(), device);
+  if (!p) return absl::FailedPreconditionError("no provider of this session owns " + device.ToString());
+  return p->Copy(src, dst);
 }
 
 }  // namespace

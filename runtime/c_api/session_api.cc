@@ -31,20 +31,28 @@ TandemStatus* FinishCreate(absl::StatusOr<std::unique_ptr<tandem::Session>> sess
   return nullptr;
 }
 
-// The ValueInfo of input/output `index`, or an error status.
-TandemStatus* IoInfo(const char* function, const TandemSession* s, TandemIoKind kind,
-                     size_t index, const tandem::ValueInfo** info) {
+// The model's inputs or outputs, or an error status.
+TandemStatus* IoList(const char* function, const TandemSession* s, TandemIoKind kind,
+                     const std::vector<tandem::ValueInfo>** list) {
   if (s == nullptr) return NullArgument(function, "session");
   if (kind != TANDEM_INPUTS && kind != TANDEM_OUTPUTS)
     return MakeStatus(TANDEM_INVALID_ARGUMENT, std::string("[c_api] ") + function +
                                                    ": kind must be TANDEM_INPUTS or TANDEM_OUTPUTS");
-  const auto& list = kind == TANDEM_INPUTS ? s->session->inputs() : s->session->outputs();
-  if (index >= list.size())
+  *list = kind == TANDEM_INPUTS ? &s->session->inputs() : &s->session->outputs();
+  return nullptr;
+}
+
+// The ValueInfo of input/output `index`, or an error status.
+TandemStatus* IoInfo(const char* function, const TandemSession* s, TandemIoKind kind,
+                     size_t index, const tandem::ValueInfo** info) {
+  const std::vector<tandem::ValueInfo>* list = nullptr;
+  if (TandemStatus* st = IoList(function, s, kind, &list)) return st;
+  if (index >= list->size())
     return MakeStatus(TANDEM_INVALID_ARGUMENT,
                       absl::StrCat("[c_api] ", function, ": ", kind == TANDEM_INPUTS ? "input" : "output",
                                    " index ", index, " is out of range (the model has ",
-                                   list.size(), ")"));
-  *info = &list[index];
+                                   list->size(), ")"));
+  *info = &(*list)[index];
   return nullptr;
 }
 
@@ -111,10 +119,9 @@ TandemStatus* tandem_session_io_count(const TandemSession* s, TandemIoKind kind,
   return Guard("tandem_session_io_count", [&]() -> TandemStatus* {
     TANDEM_CAPI_NOT_NULL("tandem_session_io_count", s);
     TANDEM_CAPI_NOT_NULL("tandem_session_io_count", count);
-    if (kind != TANDEM_INPUTS && kind != TANDEM_OUTPUTS)
-      return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                        "[c_api] tandem_session_io_count: kind must be TANDEM_INPUTS or TANDEM_OUTPUTS");
-    *count = kind == TANDEM_INPUTS ? s->session->inputs().size() : s->session->outputs().size();
+    const std::vector<tandem::ValueInfo>* list = nullptr;
+    if (TandemStatus* st = IoList("tandem_session_io_count", s, kind, &list)) return st;
+    *count = list->size();
     return nullptr;
   });
 }

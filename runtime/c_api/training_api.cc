@@ -121,11 +121,11 @@ TandemStatus* tandem_training_session_eval_step(TandemTrainingSession* ts,
     auto out = ts->trainer->Predict(feeds);
     if (!out.ok()) return FromStatus(out.status());
     // Metrics read on the host: a target uploaded to the device is copied back first.
-    auto host_target = ts->trainer->ToHostCopies({{"target", target->tensor}});
+    auto host_target = ts->trainer->ToHost(target->tensor);
     if (!host_target.ok()) return FromStatus(host_target.status());
     tandem::training::MetricAccumulator acc(ts->loss_kind);
     Tensor prediction = (*out)[ts->prediction_index];
-    if (absl::Status s = acc.Add(prediction, host_target->at("target")); !s.ok()) return Prefixed(fn, s);
+    if (absl::Status s = acc.Add(prediction, *host_target); !s.ok()) return Prefixed(fn, s);
     tandem::training::Metrics m = acc.Result();
     if (loss) *loss = m.loss;
     if (accuracy) *accuracy = m.accuracy;
