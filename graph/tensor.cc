@@ -1,5 +1,7 @@
 #include "graph/tensor.h"
 
+#include "graph/resource_limits.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -29,9 +31,9 @@ Tensor::Tensor(DataType dtype, Dims dims, std::shared_ptr<Buffer> buffer, size_t
     : dtype_(dtype), dims_(std::move(dims)), buffer_(std::move(buffer)), offset_(byte_offset) {}
 
 Tensor Tensor::Host(DataType dtype, Dims dims) {
-  size_t n = static_cast<size_t>(NumElements(dims));
+  const size_t bytes = TensorBytesOrThrow(dtype, dims);
+  const size_t n = static_cast<size_t>(NumElements(dims));
   auto buf = std::make_shared<Buffer>();
-  size_t bytes = n * SizeOf(dtype);
   buf->bytes = bytes;
   if (dtype == DataType::kString) {
     auto* s = new std::string[n ? n : 1];
@@ -40,7 +42,9 @@ Tensor Tensor::Host(DataType dtype, Dims dims) {
   } else {
     size_t alloc = ((bytes ? bytes : 1) + 63) / 64 * 64;
     buf->data = std::aligned_alloc(64, alloc);
-    if (!buf->data) throw std::bad_alloc();
+    if (!buf->data)
+      throw AllocationError("out of memory allocating " + FormatBytes(alloc) + " for " +
+                            DataTypeName(dtype) + DimsToString(dims));
     std::memset(buf->data, 0, alloc);
     buf->release = [](Buffer& b) { std::free(b.data); };
   }

@@ -11,6 +11,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "absl/strings/str_cat.h"
+#include "graph/resource_limits.h"
 #include "onnx_import/import.h"
 #include "onnx_import/tensor_proto.h"
 
@@ -81,6 +82,13 @@ class Importer {
   absl::StatusOr<Graph> ImportGraph(const onnx::GraphProto& gp,
                                     const std::map<std::string, int>& opsets,
                                     const std::set<std::string>& outer) {
+    const ResourceLimits limits = GetResourceLimits();
+    if (depth_ > limits.max_subgraph_depth)
+      return Fail(absl::StrCat("graph '", gp.name(), "' is nested ", depth_,
+                               " subgraphs deep; the limit is ", limits.max_subgraph_depth));
+    if (gp.node_size() > limits.max_nodes_per_graph)
+      return Fail(absl::StrCat("graph '", gp.name(), "' has ", gp.node_size(),
+                               " nodes; the limit is ", limits.max_nodes_per_graph));
     Graph g;
     g.name = gp.name();
     g.opsets = opsets;
@@ -96,6 +104,12 @@ class Importer {
     for (const auto& in : gp.input())
       if (!g.initializers.count(in.name())) g.inputs.push_back(ValueInfoFromProto(in));
     for (const auto& out : gp.output()) g.outputs.push_back(ValueInfoFromProto(out));
+    for (const auto* io : {&gp.input(), &gp.output()})
+      for (const onnx::ValueInfoProto& vi : *io)
+        for (const auto& d : vi.type().tensor_type().shape().dim())
+          if (d.has_dim_value() && d.dim_value() < 0)
+            return Fail(absl::StrCat("graph '", gp.name(), "': '", vi.name(),
+                                     "' declares the negative dimension ", d.dim_value()));
     for (const auto& vi : gp.value_info()) g.value_info[vi.name()] = ValueInfoFromProto(vi);
 
     // Names this graph defines, for resolving subgraph outer scopes.
@@ -191,7 +205,9 @@ class Importer {
         TypeFromProto(ap.tp(), a.type);
         break;
       case AP::GRAPH: {
+        ++depth_;
         auto sub = ImportGraph(ap.g(), opsets, scope);
+        --depth_;
         if (!sub.ok()) return sub.status();
         a.kind = Attribute::Kind::kGraph;
         a.g = std::make_shared<Graph>(std::move(*sub));
@@ -227,6 +243,7 @@ class Importer {
   std::string file_;
   std::string model_dir_;
   std::map<std::string, Tensor> preloaded_;  // external initializers of the main graph
+  int depth_ = 0;  // subgraphs entered, for ResourceLimits::max_subgraph_depth
 };
 
 std::string DirName(const std::string& path) {
@@ -254,7 +271,8 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     coded.SetTotalBytesLimit(INT32_MAX);
     coded.SetRecursionLimit(256);
     if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-      return fail("not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+      return fail("not a valid ONNX model: protobuf parsing failed (truncated or corrupt file, or "
+                  "subgraphs nested deeper than the parser's limit?)");
   }
   if (!model.has_graph()) return fail("the model has no graph (is this an ONNX file?)");
   if (model.ir_version() <= 0) return fail("the model has no ir_version (is this an ONNX file?)");

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "graph/resource_limits.h"
 
 namespace tandem {
 
@@ -70,10 +71,22 @@ absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::
   return bytes;
 }
 
+// Values `p` carries in the typed field its element type uses (string_data for strings).
+int64_t TypedValueCount(const onnx::TensorProto& p) {
+  switch (static_cast<DataType>(p.data_type())) {
+    case DataType::kString: return p.string_data_size();
+    case DataType::kFloat: return p.float_data_size();
+    case DataType::kDouble: return p.double_data_size();
+    case DataType::kInt64: return p.int64_data_size();
+    case DataType::kUint32:
+    case DataType::kUint64: return p.uint64_data_size();
+    default: return p.int32_data_size();  // int8/16/32, uint8/16, bool, float16, bfloat16
+  }
+}
+
+// Copies `field` (already known to hold n values) into `out`.
 template <typename Field, typename T>
 absl::Status CopyTyped(const onnx::TensorProto& p, const Field& field, T* out, int64_t n) {
-  if (field.size() != n)
-    return Bad(p, absl::StrCat("has ", field.size(), " values for ", n, " elements"));
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(field.Get(static_cast<int>(i)));
   return absl::OkStatus();
 }
@@ -86,16 +99,24 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   if (p.has_segment()) return Bad(p, "segmented tensors are not supported");
   DataType dtype = static_cast<DataType>(p.data_type());
   Dims dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
-    if (d < 0) return Bad(p, "has a negative dimension " + DimsToString(dims));
-  int64_t n = NumElements(dims);
-  if (n > (int64_t{1} << 40)) return Bad(p, "is implausibly large: " + DimsToString(dims));
+  // Sizes are checked (negative, overflow, memory limit) and matched against the data the
+  // file carries before anything is allocated.
+  auto checked = CheckedTensorBytes(dtype, dims);
+  if (!checked.ok()) return Bad(p, std::string(checked.status().message()));
+  const size_t bytes = static_cast<size_t>(*checked);
+  const int64_t n = NumElements(dims);
+  if (dtype == DataType::kString && (p.has_raw_data() || p.data_location() == onnx::TensorProto::EXTERNAL))
+    return Bad(p, "string tensors must keep their values in string_data");
+  if (p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() &&
+      p.raw_data().size() != bytes)
+    return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", bytes,
+                               " for ", DataTypeName(dtype), DimsToString(dims)));
+  if (p.data_location() != onnx::TensorProto::EXTERNAL && !p.has_raw_data() &&
+      TypedValueCount(p) != n)
+    return Bad(p, absl::StrCat("has ", TypedValueCount(p), " values for ", n, " elements"));
   Tensor t = Tensor::Host(dtype, dims);
-  size_t bytes = t.bytes();
 
   if (dtype == DataType::kString) {
-    if (p.string_data_size() != n)
-      return Bad(p, absl::StrCat("has ", p.string_data_size(), " strings for ", n, " elements"));
     for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
     return t;
   }
@@ -106,9 +127,6 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
     return t;
   }
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != bytes)
-      return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", bytes,
-                                 " for ", DataTypeName(dtype), DimsToString(dims)));
     if (bytes) std::memcpy(t.raw(), p.raw_data().data(), bytes);
     return t;
   }

@@ -1,10 +1,12 @@
 #include "providers/allocator.h"
 
+#include "graph/resource_limits.h"
+
 namespace tandem {
 
 Tensor AllocateTensor(Allocator& alloc, DataType dtype, Dims dims) {
   if (dtype == DataType::kString) return Tensor::Host(dtype, std::move(dims));
-  size_t bytes = static_cast<size_t>(NumElements(dims)) * SizeOf(dtype);
+  const size_t bytes = TensorBytesOrThrow(dtype, dims);
   return Tensor(dtype, std::move(dims), alloc.Allocate(bytes));
 }
 

@@ -11,7 +11,8 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual Device device() const = 0;
-  // A buffer of at least `bytes` bytes; contents are unspecified.
+  // A buffer of at least `bytes` bytes; contents are unspecified. Throws AllocationError
+  // when the memory is not there or would take the allocator past MaxMemoryBytes().
   virtual std::shared_ptr<Buffer> Allocate(size_t bytes) = 0;
   // Bytes currently handed out and the peak since construction.
   virtual size_t bytes_in_use() const = 0;
@@ -19,6 +20,8 @@ class Allocator {
 };
 
 // Allocates a tensor of `dtype`/`dims` from `alloc` (strings always live on the host).
+// Throws AllocationError (graph/resource_limits.h) for negative or overflowing dims and
+// for sizes over the memory limit, before asking the allocator.
 Tensor AllocateTensor(Allocator& alloc, DataType dtype, Dims dims);
 
 }  // namespace tandem

@@ -4,6 +4,9 @@
 #include <fstream>
 #include <map>
 
+#include "absl/strings/numbers.h"
+#include "graph/resource_limits.h"
+
 namespace tandem {
 
 namespace {
@@ -56,10 +59,24 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   for (size_t p = 0; p < shape.size();) {
     size_t q = shape.find(',', p);
     std::string part = shape.substr(p, q == std::string::npos ? std::string::npos : q - p);
-    if (part.find_first_not_of(" ") != std::string::npos) dims.push_back(std::stoll(part));
+    if (part.find_first_not_of(" ") != std::string::npos) {
+      int64_t d = 0;
+      if (!absl::SimpleAtoi(part, &d)) return bad("corrupt header: shape '" + shape + "'");
+      dims.push_back(d);
+    }
     if (q == std::string::npos) break;
     p = q + 1;
   }
+  // The size is checked against the limits and the file before memory is asked for.
+  auto bytes = CheckedTensorBytes(type->second, dims);
+  if (!bytes.ok()) return bad(std::string(bytes.status().message()));
+  const std::streamoff data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff left = in.tellg() - data_start;
+  in.seekg(data_start);
+  if (static_cast<uint64_t>(left) < *bytes)
+    return bad("truncated data: expected " + std::to_string(*bytes) + " bytes, the file has " +
+               std::to_string(left));
   Tensor t = Tensor::Host(type->second, dims);
   if (t.bytes() && !in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.bytes())))
     return bad("truncated data: expected " + std::to_string(t.bytes()) + " bytes");

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "providers/partitioner.h"
+#include "runtime/kernel_guard.h"
 
 namespace tandem {
 
@@ -174,7 +175,7 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
     });
   }
   auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  absl::Status status = step.kernel->Compute(ctx);
+  absl::Status status = ComputeCatching(*step.kernel, ctx);
   if (profiling_) {
     step.provider->Synchronize().IgnoreError();
     step.total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

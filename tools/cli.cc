@@ -4,9 +4,34 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "graph/resource_limits.h"
 #include "runtime/device_selection.h"
 
 namespace tandem::cli {
+namespace {
+
+const std::vector<std::string> kLimitFlags = {"--max-memory", "--max-loop-iterations"};
+
+void ApplyLimitFlags(const Args& a) {
+  ResourceLimits limits = GetResourceLimits();
+  if (a.has("--max-memory")) {
+    auto bytes = ParseByteSize(a.get("--max-memory"));
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "error: --max-memory: %s\n", std::string(bytes.status().message()).c_str());
+      std::exit(2);
+    }
+    limits.max_memory_bytes = *bytes;
+  }
+  const long iterations = a.get_int("--max-loop-iterations", static_cast<long>(limits.max_loop_iterations));
+  if (iterations < 1) {
+    std::fprintf(stderr, "error: --max-loop-iterations must be at least 1\n");
+    std::exit(2);
+  }
+  limits.max_loop_iterations = iterations;
+  SetResourceLimits(limits);
+}
+
+}  // namespace
 
 std::string Args::get(const std::string& flag, const std::string& fallback) const {
   auto it = flags.find(flag);
@@ -69,7 +94,7 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
     }
     if (is(bool_flags, arg)) {
       a.flags.emplace(arg, has_value ? value : "1");
-    } else if (is(value_flags, arg)) {
+    } else if (is(value_flags, arg) || is(kLimitFlags, arg)) {
       if (!has_value) {
         if (i + 1 >= argc) {
           std::fprintf(stderr, "error: %s needs a value\n\n%s", arg.c_str(), usage);
@@ -83,6 +108,7 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
       std::exit(2);
     }
   }
+  ApplyLimitFlags(a);
   return a;
 }
 

@@ -34,6 +34,13 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
   "  --device cpu|cuda|auto  where to run (default auto: the GPU when one is visible;\n" \
   "                          what the GPU lacks runs on the CPU)\n"
 
+// --max-memory SIZE and --max-loop-iterations N, accepted by every command (Parse applies
+// them to graph/resource_limits.h; a malformed value exits(2)).
+#define TANDEM_LIMITS_HELP                                                                 \
+  "  --max-memory SIZE       refuse tensors past this much live memory (e.g. 512M, 8G;\n"   \
+  "                          default 80% of physical memory)\n"                           \
+  "  --max-loop-iterations N refuse Loop nodes that would run longer (default 1e7)\n"
+
 // Prints a per-node time table, most expensive first.
 void PrintProfile(std::vector<StepProfile> steps);
 

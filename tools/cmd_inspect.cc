@@ -17,7 +17,8 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --providers LIST        comma-separated provider preference (overrides --device)\n"
-    TANDEM_DEVICE_HELP;
+    TANDEM_DEVICE_HELP
+    TANDEM_LIMITS_HELP;
 
 }  // namespace
 

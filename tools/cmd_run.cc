@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <random>
 
+#include "absl/strings/numbers.h"
+#include "graph/resource_limits.h"
 #include "runtime/session.h"
 #include "providers/execution_provider.h"
 #include "tools/cli.h"
@@ -27,10 +29,12 @@ const char kUsage[] =
     "  --seed N                seed for random inputs (default 0)\n"
     "  --profile               per-node time table over the timed runs\n"
     "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
-    TANDEM_DEVICE_HELP;
+    TANDEM_DEVICE_HELP
+    TANDEM_LIMITS_HELP;
 
-Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& dims_by_symbol,
-                    std::mt19937& rng) {
+absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
+                                    const std::map<std::string, int64_t>& dims_by_symbol,
+                                    std::mt19937& rng) {
   Dims dims;
   for (const Dim& d : vi.shape.dims) {
     if (d.known()) dims.push_back(d.value);
@@ -38,6 +42,12 @@ Tensor RandomTensor(const ValueInfo& vi, const std::map<std::string, int64_t>& d
       auto it = dims_by_symbol.find(d.symbol);
       dims.push_back(it == dims_by_symbol.end() ? 1 : it->second);
     }
+  }
+  for (DataType t : {DataType::kFloat, vi.dtype}) {  // the float draw, then the cast
+    auto bytes = CheckedTensorBytes(t, dims);
+    if (!bytes.ok())
+      return absl::Status(bytes.status().code(), "random input '" + vi.name + "': " +
+                                                     std::string(bytes.status().message()));
   }
   Tensor f = Tensor::Host(DataType::kFloat, dims);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -96,7 +106,12 @@ int Run(int argc, char** argv) {
       std::fprintf(stderr, "error: --dim expects SYMBOL=N, got '%s'\n", spec.c_str());
       return 2;
     }
-    dims_by_symbol[spec.substr(0, eq)] = std::stoll(spec.substr(eq + 1));
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(spec.substr(eq + 1), &n) || n < 0) {
+      std::fprintf(stderr, "error: --dim expects SYMBOL=N with N >= 0, got '%s'\n", spec.c_str());
+      return 2;
+    }
+    dims_by_symbol[spec.substr(0, eq)] = n;
   }
   std::mt19937 rng(static_cast<unsigned>(a.get_int("--seed", 0)));
   for (const ValueInfo& vi : s.inputs())
@@ -106,7 +121,12 @@ int Run(int argc, char** argv) {
                      vi.name.c_str(), vi.TypeString().c_str());
         return 2;
       }
-      feeds[vi.name] = RandomTensor(vi, dims_by_symbol, rng);
+      auto t = RandomTensor(vi, dims_by_symbol, rng);
+      if (!t.ok()) {
+        std::fprintf(stderr, "error: %s\n", std::string(t.status().message()).c_str());
+        return 1;
+      }
+      feeds[vi.name] = std::move(*t);
       std::printf("input %s: random %s%s\n", vi.name.c_str(), DataTypeName(vi.dtype),
                   DimsToString(feeds[vi.name].dims()).c_str());
     }

@@ -26,7 +26,8 @@ const char kUsage[] =
     "                          the list always tells the truth)\n"
     "  --quiet                 print only failures and the summary\n"
     TANDEM_DEVICE_HELP
-    "                          (--provider is the same flag; default cpu here)\n";
+    "                          (--provider is the same flag; default cpu here)\n"
+    TANDEM_LIMITS_HELP;
 }  // namespace
 
 int TestOnnx(int argc, char** argv) {

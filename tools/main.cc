@@ -1,6 +1,7 @@
 // tandem: the command-line front end. Each subcommand lives in its own cmd_*.cc file.
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "tools/cli.h"
@@ -34,7 +35,16 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   for (const Entry& e : kCommands)
-    if (argv[1] == std::string(e.name)) return e.fn(argc - 1, argv + 1);
+    if (argv[1] == std::string(e.name)) {
+      // The commands report errors as statuses; this is the last line of defence, so an
+      // exception that slipped through still ends in one line and exit 1, not an abort.
+      try {
+        return e.fn(argc - 1, argv + 1);
+      } catch (const std::exception& ex) {
+        std::fprintf(stderr, "error: tandem %s: %s\n", e.name, ex.what());
+        return 1;
+      }
+    }
   std::fprintf(stderr, "tandem: unknown command '%s'\n\n%s", argv[1], kUsage);
   return 2;
 }

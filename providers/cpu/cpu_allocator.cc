@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "graph/resource_limits.h"
+
 namespace tandem {
 
 struct CpuAllocator::State {
@@ -33,10 +35,18 @@ CpuAllocator::~CpuAllocator() {
 }
 
 std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
-  size_t cap = Bucket(bytes ? bytes : 1);
+  const uint64_t limit = MaxMemoryBytes();
+  if (bytes > limit)  // also keeps Bucket() from overflowing
+    throw AllocationError("a buffer of " + FormatBytes(bytes) + " is over the memory limit of " +
+                          FormatBytes(limit) + " (--max-memory)");
+  const size_t cap = Bucket(bytes ? bytes : 1);
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->in_use + cap > limit)
+      throw AllocationError("allocating " + FormatBytes(cap) + " would raise live tensor memory to " +
+                            FormatBytes(state_->in_use + cap) + ", over the memory limit of " +
+                            FormatBytes(limit) + " (--max-memory)");
     auto it = state_->free_list.find(cap);
     if (it != state_->free_list.end()) {
       p = it->second;
@@ -48,7 +58,11 @@ std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
   }
   if (!p) {
     p = std::aligned_alloc(64, cap);
-    if (!p) throw std::bad_alloc();
+    if (!p) {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->in_use -= cap;
+      throw AllocationError("out of memory allocating " + FormatBytes(cap));
+    }
   }
   auto buf = std::make_shared<Buffer>();
   buf->data = p;

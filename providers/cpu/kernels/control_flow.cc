@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/resource_limits.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/kernels/sequence_util.h"
@@ -131,7 +132,13 @@ class Loop : public Kernel {
       carried[i] = *v;
     }
     std::vector<std::vector<Tensor>> scans(n_scan);
+    const int64_t max_iterations = GetResourceLimits().max_loop_iterations;
     for (int64_t it = 0; it < max_trip && cond; ++it) {
+      if (it == max_iterations)
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "still running after ", it, " iterations (trip count ",
+            ctx.input(0) ? std::to_string(max_trip) : "none", "): over the limit of ", max_iterations,
+            " (--max-loop-iterations)"));
       std::vector<Tensor> in;
       in.reserve(2 + n_carried);
       in.push_back(Tensor::Scalar<int64_t>(it));

@@ -1,0 +1,116 @@
+#include "graph/resource_limits.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tandem {
+namespace {
+
+ResourceLimits defaults;
+std::atomic<uint64_t> max_memory{defaults.max_memory_bytes};
+std::atomic<int64_t> max_loop_iterations{defaults.max_loop_iterations};
+std::atomic<int> max_subgraph_depth{defaults.max_subgraph_depth};
+std::atomic<int64_t> max_nodes_per_graph{defaults.max_nodes_per_graph};
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{8} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+}  // namespace
+
+ResourceLimits GetResourceLimits() {
+  ResourceLimits l;
+  l.max_memory_bytes = max_memory.load(std::memory_order_relaxed);
+  l.max_loop_iterations = max_loop_iterations.load(std::memory_order_relaxed);
+  l.max_subgraph_depth = max_subgraph_depth.load(std::memory_order_relaxed);
+  l.max_nodes_per_graph = max_nodes_per_graph.load(std::memory_order_relaxed);
+  return l;
+}
+
+void SetResourceLimits(const ResourceLimits& l) {
+  max_memory.store(l.max_memory_bytes);
+  max_loop_iterations.store(l.max_loop_iterations);
+  max_subgraph_depth.store(l.max_subgraph_depth);
+  max_nodes_per_graph.store(l.max_nodes_per_graph);
+}
+
+uint64_t MaxMemoryBytes() {
+  const uint64_t set = max_memory.load(std::memory_order_relaxed);
+  if (set) return set;
+  static const uint64_t by_default = PhysicalMemoryBytes() / 10 * 8;
+  return by_default;
+}
+
+absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
+  uint64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return absl::InvalidArgumentError(absl::StrCat("negative dimension in ", DataTypeName(dtype),
+                                                     DimsToString(dims)));
+    if (d && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) overflow = true;
+    else n *= static_cast<uint64_t>(d);
+  }
+  const uint64_t size = SizeOf(dtype);
+  if (overflow || (size && n > std::numeric_limits<int64_t>::max() / size))
+    return absl::InvalidArgumentError(absl::StrCat(DataTypeName(dtype), DimsToString(dims),
+                                                   " has more elements than fit in 64 bits"));
+  const uint64_t bytes = n * size;
+  if (bytes > MaxMemoryBytes())
+    return absl::ResourceExhaustedError(absl::StrCat(
+        DataTypeName(dtype), DimsToString(dims), " needs ", FormatBytes(bytes),
+        ", over the memory limit of ", FormatBytes(MaxMemoryBytes()), " (--max-memory)"));
+  return bytes;
+}
+
+size_t TensorBytesOrThrow(DataType dtype, const Dims& dims) {
+  auto bytes = CheckedTensorBytes(dtype, dims);
+  if (!bytes.ok()) throw AllocationError(std::string(bytes.status().message()));
+  return static_cast<size_t>(*bytes);
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 6) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, kUnits[u]);
+  return buf;
+}
+
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
+  std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
+  for (const char* suffix : {"IB", "B"})
+    if (s.size() > 1 && absl::EndsWith(s, suffix)) {
+      s.resize(s.size() - absl::string_view(suffix).size());
+      break;
+    }
+  int shift = 0;
+  if (!s.empty()) {
+    const absl::string_view units = "KMGTP";
+    const size_t u = units.find(s.back());
+    if (u != absl::string_view::npos) {
+      shift = 10 * static_cast<int>(u + 1);
+      s.pop_back();
+    }
+  }
+  double v = 0;
+  if (s.empty() || !absl::SimpleAtod(s, &v) || !(v > 0) || !std::isfinite(v) ||
+      std::ldexp(v, shift) >= 1.8e19)
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a size (e.g. 512M, 8G)"));
+  return static_cast<uint64_t>(std::ldexp(v, shift));
+}
+
+}  // namespace tandem

@@ -1,0 +1,62 @@
+// Resource limits for everything whose size comes from a model or its inputs. Sizes are
+// checked (negative dimensions, int64/size_t overflow, the memory limit) before memory is
+// asked for, so a hostile or broken model gets a clear status instead of std::bad_alloc,
+// an abort or the OOM killer.
+//
+// The limits are process-wide (set by the CLI's --max-memory/--max-loop-iterations, or by
+// an embedding application); each field is read atomically.
+//
+// Allocation inside kernels cannot return a status (KernelContext::AllocateOutput returns
+// a reference), so allocators throw AllocationError; the runtime catches it at the kernel
+// boundary (runtime/plan.cc) and reports it as RESOURCE_EXHAUSTED naming the node.
+#pragma once
+#include <cstdint>
+#include <new>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "graph/data_type.h"
+#include "graph/tensor.h"
+
+namespace tandem {
+
+struct ResourceLimits {
+  // Largest total of live tensor memory one allocator may hand out, and so the largest
+  // single tensor. 0 means the default: 80% of the machine's physical memory.
+  uint64_t max_memory_bytes = 0;
+  // Iterations one Loop node may run (its trip count, or while its condition holds).
+  int64_t max_loop_iterations = 10'000'000;
+  // Nesting of subgraphs (If/Loop/Scan bodies) and nodes per graph the importer accepts.
+  int max_subgraph_depth = 32;
+  int64_t max_nodes_per_graph = 10'000'000;
+};
+
+ResourceLimits GetResourceLimits();
+void SetResourceLimits(const ResourceLimits& limits);
+// The memory limit in bytes, with the default resolved.
+uint64_t MaxMemoryBytes();
+
+// What a failed allocation throws: a std::bad_alloc whose what() says what was asked for,
+// why it was refused and which limit applies.
+class AllocationError : public std::bad_alloc {
+ public:
+  explicit AllocationError(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+// Bytes of a `dtype` tensor of `dims`; InvalidArgument for negative dimensions or a size
+// that overflows, ResourceExhausted above the memory limit. Strings count their handles.
+absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims);
+// CheckedTensorBytes for allocators: throws AllocationError instead of returning a status.
+size_t TensorBytesOrThrow(DataType dtype, const Dims& dims);
+
+// "1.5 GiB", "512 B".
+std::string FormatBytes(uint64_t bytes);
+// Parses "4096", "512K", "64M", "8G", "1.5G", "2T" (binary units, optional trailing "B"/"iB").
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text);
+
+}  // namespace tandem
