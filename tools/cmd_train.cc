@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,7 +44,7 @@ const char kUsage[] =
     "  --warmup-steps N          linear learning-rate warm-up\n"
     "  --epochs N                (default 1)\n"
     "  --batch-size N            (default 32; the dataset size means full batch)\n"
-    "  --seed N                  shuffling/split seed (default 0)\n"
+    "  --seed N                  shuffling, split and Dropout seed (default 0)\n"
     "  --no-shuffle, --drop-last\n"
     "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
     "  --val-split F             hold out this fraction of the data for validation\n"
@@ -54,7 +56,9 @@ const char kUsage[] =
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
     "  --step-log FILE.csv       the loss of every step (before its update)\n"
     "  --export FILE.onnx        the trained model as a standard ONNX inference model\n"
-    "  --checkpoint-dir DIR      write DIR/checkpoint.tdm after every epoch (atomically)\n"
+    "  --checkpoint-dir DIR      write DIR/checkpoint.tdm after every epoch (atomically); a NaN/Inf\n"
+    "                            loss or weight or a failed write stops training (exit status 1)\n"
+    "                            and keeps the last good checkpoint\n"
     "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
     "  --quiet                   only the final summary\n"
     "  --profile                 per-node time table of the training graph at the end\n";
@@ -106,6 +110,9 @@ int Train(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG and is reported like
+  // a full disk, instead of SIGXFSZ killing the process in the middle of a checkpoint.
+  std::signal(SIGXFSZ, SIG_IGN);
   Options o;
   auto& spec = o.trainer.spec;
   auto loss = training::LossFromString(a.get("--loss", "mse"));
@@ -134,6 +141,7 @@ int Train(int argc, char** argv) {
   o.trainer.profiling = a.has("--profile");
   o.epochs = a.get_int("--epochs", 1);
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
+  spec.seed = o.seed;
   o.shuffle = !a.has("--no-shuffle");
   o.drop_last = a.has("--drop-last");
   o.quiet = a.has("--quiet");
@@ -194,6 +202,18 @@ int Train(int argc, char** argv) {
   const std::string ckpt_dir = a.get("--checkpoint-dir");
   const std::string ckpt = ckpt_dir + "/checkpoint.tdm";
   int64_t first_epoch = 1;
+  int64_t ckpt_step = -1;  // the step of the checkpoint this run resumed from or wrote last
+  const bool tty = isatty(fileno(stderr));
+  // A failure that ends training: says why and where the run can continue from.
+  auto stop = [&](const std::string& why) {
+    std::string last = ckpt_dir.empty() ? "No checkpoint is kept (no --checkpoint-dir)."
+                       : ckpt_step < 0  ? "No checkpoint has been written yet."
+                                        : "The last good checkpoint is " + ckpt + " (step " +
+                                              std::to_string(ckpt_step) + ").";
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    std::fprintf(stderr, "error: %s; stopping. %s\n", why.c_str(), last.c_str());
+    return 1;
+  };
   if (!ckpt_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(ckpt_dir, ec);
@@ -212,12 +232,12 @@ int Train(int argc, char** argv) {
     s = batches.RestoreRngState(c->rng_state);
     if (!s.ok()) return Fail(s);
     first_epoch = c->epoch + 1;
+    ckpt_step = c->step;
     if (!o.quiet)
       std::printf("resumed from %s: epoch %lld, step %lld\n", ckpt.c_str(),
                   static_cast<long long>(c->epoch), static_cast<long long>(c->step));
   }
   std::vector<double> history, val_history, val_acc, step_losses;
-  const bool tty = isatty(fileno(stderr));
   const int64_t steps_before = t.steps_taken();
   // Full batch on a device: the dataset is uploaded once and every step reads it there
   // (a full batch's mean loss and gradient do not depend on the sample order).
@@ -240,10 +260,14 @@ int Train(int argc, char** argv) {
       const training::Dataset* b = resident.x.defined() ? &resident : next;
       auto l = t.Step({{input, b->x}}, b->y);
       if (!l.ok()) return Fail(l.status());
+      ++step_in_epoch;
+      if (!std::isfinite(*l))  // the update has already spread it into the weights
+        return stop("[train] step " + std::to_string(t.steps_taken()) + " (epoch " +
+                    std::to_string(epoch) + ", batch " + std::to_string(step_in_epoch) +
+                    "): loss is " + (std::isnan(*l) ? "nan" : "inf"));
       step_losses.push_back(*l);
       sum += *l * static_cast<double>(b->size());
       seen += b->size();
-      ++step_in_epoch;
       if (tty && !o.quiet && step_in_epoch % 10 == 0) {
         std::fprintf(stderr, "\repoch %lld/%lld  step %lld/%lld  loss %.5g  ",
                      static_cast<long long>(epoch), static_cast<long long>(o.epochs),
@@ -274,8 +298,12 @@ int Train(int argc, char** argv) {
     if (!ckpt_dir.empty()) {
       auto c = t.MakeCheckpoint(epoch, batches.RngState());
       if (!c.ok()) return Fail(c.status());
+      const std::string at = "epoch " + std::to_string(epoch) + ", step " + std::to_string(c->step);
+      const std::string bad = training::NonFiniteTensor(*c);
+      if (!bad.empty()) return stop("[train] " + at + ": " + bad + " holds NaN or Inf; no checkpoint written");
       auto s = training::SaveCheckpoint(ckpt, *c);
-      if (!s.ok()) return Fail(s);
+      if (!s.ok()) return stop(std::string(s.message()) + " (" + at + ")");
+      ckpt_step = c->step;
     }
     bool show = !o.quiet && (o.epochs <= 50 || epoch % (o.epochs / 20) == 0 || epoch == o.epochs);
     if (show) {

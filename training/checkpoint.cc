@@ -1,5 +1,6 @@
 #include "training/checkpoint.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,19 @@ namespace tandem::training {
 namespace {
 constexpr char kMagic[] = "tandem.checkpoint";
 constexpr char kStatePrefix[] = "optimizer_state:";
+
+bool AllFinite(const Tensor& t) {
+  if (!IsFloatingPoint(t.dtype())) return true;
+  if (t.dtype() == DataType::kFloat) {
+    const float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(p[i])) return false;
+    return true;
+  }
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.ElementAsDouble(i))) return false;
+  return true;
+}
 
 void AddMeta(onnx::ModelProto& m, const std::string& key, const std::string& value) {
   auto* kv = m.add_metadata_props();
@@ -70,6 +84,14 @@ absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path) {
       c.params[init.name()] = std::move(*t);
   }
   return c;
+}
+
+std::string NonFiniteTensor(const Checkpoint& c) {
+  for (const auto& [name, t] : c.params)
+    if (!AllFinite(t)) return "parameter '" + name + "'";
+  for (const auto& [name, t] : c.state)
+    if (!AllFinite(t)) return "optimizer state '" + name + "'";
+  return "";
 }
 
 }  // namespace tandem::training

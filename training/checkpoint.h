@@ -2,6 +2,8 @@
 // state, stored as an ONNX ModelProto (initializers + metadata_props) so the file is
 // parsed by real protobuf code and inspectable with ONNX tools. Written atomically
 // (temporary file, fsync, rename): a crash mid-write leaves the previous checkpoint.
+// Dropout needs no RNG state here: its masks are a function of the step
+// (training/training_graph.h).
 #pragma once
 #include <map>
 #include <string>
@@ -19,8 +21,14 @@ struct Checkpoint {
   std::map<std::string, Tensor> state;   // optimizer state tensors
 };
 
+// Errors name the file and errno's text; on failure the file at `path` is unchanged.
 absl::Status SaveCheckpoint(const std::string& path, const Checkpoint& c);
 // Errors name the file and what is wrong (not a checkpoint, truncated, missing fields).
 absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path);
+
+// "" when every parameter and state tensor of `c` is finite, else the first that holds
+// a NaN or Inf ("parameter 'fc1.weight'", "optimizer state 'fc1.weight/m'"): such a
+// checkpoint would resume a diverged run.
+std::string NonFiniteTensor(const Checkpoint& c);
 
 }  // namespace tandem::training

@@ -20,10 +20,13 @@ bool Frozen(const std::string& name, const std::vector<std::string>& freeze) {
   return false;
 }
 
-// Dropout and BatchNormalization switch to their training behaviour. BatchNormalization
-// running mean/var become graph inputs; their updates become graph outputs (recorded in
-// `stats` as input -> output) that the trainer feeds back for the next step.
-absl::Status EnterTrainingMode(Graph& g, std::vector<std::pair<std::string, std::string>>& stats) {
+// Dropout and BatchNormalization switch to their training behaviour. Dropout reads the
+// step counter `step` and gets a seed (the header says how). BatchNormalization running
+// mean/var become graph inputs; their updates become graph outputs (recorded in `stats`
+// as input -> output) that the trainer feeds back for the next step.
+absl::Status EnterTrainingMode(Graph& g, uint64_t seed, const std::string& step,
+                               std::vector<std::pair<std::string, std::string>>& stats) {
+  uint64_t dropouts = 0;
   for (Node& n : g.nodes) {
     if (!n.domain.empty()) continue;
     if (n.op_type == "Dropout") {
@@ -31,8 +34,14 @@ absl::Status EnterTrainingMode(Graph& g, std::vector<std::pair<std::string, std:
         return absl::UnimplementedError(n.Describe() + ": training-mode Dropout needs opset >= 12");
       std::string flag = n.name + "/training_mode";
       g.initializers[flag] = Tensor::Scalar<bool>(true);
-      n.inputs.resize(3);
+      n.inputs.resize(4);
       n.inputs[2] = flag;
+      n.inputs[3] = step;
+      if (!n.has_attr("seed"))
+        n.attributes["seed"] = IntAttribute(static_cast<int64_t>(seed + 0x9e3779b97f4a7c15ull * dropouts));
+      ++dropouts;
+      if (n.outputs.size() < 2) n.outputs.resize(2);
+      if (n.outputs[1].empty()) n.outputs[1] = n.name + "/mask";
     } else if (n.op_type == "BatchNormalization") {
       if (g.opset("") < 9)
         return absl::UnimplementedError(n.Describe() + ": training BatchNormalization needs opset >= 9");
@@ -79,13 +88,18 @@ Graph InferenceMode(Graph g) {
 
 std::vector<std::string> TrainableParameters(const Graph& inference,
                                              const std::vector<std::string>& freeze) {
-  std::set<std::string> stats;  // BatchNormalization running mean/var are not trained
-  for (const Node& n : inference.nodes)
+  // BatchNormalization running mean/var and Dropout's ratio are not trained.
+  std::set<std::string> fixed;
+  for (const Node& n : inference.nodes) {
+    if (!n.domain.empty()) continue;
     if (n.op_type == "BatchNormalization")
-      for (size_t i = 3; i < n.inputs.size() && i < 5; ++i) stats.insert(n.inputs[i]);
+      for (size_t i = 3; i < n.inputs.size() && i < 5; ++i) fixed.insert(n.inputs[i]);
+    else if (n.op_type == "Dropout" && n.inputs.size() > 1)
+      fixed.insert(n.inputs[1]);
+  }
   std::vector<std::string> out;
   for (const auto& [name, t] : inference.initializers)
-    if (IsFloatingPoint(t.dtype()) && t.numel() > 0 && !stats.count(name) && !Frozen(name, freeze))
+    if (IsFloatingPoint(t.dtype()) && t.numel() > 0 && !fixed.count(name) && !Frozen(name, freeze))
       out.push_back(name);
   return out;
 }
@@ -102,7 +116,11 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     g.inputs.push_back(ValueInfo{p, t.dtype(), Shape::Of(t.dims())});
     g.initializers.erase(p);
   }
-  auto mode = EnterTrainingMode(g, tg.running_stats);
+  tg.step = "train/step";
+  tg.lr = "train/lr";
+  g.inputs.push_back(ValueInfo{tg.step, DataType::kInt64, Shape::Of({})});
+  g.inputs.push_back(ValueInfo{tg.lr, DataType::kFloat, Shape::Of({})});
+  auto mode = EnterTrainingMode(g, spec.seed, tg.step, tg.running_stats);
   if (!mode.ok()) return mode;
 
   std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;
@@ -118,10 +136,6 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
       return absl::InvalidArgumentError("[train] parameter '" + p +
                                         "' does not affect the loss; freeze it with --freeze");
 
-  tg.step = "train/step";
-  tg.lr = "train/lr";
-  g.inputs.push_back(ValueInfo{tg.step, DataType::kInt64, Shape::Of({})});
-  g.inputs.push_back(ValueInfo{tg.lr, DataType::kFloat, Shape::Of({})});
   g.opsets[kTandemDomain] = 1;
 
   std::vector<std::string> grad_names;

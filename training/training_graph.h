@@ -2,13 +2,21 @@
 // the loss, the backward pass (AddGradients) and one fused optimizer update per
 // parameter — all ordinary nodes of one Graph that a Session runs.
 //
-// Trainable parameters (float initializers not frozen, and not BatchNormalization
-// running statistics) become graph inputs; so do the running statistics (updated by the
-// forward pass in training mode and returned as graph outputs), as do their optimizer state tensors, the
-// target, the step counter and the learning rate: the trainer owns those buffers and
-// feeds them every step, and the update nodes modify them in place. Update nodes come
-// last in node order, after every gradient is computed (the runtime executes nodes in
-// graph order; nothing between here and the plan reorders them).
+// Trainable parameters (float initializers not frozen, and not Dropout ratios or
+// BatchNormalization running statistics) become graph inputs; so do the running
+// statistics (updated by the forward pass in training mode and returned as graph
+// outputs), the parameters' optimizer state tensors, the target, the step counter and
+// the learning rate: the trainer owns those buffers and feeds them every step, and the
+// update nodes modify them in place. Update nodes come last in node order, after every
+// gradient is computed (the runtime executes nodes in graph order; nothing between here
+// and the plan reorders them).
+//
+// Dropout in training mode draws its mask from (seed, step, element index) alone: the
+// step input is its counter (a 4th input, see providers/cpu/kernels/dropout_mask.h) and
+// its seed is the node's `seed` attribute or else one derived from TrainingSpec::seed
+// and the node's position among the Dropout nodes. A run is therefore reproducible, and
+// resuming from a checkpoint (which stores the step) draws the same masks. Its mask
+// output is always produced: the gradient reuses it.
 #pragma once
 #include <map>
 #include <string>
@@ -27,6 +35,7 @@ struct TrainingSpec {
   std::string prediction;                    // model output fed to the loss ("" = first)
   std::vector<std::string> freeze;           // exact names or prefixes ending in '*'
   OptimizerSpec optimizer;
+  uint64_t seed = 0;                         // Dropout masks, for nodes without a seed attribute
 };
 
 struct TrainingGraph {

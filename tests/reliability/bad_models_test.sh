@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Absurd or broken model content and inputs: `tandem run` must exit 1 with a one-line
 # reason on stderr that says what is wrong — never a signal, an abort or an OOM kill.
-# The process runs under a 16 GiB address-space limit so an unchecked allocation fails
-# fast here instead of swapping.
+# The process runs under a 16 GiB address-space limit (TANDEM_TEST_VMEM_KB) so an
+# unchecked allocation fails fast here instead of swapping.
 # usage: tests/reliability/bad_models_test.sh path/to/tandem WORK_DIR
 set -uo pipefail
 tandem=$1
@@ -30,7 +30,7 @@ failures=0
 # stderr line starting "error:" that holds SUBSTRING.
 expect() {
   local name=$1 status=$2 want=$3; shift 3
-  (ulimit -v 16777216; timeout 120 "$tandem" run --repeat 0 "$@" >"$work/$name.out" 2>"$work/$name.err")
+  (ulimit -v "${TANDEM_TEST_VMEM_KB:-16777216}"; timeout 120 "$tandem" run --repeat 0 "$@" >"$work/$name.out" 2>"$work/$name.err")
   local rc=$?
   local errors
   errors=$(grep -v '^\[tandem\] no accelerator' "$work/$name.err")

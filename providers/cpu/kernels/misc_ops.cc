@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/dropout_mask.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -164,14 +165,21 @@ class CumSum : public Kernel {
 };
 
 // ------------------------------------------------------------------------- Dropout
+// Training-mode masks come from dropout_mask.h: a pure function of (seed, counter, index).
+// The seed is the `seed` attribute (the training graph always sets one), else drawn from
+// std::random_device per kernel. The counter is the optional 4th input, a Tandem
+// extension the training graph feeds with the optimizer step (int64 scalar); without it
+// the kernel counts its own calls, so a seeded node still draws a new mask per call.
 class Dropout : public Kernel {
  public:
   explicit Dropout(const KernelInfo& info)
       : opset_(info.opset), ratio_attr_(info.node.attr_float("ratio", 0.5f)) {
-    if (info.node.has_attr("seed"))
-      rng_.seed(static_cast<uint32_t>(info.node.attr_int("seed", 0)));
-    else
-      rng_.seed(std::random_device{}());
+    if (info.node.has_attr("seed")) {
+      seed_ = static_cast<uint64_t>(info.node.attr_int("seed", 0));
+    } else {
+      std::random_device rd;
+      seed_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    }
   }
 
   absl::Status Compute(KernelContext& ctx) override {
@@ -189,26 +197,27 @@ class Dropout : public Kernel {
         training = t->ElementAsInt64(0) != 0;
       }
     }
+    const Tensor* c = ctx.input(3);
+    if (c && c->numel() != 1) return absl::InvalidArgumentError("input 3 (counter) must be a scalar");
+    const uint64_t counter = c ? static_cast<uint64_t>(c->ElementAsInt64(0)) : calls_++;
     if (training && ratio > 0.f) {
       if (!(ratio <= 1.f))
         return absl::InvalidArgumentError("ratio must be in [0, 1], got " + std::to_string(ratio));
       Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
-      std::vector<uint8_t> mask(static_cast<size_t>(x.numel()));
-      std::uniform_real_distribution<float> dist(0.f, 1.f);
-      for (auto& m : mask) m = dist(rng_) >= ratio;
+      bool* mask = ctx.output_wanted(1) ? ctx.AllocateOutput(1, DataType::kBool, x.dims()).data<bool>()
+                                        : nullptr;
+      const uint64_t key = dropout::StreamKey(seed_, counter);
       const double scale = ratio < 1.f ? 1.0 / (1.0 - ratio) : 0.0;
       VisitNumericType(x.dtype(), [&](auto tag) {
         using T = decltype(tag);
         const T* in = x.data<T>();
         T* out = y.data<T>();
-        for (size_t i = 0; i < mask.size(); ++i)
-          out[i] = mask[i] ? static_cast<T>(ToD(in[i]) * scale) : static_cast<T>(0.0);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          const bool keep = dropout::Keep(key, static_cast<uint64_t>(i), ratio);
+          out[i] = keep ? static_cast<T>(ToD(in[i]) * scale) : static_cast<T>(0.0);
+          if (mask) mask[i] = keep;
+        }
       });
-      if (ctx.output_wanted(1)) {
-        Tensor& m = ctx.AllocateOutput(1, DataType::kBool, x.dims());
-        bool* mp = m.data<bool>();
-        for (size_t i = 0; i < mask.size(); ++i) mp[i] = mask[i] != 0;
-      }
       return absl::OkStatus();
     }
     ctx.SetOutput(0, x);
@@ -228,7 +237,8 @@ class Dropout : public Kernel {
  private:
   int opset_;
   float ratio_attr_;
-  std::mt19937 rng_;
+  uint64_t seed_;
+  uint64_t calls_ = 0;
 };
 
 // -------------------------------------------------------------------------- Unique

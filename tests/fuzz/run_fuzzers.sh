@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (built with -DTANDEM_FUZZ=ON, see tests/sanitize.sh) for RUNS
+# executions, starting from seed corpora built here: the reference models and the ONNX
+# suite's node models (import, run), .npy files of every dtype (npy) and checkpoints
+# written by `tandem train` (checkpoint). A crash fails the script; libFuzzer leaves the
+# input in BUILD/fuzz_artifacts/<target>/ — copy it to tests/fuzz/regressions/<target>/,
+# fix the bug, and FuzzRegressions.EveryRecordedCrashNowReturns re-runs it from then on.
+# usage: tests/fuzz/run_fuzzers.sh BUILD_DIR RUNS [TARGET...]   (default: all four)
+set -euo pipefail
+build=$1
+runs=$2
+shift 2
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(import run npy checkpoint)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+seeds=$build/fuzz_seeds
+rm -rf "$seeds" && mkdir -p "$seeds"/{models,npy,checkpoint}
+
+# Models: the ONNX suite's node tests (small single-op models) and the small reference models.
+for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+  cp "$m" "$seeds/models/$(basename "$(dirname "$m")").onnx"
+done
+find "$root/models" -name '*.onnx' -size -64k -exec cp {} "$seeds/models/" \;
+/usr/bin/python3 - "$seeds/npy" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+for t in ["<f4", "<f8", "<f2", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "|b1"]:
+    for shape in [(), (3,), (2, 3), (1, 2, 2, 2)]:
+        np.save(f"{d}/{t[1:]}_{len(shape)}.npy", (rng.uniform(-5, 5, shape)).astype(np.dtype(t)))
+PY
+x=$build/fuzz_seeds/peaks_x.npy
+/usr/bin/python3 -c "import numpy as np; np.save('$x', np.ones((8, 2), np.float32)); np.save('${x%_x.npy}_y.npy', np.ones((8, 1), np.float32))"
+for opt in sgd adam; do
+  "$build/tandem" train "$root/models/peaks_mlp.onnx" --x "$x" --y "${x%_x.npy}_y.npy" --loss mse \
+    --optimizer $opt --epochs 1 --batch-size 8 --threads 1 --quiet \
+    --checkpoint-dir "$build/fuzz_seeds/ckpt_$opt" >/dev/null
+  cp "$build/fuzz_seeds/ckpt_$opt/checkpoint.tdm" "$seeds/checkpoint/peaks_$opt.tdm"
+done
+
+declare -A corpus=([import]=models [run]=models [npy]=npy [checkpoint]=checkpoint)
+for t in "${targets[@]}"; do
+  work=$build/fuzz_corpus/$t
+  artifacts=$build/fuzz_artifacts/$t/
+  mkdir -p "$work" "$artifacts"
+  echo "[fuzz] $t: $runs executions from $(ls "$seeds/${corpus[$t]}" | wc -l) seeds"
+  start=$(date +%s)
+  if ! "$build/tests/fuzz/fuzz_$t" -runs="$runs" -timeout=30 -rss_limit_mb=2560 -max_len=65536 \
+       -print_final_stats=1 -artifact_prefix="$artifacts" "$work" "$seeds/${corpus[$t]}" \
+       >"$build/fuzz_$t.log" 2>&1; then
+    tail -40 "$build/fuzz_$t.log"
+    echo "[fuzz] $t FAILED: the input is in $artifacts (copy it to tests/fuzz/regressions/$t/)"
+    exit 1
+  fi
+  echo "[fuzz] $t: $(grep -E '^stat::number_of_executed_units' "$build/fuzz_$t.log" | awk '{print $2}') executions, 0 crashes, $(( $(date +%s) - start )) s"
+done
