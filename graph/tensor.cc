@@ -1,5 +1,6 @@
 #include "graph/tensor.h"
 
+#include "graph/numeric_cast.h"
 #include "graph/resource_limits.h"
 
 #include <cstdlib>
@@ -119,9 +120,9 @@ To ConvertOne(From v) {
   } else if constexpr (std::is_same_v<To, Float16> || std::is_same_v<To, BFloat16>) {
     return To(static_cast<float>(v));
   } else if constexpr (std::is_same_v<From, Float16> || std::is_same_v<From, BFloat16>) {
-    return static_cast<To>(static_cast<float>(v));
+    return NumericCast<To>(static_cast<float>(v));
   } else {
-    return static_cast<To>(v);
+    return NumericCast<To>(v);
   }
 }
 }  // namespace
@@ -178,9 +179,9 @@ int64_t Tensor::ElementAsInt64(int64_t i) const {
   VisitNumericType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
-      r = static_cast<int64_t>(static_cast<float>(data<T>()[i]));
+      r = NumericCast<int64_t>(static_cast<float>(data<T>()[i]));
     else
-      r = static_cast<int64_t>(data<T>()[i]);
+      r = NumericCast<int64_t>(data<T>()[i]);
   });
   return r;
 }

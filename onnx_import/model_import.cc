@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/resource_limits.h"
 #include "onnx_import/import.h"
+#include "onnx_import/libonnx_guard.h"
 #include "onnx_import/tensor_proto.h"
 
 namespace tandem {
@@ -299,6 +300,10 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     auto t = TensorFromProto(init, model_dir);
     if (!t.ok()) return fail(std::string(t.status().message()));
     external[init.name()] = std::move(*t);
+  }
+  if (libonnx_knows && (options.run_checker || options.run_shape_inference)) {
+    auto guard = CheckGraphForLibOnnx(model.graph());
+    if (!guard.ok()) return fail(std::string(guard.message()));
   }
   if (options.run_checker && libonnx_knows) {
     try {

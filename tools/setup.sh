@@ -3,7 +3,7 @@
 # Idempotent and non-interactive; run as root (or with sudo available).
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/numeric_cast.h"
 #include "providers/cpu/kernels/elementwise.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -305,9 +306,9 @@ class Pow : public Kernel {
       }
       return static_cast<T>(result);
     } else if constexpr (std::is_same_v<CA, float> && std::is_same_v<CB, float>) {
-      return static_cast<ComputeT<T>>(std::pow(x, y));
+      return NumericCast<ComputeT<T>>(std::pow(x, y));
     } else {
-      return static_cast<ComputeT<T>>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+      return NumericCast<ComputeT<T>>(std::pow(static_cast<double>(x), static_cast<double>(y)));
     }
   }
 
