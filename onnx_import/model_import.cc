@@ -6,14 +6,12 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "absl/strings/str_cat.h"
 #include "graph/resource_limits.h"
 #include "onnx_import/import.h"
-#include "onnx_import/libonnx_guard.h"
+#include "onnx_import/libonnx_isolated.h"
 #include "onnx_import/tensor_proto.h"
 
 namespace tandem {
@@ -302,33 +300,17 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     external[init.name()] = std::move(*t);
   }
   if (libonnx_knows && (options.run_checker || options.run_shape_inference)) {
-    auto guard = CheckGraphForLibOnnx(model.graph());
-    if (!guard.ok()) return fail(std::string(guard.message()));
-  }
-  if (options.run_checker && libonnx_knows) {
-    try {
-      if (external.empty()) {
-        onnx::checker::check_model(model);
-      } else {
-        onnx::ModelProto inline_copy = model;
-        for (auto& init : *inline_copy.mutable_graph()->mutable_initializer()) {
-          auto it = external.find(init.name());
-          if (it != external.end()) TensorToProto(it->second, it->first, &init);
-        }
-        onnx::checker::check_model(inline_copy);
+    onnx::ModelProto inline_copy;  // what the checker sees when data is external
+    if (options.run_checker && !external.empty()) {
+      inline_copy = model;
+      for (auto& init : *inline_copy.mutable_graph()->mutable_initializer()) {
+        auto it = external.find(init.name());
+        if (it != external.end()) TensorToProto(it->second, it->first, &init);
       }
-    } catch (const std::exception& e) {
-      return fail(std::string("ONNX checker: ") + e.what());
     }
-  }
-  if (options.run_shape_inference && libonnx_knows) {
-    try {
-      onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0,
-                                     /*data_propagation=*/true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
-    } catch (const std::exception& e) {
-      return fail(std::string("ONNX shape inference: ") + e.what());
-    }
+    auto passes = RunLibOnnxIsolated(model, external.empty() ? model : inline_copy,
+                                     options.run_checker, options.run_shape_inference);
+    if (!passes.ok()) return fail(std::string(passes.message()));
   }
   Importer importer(name, model_dir);
   importer.set_preloaded(std::move(external));

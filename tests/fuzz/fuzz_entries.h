@@ -15,7 +15,7 @@ namespace tandem::fuzz {
 // Loop 1000 iterations); set by each target's LLVMFuzzerInitialize and by the regressions.
 void SetFuzzLimits();
 
-// Bytes -> ImportModelBuffer (checker and shape inference included).
+// Bytes -> ImportModelBuffer (without libonnx's passes, see fuzz_entries.cc).
 void ImportModel(const uint8_t* data, size_t size);
 // Bytes -> import -> Session on the CPU -> one Run with small deterministic inputs
 // (symbolic dims 2, at most 4096 elements per input; larger models are imported only).
