@@ -21,10 +21,17 @@ std::atomic<int64_t> max_loop_iterations{defaults.max_loop_iterations};
 std::atomic<int> max_subgraph_depth{defaults.max_subgraph_depth};
 std::atomic<int64_t> max_nodes_per_graph{defaults.max_nodes_per_graph};
 
-uint64_t PhysicalMemoryBytes() {
+// Physical memory, or the container's cgroup (v2) limit when that is lower.
+uint64_t AvailableMemoryBytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{8} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                                         : uint64_t{8} << 30;
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long cgroup = 0;
+    if (std::fscanf(f, "%llu", &cgroup) == 1 && cgroup > 0 && cgroup < bytes) bytes = cgroup;
+    std::fclose(f);  // "max" (no limit) does not scan
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -48,20 +55,22 @@ void SetResourceLimits(const ResourceLimits& l) {
 uint64_t MaxMemoryBytes() {
   const uint64_t set = max_memory.load(std::memory_order_relaxed);
   if (set) return set;
-  static const uint64_t by_default = PhysicalMemoryBytes() / 10 * 8;
+  static const uint64_t by_default = AvailableMemoryBytes() / 10 * 8;
   return by_default;
 }
 
 absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
   uint64_t n = 1;
-  bool overflow = false;
+  bool overflow = false, empty = false;
   for (int64_t d : dims) {
     if (d < 0)
       return absl::InvalidArgumentError(absl::StrCat("negative dimension in ", DataTypeName(dtype),
                                                      DimsToString(dims)));
+    empty |= d == 0;
     if (d && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) overflow = true;
     else n *= static_cast<uint64_t>(d);
   }
+  if (empty) return uint64_t{0};  // whatever the other dims, an empty tensor holds nothing
   const uint64_t size = SizeOf(dtype);
   if (overflow || (size && n > std::numeric_limits<int64_t>::max() / size))
     return absl::InvalidArgumentError(absl::StrCat(DataTypeName(dtype), DimsToString(dims),
@@ -107,9 +116,10 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
     }
   }
   double v = 0;
-  if (s.empty() || !absl::SimpleAtod(s, &v) || !(v > 0) || !std::isfinite(v) ||
-      std::ldexp(v, shift) >= 1.8e19)
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a size (e.g. 512M, 8G)"));
+  if (s.empty() || !absl::SimpleAtod(s, &v) || !std::isfinite(v) || std::ldexp(v, shift) < 1 ||
+      std::ldexp(v, shift) > 0x1p62)
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a size between 1 byte and 4 EiB (e.g. 512M, 8G)"));
   return static_cast<uint64_t>(std::ldexp(v, shift));
 }
 

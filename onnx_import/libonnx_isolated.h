@@ -7,10 +7,14 @@
 // child sees the model through copy-on-write memory (nothing is sent to it), runs the
 // passes and sends back the inferred model without its top-level initializers (the
 // parent keeps its own, so weights never cross the pipe). A child killed by a signal
-// becomes an error, not a crash. Costs one fork per import (~1-5 ms).
+// becomes an error, not a crash; one that runs past 120 s is killed. Costs one fork per
+// import (~1-5 ms; the parent warms libonnx's schema registry once so children don't
+// rebuild it).
 //
-// The child only runs libonnx and protobuf code and leaves with _exit, which keeps fork
-// safe in a multithreaded host.
+// Caveat: after fork() in a multithreaded host, POSIX only promises async-signal-safe
+// calls in the child; this child runs malloc, protobuf and libonnx (glibc makes malloc
+// fork-safe; the schema registry is built before any fork). Forks are serialized so no
+// child inherits another import's pipe.
 #pragma once
 #include <onnx/onnx_pb.h>
 

@@ -4,8 +4,6 @@
 #include <set>
 #include <sstream>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
@@ -264,15 +262,9 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     return fail("the model is " + std::to_string(size) + " bytes; a protobuf model must be under 2 GiB "
                 "(keep large weights in external data files)");
   onnx::ModelProto model;
-  {
-    google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT32_MAX);
-    coded.SetRecursionLimit(256);
-    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-      return fail("not a valid ONNX model: protobuf parsing failed (truncated or corrupt file, or "
-                  "subgraphs nested deeper than the parser's limit?)");
-  }
+  if (!ParseModelProto(data, size, &model))
+    return fail("not a valid ONNX model: protobuf parsing failed (truncated or corrupt file, or "
+                "subgraphs nested deeper than the parser's limit?)");
   if (!model.has_graph()) return fail("the model has no graph (is this an ONNX file?)");
   if (model.ir_version() <= 0) return fail("the model has no ir_version (is this an ONNX file?)");
   std::map<std::string, int> opsets;

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <fstream>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "absl/strings/str_cat.h"
 #include "graph/resource_limits.h"
 
@@ -114,6 +117,12 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   if (p.data_location() != onnx::TensorProto::EXTERNAL && !p.has_raw_data() &&
       TypedValueCount(p) != n)
     return Bad(p, absl::StrCat("has ", TypedValueCount(p), " values for ", n, " elements"));
+  std::string external;  // read (and its range checked) before the tensor is allocated
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto data = ReadExternal(p, model_dir, bytes);
+    if (!data.ok()) return data.status();
+    external = std::move(*data);
+  }
   Tensor t = Tensor::Host(dtype, dims);
 
   if (dtype == DataType::kString) {
@@ -121,9 +130,7 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
     return t;
   }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto data = ReadExternal(p, model_dir, bytes);
-    if (!data.ok()) return data.status();
-    if (bytes) std::memcpy(t.raw(), data->data(), bytes);
+    if (bytes) std::memcpy(t.raw(), external.data(), bytes);
     return t;
   }
   if (p.has_raw_data()) {
@@ -173,6 +180,15 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
       return t;
     }
   }
+}
+
+bool ParseModelProto(const void* data, size_t size, onnx::ModelProto* model) {
+  if (size > static_cast<size_t>(INT32_MAX)) return false;
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT32_MAX);
+  coded.SetRecursionLimit(256);
+  return model->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
 void TensorToProto(const Tensor& t, std::string name, onnx::TensorProto* proto) {

@@ -18,4 +18,8 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto,
 // Writes `t` (host) into `proto` as raw_data (strings as string_data).
 void TensorToProto(const Tensor& t, std::string name, onnx::TensorProto* proto);
 
+// Parses a whole ModelProto (or checkpoint) with the importer's limits: under 2 GiB,
+// messages nested at most 256 deep. False when the bytes are not one such message.
+bool ParseModelProto(const void* data, size_t size, onnx::ModelProto* model);
+
 }  // namespace tandem

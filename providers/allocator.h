@@ -11,8 +11,9 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual Device device() const = 0;
-  // A buffer of at least `bytes` bytes; contents are unspecified. Throws AllocationError
-  // when the memory is not there or would take the allocator past MaxMemoryBytes().
+  // A buffer of at least `bytes` bytes; contents are unspecified. The CPU allocator throws
+  // AllocationError when the memory is not there or would take it past MaxMemoryBytes();
+  // the CUDA plugin's returns a buffer with null data and records why (cuda_allocator.h).
   virtual std::shared_ptr<Buffer> Allocate(size_t bytes) = 0;
   // Bytes currently handed out and the peak since construction.
   virtual size_t bytes_in_use() const = 0;

@@ -39,7 +39,7 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
 #define TANDEM_LIMITS_HELP                                                                 \
   "  --max-memory SIZE       refuse tensors past this much live memory (e.g. 512M, 8G;\n"   \
   "                          default 80% of physical memory)\n"                           \
-  "  --max-loop-iterations N refuse Loop nodes that would run longer (default 1e7)\n"
+  "  --max-loop-iterations N refuse Loop nodes that would run longer (default 10000000)\n"
 
 // Prints a per-node time table, most expensive first.
 void PrintProfile(std::vector<StepProfile> steps);

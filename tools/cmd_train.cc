@@ -61,7 +61,8 @@ const char kUsage[] =
     "                            and keeps the last good checkpoint\n"
     "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
     "  --quiet                   only the final summary\n"
-    "  --profile                 per-node time table of the training graph at the end\n";
+    "  --profile                 per-node time table of the training graph at the end\n"
+    TANDEM_LIMITS_HELP;
 
 struct Options {
   training::TrainerOptions trainer;

@@ -41,7 +41,7 @@ absl::Status EnterTrainingMode(Graph& g, uint64_t seed, const std::string& step,
         n.attributes["seed"] = IntAttribute(static_cast<int64_t>(seed + 0x9e3779b97f4a7c15ull * dropouts));
       ++dropouts;
       if (n.outputs.size() < 2) n.outputs.resize(2);
-      if (n.outputs[1].empty()) n.outputs[1] = n.name + "/mask";
+      if (n.outputs[1].empty()) n.outputs[1] = n.outputs[0] + "/mask";  // output names are unique
     } else if (n.op_type == "BatchNormalization") {
       if (g.opset("") < 9)
         return absl::UnimplementedError(n.Describe() + ": training BatchNormalization needs opset >= 9");

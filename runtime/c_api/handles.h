@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "graph/resource_limits.h"
 #include "graph/tensor.h"
 #include "tandem/tandem.h"
 #include "runtime/session.h"
@@ -85,8 +86,11 @@ TandemStatus* Guard(const char* function, F&& body) noexcept {
   try {
     try {
       return body();
-    } catch (const std::bad_alloc&) {
-      return MakeStatus(TANDEM_RESOURCE_EXHAUSTED, std::string("[c_api] ") + function + ": out of memory");
+    } catch (const std::bad_alloc& e) {  // AllocationError says what was asked for and why
+      return MakeStatus(TANDEM_RESOURCE_EXHAUSTED, std::string("[c_api] ") + function + ": " +
+                                                       (dynamic_cast<const AllocationError*>(&e)
+                                                            ? e.what()
+                                                            : "out of memory"));
     } catch (const std::exception& e) {
       return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": " + e.what());
     } catch (...) {

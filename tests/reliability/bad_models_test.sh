@@ -55,6 +55,11 @@ expect huge_weights_no_data 1 "tensor name: w" "$m/huge_weights_no_data.onnx"
 expect huge_weights_no_data_opset18 1 "tensor 'w': float[1048576,1048576] needs 4.0 TiB" "$m/huge_weights_no_data_opset18.onnx"
 expect endless_loop 1 "(Loop): still running after 1000 iterations" --max-loop-iterations 1000 "$m/endless_loop.onnx"
 expect deep_subgraphs 1 "nested deeper than the parser's limit" "$m/deep_subgraphs.onnx"
+# Malformed models that crash Debian's libonnx 1.12 (found by the fuzzer): its checker and
+# shape inference run in a child process, so the crash is reported, not suffered.
+regressions=$here/../fuzz/regressions
+expect libonnx_segv 1 "libonnx crashed (signal 11)" "$regressions/run/convtranspose_rank2_input_libonnx_segv"
+expect libonnx_sigfpe 1 "libonnx crashed (signal 8)" "$regressions/import/pool_shape_libonnx_divide_by_zero"
 expect input_wrong_shape 1 "has shape [2,5], the model expects [batch,2]" "$peaks" --input "x=$m/wrong_shape.npy"
 expect input_wrong_type 1 "has type int32, the model expects float" "$peaks" --input "x=$m/wrong_type.npy"
 expect input_truncated_npy 1 "truncated data" "$peaks" --input "x=$m/truncated.npy"

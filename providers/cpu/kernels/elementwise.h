@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/node.h"
+#include "graph/numeric_cast.h"
 #include "graph/tensor.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
@@ -36,11 +37,12 @@ constexpr bool kIsFloatLike = std::is_floating_point_v<T> || kIsHalf<T>;
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-// Converts a computed value back to element type T.
+// Converts a computed value back to element type T (float -> integer saturates, NaN -> 0:
+// graph/numeric_cast.h).
 template <typename T, typename C>
 inline T FromCompute(C v) {
   if constexpr (kIsHalf<T>) return T(static_cast<float>(v));
-  else return static_cast<T>(v);
+  else return NumericCast<T>(v);
 }
 
 // NaN test that compiles (as false) for integer types.

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "graph/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -130,7 +131,7 @@ class RandomOp : public Kernel {
         a_(dist == Dist::kNormal ? info.node.attr_float("mean", 0.f) : info.node.attr_float("low", 0.f)),
         b_(dist == Dist::kNormal ? info.node.attr_float("scale", 1.f) : info.node.attr_float("high", 1.f)) {
     if (info.node.has_attr("seed"))
-      gen_.seed(static_cast<uint32_t>(static_cast<int64_t>(info.node.attr_float("seed", 0.f))));
+      gen_.seed(static_cast<uint32_t>(NumericCast<int64_t>(info.node.attr_float("seed", 0.f))));
     else
       gen_.seed(std::random_device{}());
   }

@@ -2,6 +2,7 @@
 // MaxUnpool, Det and the linear (de)quantization ops. Resize/Upsample/GridSample live
 // in resize.cc and Einsum in einsum.cc.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -238,7 +239,7 @@ class Dropout : public Kernel {
   int opset_;
   float ratio_attr_;
   uint64_t seed_;
-  uint64_t calls_ = 0;
+  std::atomic<uint64_t> calls_{0};
 };
 
 // -------------------------------------------------------------------------- Unique

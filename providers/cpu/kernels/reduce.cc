@@ -203,10 +203,10 @@ void ReferenceReduce(RK kind, const Tensor& x, const std::vector<bool>& reduced,
       case RK::kLogSum: d = std::log(d); break;
       case RK::kLogSumExp: d = std::log(d) + static_cast<double>(shift[o]); break;
       default:
-        out[o] = FromCompute<T>(static_cast<ComputeT<T>>(a));
+        out[o] = FromCompute<T>(a);
         return;
     }
-    out[o] = FromCompute<T>(static_cast<ComputeT<T>>(d));
+    out[o] = FromCompute<T>(d);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "graph/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -58,7 +59,7 @@ absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t ou
   t.outside.assign(out, 0);
   auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
   for (int64_t o = 0; o < out; ++o) {
-    t.begin.push_back(static_cast<int64_t>(t.idx.size()));
+    t.begin.push_back(NumericCast<int64_t>(t.idx.size()));
     const double x = static_cast<double>(o);
     double xo;
     const std::string& c = p.coord;
@@ -93,17 +94,17 @@ absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t ou
       double r = xo - fl;
       int64_t i;
       if (p.simple_nearest) {
-        i = static_cast<int64_t>(scale < 1 ? std::ceil(xo) : fl);
+        i = NumericCast<int64_t>(scale < 1 ? std::ceil(xo) : fl);
       } else if (r == 0) {
-        i = static_cast<int64_t>(fl);
+        i = NumericCast<int64_t>(fl);
       } else if (p.nearest == "round_prefer_floor") {
-        i = static_cast<int64_t>(r <= 0.5 ? fl : fl + 1);
+        i = NumericCast<int64_t>(r <= 0.5 ? fl : fl + 1);
       } else if (p.nearest == "round_prefer_ceil") {
-        i = static_cast<int64_t>(r < 0.5 ? fl : fl + 1);
+        i = NumericCast<int64_t>(r < 0.5 ? fl : fl + 1);
       } else if (p.nearest == "floor") {
-        i = static_cast<int64_t>(fl);
+        i = NumericCast<int64_t>(fl);
       } else if (p.nearest == "ceil") {
-        i = static_cast<int64_t>(fl + 1);
+        i = NumericCast<int64_t>(fl + 1);
       } else {
         return absl::InvalidArgumentError("unsupported nearest_mode '" + p.nearest + "'");
       }
@@ -113,12 +114,12 @@ absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t ou
     }
     // Linear / cubic: taps around floor(xo); an integral xo counts as ratio 1 of the
     // previous cell (as the ONNX reference does), which only matters for exclude_outside.
-    int64_t base = static_cast<int64_t>(std::floor(xo));
+    int64_t base = NumericCast<int64_t>(std::floor(xo));
     double ratio = xo - base;
     if (ratio == 0) { ratio = 1; --base; }
     const double radius = p.mode == Mode::kLinear ? 1.0 : 2.0;
     const double fs = (p.antialias && scale < 1) ? scale : 1.0;
-    const int64_t start = static_cast<int64_t>(std::floor(-radius / fs)) + 1;
+    const int64_t start = NumericCast<int64_t>(std::floor(-radius / fs)) + 1;
     const size_t first = t.w.size();
     double sum = 0;
     for (int64_t k = start; k <= 1 - start; ++k) {
@@ -148,7 +149,7 @@ absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t ou
     t.idx.resize(keep);
     t.w.resize(keep);
   }
-  t.begin.push_back(static_cast<int64_t>(t.idx.size()));
+  t.begin.push_back(NumericCast<int64_t>(t.idx.size()));
   return t;
 }
 
@@ -244,7 +245,7 @@ class Resize : public Kernel {
     std::vector<double> scale(rank, 1.0), length(rank), roi_s(rank, 0.0), roi_e(rank, 1.0);
     Dims od = x.dims();
     if (roi) {
-      if (roi->numel() != static_cast<int64_t>(2 * na))
+      if (roi->numel() != NumericCast<int64_t>(2 * na))
         return absl::InvalidArgumentError("roi must have " + std::to_string(2 * na) +
                                           " values, got " + std::to_string(roi->numel()));
       for (size_t i = 0; i < na; ++i) {
@@ -274,7 +275,7 @@ class Resize : public Kernel {
         }
         for (size_t i = 0; i < na; ++i) {
           scale[axes[i]] = s;
-          od[axes[i]] = static_cast<int64_t>(std::floor(s * x.dim(axes[i]) + 0.5));
+          od[axes[i]] = NumericCast<int64_t>(std::floor(s * x.dim(axes[i]) + 0.5));
         }
       } else {
         return absl::InvalidArgumentError("unsupported keep_aspect_ratio_policy '" + policy_ +
@@ -300,7 +301,7 @@ class Resize : public Kernel {
       for (int d = 0; d < rank; ++d) {
         double ext = crop ? roi_e[d] - roi_s[d] : 1.0;
         length[d] = scale[d] * x.dim(d) * ext;
-        od[d] = static_cast<int64_t>(std::floor(length[d]));
+        od[d] = NumericCast<int64_t>(std::floor(length[d]));
       }
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), od);
@@ -403,7 +404,7 @@ class GridSample : public Kernel {
     double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
     v = std::fabs(v - lo);
     double extra = std::fmod(v, span);
-    int64_t flips = static_cast<int64_t>(std::floor(v / span));
+    int64_t flips = NumericCast<int64_t>(std::floor(v / span));
     return flips % 2 == 0 ? extra + lo : span - extra + lo;
   }
   // Applies the padding mode to a source coordinate.
@@ -439,7 +440,7 @@ class GridSample : public Kernel {
         for (int j = 0; j < 4; ++j) {
           double wx = Cubic(j - 1 - tx);
           double sx = Pad(fx - 1 + j, W), sy = Pad(fy - 1 + i, H);
-          s += wy * wx * At(p, H, W, static_cast<int64_t>(sy), static_cast<int64_t>(sx));
+          s += wy * wx * At(p, H, W, NumericCast<int64_t>(sy), NumericCast<int64_t>(sx));
         }
       }
       return s;
@@ -447,12 +448,12 @@ class GridSample : public Kernel {
     ix = Pad(ix, W);
     iy = Pad(iy, H);
     if (mode_ == "nearest") {
-      return At(p, H, W, static_cast<int64_t>(std::nearbyint(iy)),
-                static_cast<int64_t>(std::nearbyint(ix)));
+      return At(p, H, W, NumericCast<int64_t>(std::nearbyint(iy)),
+                NumericCast<int64_t>(std::nearbyint(ix)));
     }
     double fx = std::floor(ix), fy = std::floor(iy);
     double tx = ix - fx, ty = iy - fy;
-    int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+    int64_t x0 = NumericCast<int64_t>(fx), y0 = NumericCast<int64_t>(fy);
     return At(p, H, W, y0, x0) * (1 - tx) * (1 - ty) + At(p, H, W, y0, x0 + 1) * tx * (1 - ty) +
            At(p, H, W, y0 + 1, x0) * (1 - tx) * ty + At(p, H, W, y0 + 1, x0 + 1) * tx * ty;
   }
