@@ -49,6 +49,7 @@ expect overflow_input 1 "more elements than fit in 64 bits" "$m/overflow_input.o
 expect negative_dim 1 "negative dimension -5" "$m/negative_dim.onnx"
 expect huge_expand 1 "(Expand): float[1048576,1048576] needs 4.0 TiB" "$m/huge_expand.onnx"
 expect huge_constant_of_shape 1 "(ConstantOfShape): float[1048576,1048576] needs 4.0 TiB" "$m/huge_constant_of_shape.onnx"
+expect pad_overflow 1 "(Pad): pads [0,4611686018427387904,0,4611686018427387904] overflow axis 1" "$m/pad_overflow.onnx"
 expect truncated_weights 1 "raw_data has 1000 bytes, expected 16384" "$m/truncated_weights.onnx"
 expect truncated_weights_opset18 1 "raw_data has 1000 bytes, expected 16384" "$m/truncated_weights_opset18.onnx"
 expect huge_weights_no_data 1 "tensor name: w" "$m/huge_weights_no_data.onnx"

@@ -45,6 +45,10 @@ save("huge_expand", [helper.make_node("Expand", ["x", "shape"], ["y"])], [vi("x"
 save("huge_constant_of_shape", [helper.make_node("ConstantOfShape", ["shape"], ["c"]),
                                 helper.make_node("Add", ["x", "c"], ["y"])],
      [vi("x", [1])], [vi("y", [1 << 20, 1 << 20])], [shape])
+# Pad by 2^62 on both sides of an axis: the output size overflows int64.
+pads = numpy_helper.from_array(np.array([0, 1 << 62, 0, 1 << 62], np.int64), "pads")
+save("pad_overflow", [helper.make_node("Pad", ["x", "pads"], ["y"], mode="edge")],
+     [vi("x", [1, 1])], [vi("y", [1, 1])], [pads], opset=18, check=False)
 # An initializer whose raw data stops short of its dims.
 w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
 w.raw_data = w.raw_data[:1000]

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "graph/resource_limits.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -440,16 +441,25 @@ class Pad : public Kernel {
       after[a] = pads[i + na];
     }
     // Per output dim: the source index of every output position, or -1 for the constant.
+    // The output shape (and the maps' size) is checked before anything is allocated.
     Dims out(r);
-    std::vector<std::vector<int64_t>> map(r);
+    int64_t map_entries = 0;
     for (int d = 0; d < r; ++d) {
       const int64_t n = x->dim(d);
-      out[d] = n + before[d] + after[d];
+      if (__builtin_add_overflow(n, before[d], &out[d]) || __builtin_add_overflow(out[d], after[d], &out[d]) ||
+          __builtin_add_overflow(map_entries, out[d], &map_entries))
+        return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow axis " + std::to_string(d));
       if (out[d] < 0)
         return absl::InvalidArgumentError("pads " + DimsToString(pads) + " crop axis " +
                                           std::to_string(d) + " below zero");
       if (mode_ != Mode::kConstant && n == 0 && out[d] > 0)
         return absl::InvalidArgumentError("cannot pad an empty axis in mode '" + mode_name_ + "'");
+    }
+    if (auto st = CheckOutputDims(out); !st.ok()) return st;
+    if (auto bytes = CheckedTensorBytes(DataType::kInt64, {map_entries}); !bytes.ok()) return bytes.status();
+    std::vector<std::vector<int64_t>> map(r);
+    for (int d = 0; d < r; ++d) {
+      const int64_t n = x->dim(d);
       map[d].resize(out[d]);
       for (int64_t o = 0; o < out[d]; ++o) {
         int64_t s = o - before[d];
@@ -470,7 +480,6 @@ class Pad : public Kernel {
         map[d][o] = s;
       }
     }
-    if (auto st = CheckOutputDims(out); !st.ok()) return st;
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
     if (y.numel() == 0) return absl::OkStatus();
     bool ok = true;
