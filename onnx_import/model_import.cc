@@ -1,9 +1,11 @@
 // ModelProto -> Graph: parsing, validation, shape inference, subgraphs.
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
@@ -126,6 +128,7 @@ class Importer {
       if (node.op_type.empty()) return Fail("a node named '" + node.name + "' has no op_type");
       if (!opsets.count(node.domain))
         return Fail(node.Describe() + ": domain '" + node.domain + "' is not in the model's opset_import");
+      if (auto s = CheckRequiredInputs(node, opsets.at(node.domain)); !s.ok()) return s;
       for (const auto& ap : np.attribute()) {
         auto attr = ImportAttribute(ap, node, opsets, scope);
         if (!attr.ok()) return attr.status();
@@ -215,6 +218,23 @@ class Importer {
                     AP::AttributeType_Name(ap.type()));
     }
     return a;
+  }
+
+  // Kernels rely on the inputs the op's schema requires being there; libonnx's checker
+  // says so only up to opset 17 and only when it runs. Newer opsets use the newest
+  // schema libonnx knows (required inputs are never removed by later versions).
+  absl::Status CheckRequiredInputs(const Node& node, int opset) const {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type, std::min(opset, kMaxLibOnnxOpset), node.domain);
+    if (!schema) return absl::OkStatus();
+    const auto& formal = schema->inputs();
+    for (size_t i = 0; i < formal.size(); ++i) {
+      if (formal[i].GetOption() != onnx::OpSchema::Single) continue;
+      if (i >= node.inputs.size() || node.inputs[i].empty())
+        return Fail(absl::StrCat(node.Describe(), ": required input ", i, " '", formal[i].GetName(),
+                                 "' is missing"));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status ConstantToInitializer(const Node& node, Graph& g) {
