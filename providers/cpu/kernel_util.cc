@@ -6,7 +6,7 @@ namespace tandem::cpu {
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= (rank == 0 ? 1 : rank))
+  if (a < 0 || a >= rank)  // a scalar has no axis: callers index dims with the result
     return absl::InvalidArgumentError("axis " + std::to_string(axis) +
                                       " is out of range for rank " + std::to_string(rank));
   return static_cast<int>(a);

@@ -5,6 +5,8 @@
 # written by `tandem train` (checkpoint). A crash fails the script; libFuzzer leaves the
 # input in BUILD/fuzz_artifacts/<target>/ — copy it to tests/fuzz/regressions/<target>/,
 # fix the bug, and FuzzRegressions.EveryRecordedCrashNowReturns re-runs it from then on.
+# FUZZ_SEED (default 1) makes a run repeatable — CI must not fail on the luck of a random
+# seed; pass FUZZ_SEED=0 for a fresh random seed when hunting.
 # usage: tests/fuzz/run_fuzzers.sh BUILD_DIR RUNS [TARGET...]   (default: all four)
 set -euo pipefail
 build=$1
@@ -45,7 +47,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$work" "$artifacts"
   echo "[fuzz] $t: $runs executions from $(ls "$seeds/${corpus[$t]}" | wc -l) seeds"
   start=$(date +%s)
-  if ! "$build/tests/fuzz/fuzz_$t" -runs="$runs" -timeout=30 -rss_limit_mb=2560 -max_len=65536 \
+  if ! "$build/tests/fuzz/fuzz_$t" -runs="$runs" -seed="${FUZZ_SEED:-1}" -timeout=30 -rss_limit_mb=2560 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$artifacts" "$work" "$seeds/${corpus[$t]}" \
        >"$build/fuzz_$t.log" 2>&1; then
     tail -40 "$build/fuzz_$t.log"
