@@ -83,6 +83,10 @@ absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
   return bytes;
 }
 
+std::string AllocationFailureMessage(const std::bad_alloc& e) {
+  return dynamic_cast<const AllocationError*>(&e) ? e.what() : "out of memory";
+}
+
 size_t TensorBytesOrThrow(DataType dtype, const Dims& dims) {
   auto bytes = CheckedTensorBytes(dtype, dims);
   if (!bytes.ok()) throw AllocationError(std::string(bytes.status().message()));

@@ -50,6 +50,10 @@ class AllocationError : public std::bad_alloc {
   std::string message_;
 };
 
+// What to report for a failed allocation: AllocationError's message (what was asked for
+// and which limit refused it), else "out of memory".
+std::string AllocationFailureMessage(const std::bad_alloc& e);
+
 // Bytes of a `dtype` tensor of `dims`; InvalidArgument for negative dimensions or a size
 // that overflows, ResourceExhausted above the memory limit. Strings count their handles.
 absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims);

@@ -108,17 +108,16 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   if (!checked.ok()) return Bad(p, std::string(checked.status().message()));
   const size_t bytes = static_cast<size_t>(*checked);
   const int64_t n = NumElements(dims);
-  if (dtype == DataType::kString && (p.has_raw_data() || p.data_location() == onnx::TensorProto::EXTERNAL))
+  const bool is_external = p.data_location() == onnx::TensorProto::EXTERNAL;
+  if (dtype == DataType::kString && (p.has_raw_data() || is_external))
     return Bad(p, "string tensors must keep their values in string_data");
-  if (p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() &&
-      p.raw_data().size() != bytes)
+  if (!is_external && p.has_raw_data() && p.raw_data().size() != bytes)
     return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", bytes,
                                " for ", DataTypeName(dtype), DimsToString(dims)));
-  if (p.data_location() != onnx::TensorProto::EXTERNAL && !p.has_raw_data() &&
-      TypedValueCount(p) != n)
+  if (!is_external && !p.has_raw_data() && TypedValueCount(p) != n)
     return Bad(p, absl::StrCat("has ", TypedValueCount(p), " values for ", n, " elements"));
   std::string external;  // read (and its range checked) before the tensor is allocated
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (is_external) {
     auto data = ReadExternal(p, model_dir, bytes);
     if (!data.ok()) return data.status();
     external = std::move(*data);
@@ -129,7 +128,7 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
     for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
     return t;
   }
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (is_external) {
     if (bytes) std::memcpy(t.raw(), external.data(), bytes);
     return t;
   }

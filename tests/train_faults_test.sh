@@ -13,13 +13,7 @@ set -euo pipefail
 tandem=$1
 work=$2
 rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 - "$work" <<'PY'
-import sys, numpy as np
-rng = np.random.default_rng(0)
-x = rng.uniform(-3, 3, (2000, 2)).astype(np.float32)
-y = (np.sin(x[:, :1]) * np.cos(x[:, 1:])).astype(np.float32)
-np.save(sys.argv[1] + "/x.npy", x); np.save(sys.argv[1] + "/y.npy", y)
-PY
+/usr/bin/python3 "$(dirname "$0")/sincos_data.py" "$work"
 model=$(dirname "$0")/../models/peaks_mlp.onnx
 common=(--x "$work/x.npy" --y "$work/y.npy" --loss mse --optimizer adam --seed 7 --threads 1 --quiet)
 fail() { echo "FAIL $*"; exit 1; }

@@ -62,7 +62,8 @@ absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   onnx::ModelProto m;
-  if (!m.ParseFromString(ss.str())) return fail("not a checkpoint (protobuf parsing failed)");
+  const std::string bytes = ss.str();
+  if (!ParseModelProto(bytes.data(), bytes.size(), &m)) return fail("not a checkpoint (protobuf parsing failed)");
   std::map<std::string, std::string> meta;
   for (const auto& kv : m.metadata_props()) meta[kv.key()] = kv.value();
   if (meta[kMagic] != "1") return fail("not a Tandem checkpoint");

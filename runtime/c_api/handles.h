@@ -86,11 +86,9 @@ TandemStatus* Guard(const char* function, F&& body) noexcept {
   try {
     try {
       return body();
-    } catch (const std::bad_alloc& e) {  // AllocationError says what was asked for and why
-      return MakeStatus(TANDEM_RESOURCE_EXHAUSTED, std::string("[c_api] ") + function + ": " +
-                                                       (dynamic_cast<const AllocationError*>(&e)
-                                                            ? e.what()
-                                                            : "out of memory"));
+    } catch (const std::bad_alloc& e) {
+      return MakeStatus(TANDEM_RESOURCE_EXHAUSTED,
+                        std::string("[c_api] ") + function + ": " + AllocationFailureMessage(e));
     } catch (const std::exception& e) {
       return MakeStatus(TANDEM_INTERNAL, std::string("[c_api] ") + function + ": " + e.what());
     } catch (...) {
