@@ -1,5 +1,6 @@
 #include "runtime/npy.h"
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -98,7 +99,7 @@ absl::Status WriteNpy(const std::string& path, const Tensor& t) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   std::ofstream out(path, std::ios::binary);
-  if (!out) return absl::PermissionDeniedError(path + ": cannot write");
+  if (!out) return absl::ErrnoToStatus(errno, path + ": cannot write");
   out.write("\x93NUMPY\x01\x00", 8);
   uint16_t len = static_cast<uint16_t>(header.size());
   out.write(reinterpret_cast<const char*>(&len), 2);

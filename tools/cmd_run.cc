@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "absl/strings/numbers.h"
@@ -23,7 +24,7 @@ const char kUsage[] =
     "options:\n"
     "  --input NAME=FILE.npy   an input (repeatable); inputs not given are random\n"
     "  --dim SYMBOL=N          value for a symbolic dimension of random inputs (default 1)\n"
-    "  --output-dir DIR        write each output as DIR/<name>.npy\n"
+    "  --output-dir DIR        write each output as DIR/<name>.npy (DIR is created)\n"
     "  --repeat N              timed runs after one warm-up run (default 10)\n"
     "  --threads N             threads (default: all cores)\n"
     "  --seed N                seed for random inputs (default 0)\n"
@@ -73,6 +74,14 @@ int Run(int argc, char** argv) {
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
+  }
+  if (a.has("--output-dir")) {  // created up front: a typo fails before a long run, not after
+    std::error_code ec;
+    std::filesystem::create_directories(a.get("--output-dir"), ec);
+    if (ec) {
+      std::fprintf(stderr, "error: cannot create %s: %s\n", a.get("--output-dir").c_str(), ec.message().c_str());
+      return 1;
+    }
   }
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
