@@ -25,7 +25,7 @@ struct ResourceLimits {
   // Largest total of live tensor memory one allocator may hand out, and so the largest
   // single tensor. 0 means the default: 80% of the machine's physical memory (or of the
   // container's cgroup limit). Not a process-wide cap: each session's allocator counts
-  // its own live tensors, and the CUDA plugin keeps its own accounting of device memory.
+  // its own live tensors; the CUDA plugin's device allocator applies it only when set.
   uint64_t max_memory_bytes = 0;
   // Iterations one Loop node may run (its trip count, or while its condition holds).
   int64_t max_loop_iterations = 10'000'000;

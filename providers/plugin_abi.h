@@ -7,10 +7,11 @@
 #pragma once
 #include <cstddef>
 
+#include "graph/resource_limits.h"
 #include "providers/execution_provider.h"
 
 // Bump when any class that crosses the plugin boundary changes.
-#define TANDEM_PROVIDER_PLUGIN_ABI 1
+#define TANDEM_PROVIDER_PLUGIN_ABI 2
 
 extern "C" {
 
@@ -22,7 +23,10 @@ struct TandemProviderPlugin {
   // device is detected", "driver too old").
   int (*device_count)(char* why, size_t why_size);
   // A new provider on device `index`; null with a reason in `error`. The caller owns it.
-  tandem::ExecutionProvider* (*create)(int index, char* error, size_t error_size);
+  // `limits` are the engine's resource limits (graph/resource_limits.h) at this moment;
+  // the plugin applies them to its own copy of graph/ and to device memory.
+  tandem::ExecutionProvider* (*create)(int index, const tandem::ResourceLimits* limits, char* error,
+                                       size_t error_size);
 };
 
 // Exported by every plugin under this name.
@@ -36,7 +40,8 @@ inline size_t TandemPluginLayoutFingerprint() {
   size_t h = 0;
   for (size_t s : {sizeof(tandem::Tensor), sizeof(tandem::Buffer), sizeof(tandem::KernelDef),
                    sizeof(tandem::KernelInfo), sizeof(tandem::KernelContext), sizeof(tandem::Node),
-                   sizeof(tandem::Attribute), sizeof(tandem::Graph), sizeof(tandem::ValueInfo)})
+                   sizeof(tandem::Attribute), sizeof(tandem::Graph), sizeof(tandem::ValueInfo),
+                   sizeof(tandem::ResourceLimits)})
     h = h * 1000003u + s;
   return h;
 }

@@ -134,7 +134,8 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const st
                                       " does not exist (" + std::to_string(lp.probe.devices) +
                                       " visible)");
   char error[512] = {0};
-  ExecutionProvider* p = lp.api->create(index, error, sizeof error);
+  const ResourceLimits limits = GetResourceLimits();
+  ExecutionProvider* p = lp.api->create(index, &limits, error, sizeof error);
   if (!p) return absl::UnavailableError("provider '" + name + "': " + std::string(error));
   return std::unique_ptr<ExecutionProvider>(p);
 }

@@ -38,7 +38,7 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
 // them to graph/resource_limits.h; a malformed value exits(2)).
 #define TANDEM_LIMITS_HELP                                                                 \
   "  --max-memory SIZE       refuse tensors past this much live memory (e.g. 512M, 8G;\n"   \
-  "                          default 80% of physical memory)\n"                           \
+  "                          default 80% of physical memory; GPU memory only if given)\n" \
   "  --max-loop-iterations N refuse Loop nodes that would run longer (default 10000000)\n"
 
 // Prints a per-node time table, most expensive first.

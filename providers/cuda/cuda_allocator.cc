@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "graph/resource_limits.h"
+
 namespace tandem::cuda {
 
 struct CudaAllocator::State {
@@ -60,14 +62,34 @@ Device CudaAllocator::device() const {
                                        : Device{DeviceType::kCpu, 0};
 }
 
+uint64_t CudaAllocator::Limit() const {
+  if (state_->kind == Kind::kPinnedHost) return MaxMemoryBytes();
+  return GetResourceLimits().max_memory_bytes;  // 0 unless set: cudaMalloc knows the device
+}
+
 std::shared_ptr<Buffer> CudaAllocator::Allocate(size_t bytes) {
-  const size_t bucket = BucketSize(bytes);
   auto buf = std::make_shared<Buffer>();
   buf->bytes = bytes;
   buf->device = device();
+  const uint64_t limit = Limit();
+  const char* what = state_->kind == Kind::kDevice ? "GPU" : "pinned host";
+  if (limit && bytes > limit) {  // also keeps BucketSize from overflowing
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->last_error = std::string(what) + " memory: a buffer of " + FormatBytes(bytes) +
+                         " is over the memory limit of " + FormatBytes(limit) + " (--max-memory)";
+    return buf;  // data == nullptr
+  }
+  const size_t bucket = BucketSize(bytes);
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
+    if (limit && state_->in_use + bucket > limit) {
+      state_->last_error = std::string(what) + " memory: allocating " + FormatBytes(bucket) +
+                           " would raise Tandem's live tensors to " +
+                           FormatBytes(state_->in_use + bucket) + ", over the memory limit of " +
+                           FormatBytes(limit) + " (--max-memory)";
+      return buf;
+    }
     auto& list = state_->free_lists[bucket];
     if (!list.empty()) {
       p = list.back();

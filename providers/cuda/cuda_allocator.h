@@ -6,11 +6,15 @@
 // or training steps makes no cudaMalloc/cudaFree calls. When cudaMalloc fails the cache
 // is returned to the driver and the request tried once more; if it still fails,
 // Allocate returns a buffer with data == nullptr and last_error() says how much was
-// asked and how much the device has free (kernels turn that into a status).
+// asked and how much the device has free (kernels turn that into a status). The same
+// null buffer, before any driver call, for a request over the memory limit
+// (graph/resource_limits.h): device memory only when --max-memory was set (otherwise
+// the device's own size is the limit), pinned host memory always (default 80% of RAM).
 //
 // PinnedAllocator: page-locked host memory (cudaMallocHost), cached the same way, for
 // copies to and from the device at full bus speed.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +43,7 @@ class CudaAllocator : public Allocator {
   static size_t BucketSize(size_t bytes);
 
  private:
+  uint64_t Limit() const;  // 0: none
   struct State;
   std::shared_ptr<State> state_;  // outlives the allocator while buffers are alive
 };
