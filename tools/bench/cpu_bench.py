@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""CPU inference latency: Tandem vs ONNX Runtime vs PyTorch, side by side in one run.
+
+usage: tools/bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5]
+                                [--cases NAME,...] [--markdown FILE]
+(the .sh sets up the environment; this script runs inside it)
+
+Every case is one model file exported by Debian's PyTorch (opset 13, dynamic batch) and
+one seeded input, given to all three engines: Tandem through its Python API, ONNX
+Runtime's CPUExecutionProvider (all graph optimizations, as shipped), and PyTorch eager
+on the module the file was exported from (torch.inference_mode). Each engine runs in its
+own process (no two thread pools spinning against each other), with the same thread
+count; rounds are interleaved (round 1: every engine on every case, then round 2, ...).
+A process warms up, then times single calls for --seconds and reports their median (p50).
+The table gives min and median over rounds of those p50s, and Tandem / ORT and
+Tandem / PyTorch of the medians (< 1: Tandem is faster), plus the largest difference
+between Tandem's and ONNX Runtime's outputs as a check that they computed the same thing.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# -- the cases ----------------------------------------------------------------------------
+
+def transformer_encoder():
+    """A small transformer encoder: 2 layers, d_model 128, 4 heads, feed-forward 256."""
+    from torch import nn
+    layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+
+def vision(name):
+    import torchvision
+    return lambda: getattr(torchvision.models, name)(weights=None)
+
+
+def reference(name):
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    from reference_models import MODELS
+    return MODELS[name][0]
+
+
+# case name -> (model name, module constructor, input shape)
+CASES = {
+    "cifar_cnn_b1": ("cifar_cnn", lambda: reference("cifar_cnn")(), (1, 3, 32, 32)),
+    "cifar_cnn_b128": ("cifar_cnn", lambda: reference("cifar_cnn")(), (128, 3, 32, 32)),
+    "resnet18_b1": ("resnet18", lambda: vision("resnet18")(), (1, 3, 224, 224)),
+    "mobilenet_v2_b1": ("mobilenet_v2", lambda: vision("mobilenet_v2")(), (1, 3, 224, 224)),
+    "densenet121_b1": ("densenet121", lambda: vision("densenet121")(), (1, 3, 224, 224)),
+    "squeezenet1_1_b1": ("squeezenet1_1", lambda: vision("squeezenet1_1")(), (1, 3, 224, 224)),
+    "transformer_b1": ("transformer", transformer_encoder, (1, 64, 128)),
+    "peaks_mlp_40000": ("peaks_mlp", lambda: reference("peaks_mlp")(), (40000, 2)),
+    "ode_mlp_b1": ("ode_mlp", lambda: reference("ode_mlp")(), (1, 3)),
+}
+ENGINES = ("tandem", "ort", "torch")
+
+
+def prepare(case, work):
+    """Exports the case's model once (seeded weights) and writes its input; returns paths."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    from reference_models import export
+    model_name, make, shape = CASES[case]
+    onnx_path = os.path.join(work, model_name + ".onnx")
+    module_path = os.path.join(work, model_name + ".pt")
+    if not os.path.exists(onnx_path):
+        torch.manual_seed(0)
+        module = make().eval()
+        export(module, (1,) + tuple(shape[1:]), onnx_path)
+        torch.save(module, module_path)
+    x_path = os.path.join(work, case + ".npy")
+    np.save(x_path, np.random.default_rng(1).standard_normal(shape, dtype=np.float32))
+    return onnx_path, module_path, x_path
+
+
+# -- one engine, one case, in its own process ----------------------------------------------
+
+def make_runner(engine, onnx_path, module_path, x, threads):
+    if engine == "tandem":
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import tandem
+        session = tandem.Session(onnx_path, threads=threads)
+        return lambda: session.run({"x": x})["y"]
+    if engine == "ort":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        return lambda: session.run(["y"], {"x": x})[0]
+    import torch
+    torch.set_num_threads(threads)
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    module = torch.load(module_path).eval()
+    tx = torch.from_numpy(x)
+
+    def run():
+        with torch.inference_mode():
+            return module(tx).numpy()
+    return run
+
+
+def worker(engine, onnx_path, module_path, x_path, threads, seconds, out_path):
+    x = np.load(x_path)
+    run = make_runner(engine, onnx_path, module_path, x, threads)
+    y = run()
+    if out_path:
+        np.save(out_path, y)
+    start = time.perf_counter()
+    while time.perf_counter() - start < min(0.3, seconds / 3):  # warm-up
+        run()
+    times = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds or len(times) < 5:
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"p50_ms": statistics.median(times) * 1e3, "calls": len(times)}))
+
+
+# -- the driver ---------------------------------------------------------------------------
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def versions():
+    import onnxruntime
+    import torch
+    torch.randn(64, 64) @ torch.randn(64, 64)
+    with open("/proc/self/maps") as f:
+        blas = sorted({os.path.basename(l.split()[-1]) for l in f if "blas" in l})
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import tandem
+    return (f"Tandem {tandem.version()} ({tandem.library_path})", f"ONNX Runtime {onnxruntime.__version__}",
+            f"PyTorch {torch.__version__} (BLAS: {', '.join(blas) or 'none found'})")
+
+
+def fmt_ms(v):
+    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=1.5, help="timed seconds per engine, case and round")
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, from: " + ", ".join(CASES))
+    ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
+    ap.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        engine, onnx_path, module_path, x_path, threads, seconds, out_path = args.worker
+        worker(engine, onnx_path, module_path, x_path, int(threads), float(seconds), out_path)
+        return
+
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        sys.exit(f"error: unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    header = [f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, {args.threads} threads "
+              f"per engine, {args.rounds} interleaved rounds of {args.seconds} s per engine and case",
+              *versions()]
+    for line in header:
+        print(line, flush=True)
+    if "openblas" not in header[-1]:
+        print("WARNING: torch is not using OpenBLAS; install libopenblas0-openmp for a fair baseline")
+
+    work = tempfile.mkdtemp(prefix="tandem_cpu_bench_")
+    paths = {}
+    for case in cases:
+        print(f"[bench] exporting {case}", file=sys.stderr, flush=True)
+        paths[case] = prepare(case, work)
+    p50 = {(c, e): [] for c in cases for e in ENGINES}
+    for r in range(args.rounds):
+        for case in cases:
+            for engine in ENGINES:
+                onnx_path, module_path, x_path = paths[case]
+                out = os.path.join(work, f"{case}.{engine}.out.npy") if r == 0 else ""
+                res = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", engine, onnx_path,
+                                      module_path, x_path, str(args.threads), str(args.seconds), out],
+                                     capture_output=True, text=True)
+                if res.returncode != 0:
+                    sys.exit(f"error: {engine} on {case} failed:\n{res.stderr.strip()}")
+                p50[(case, engine)].append(json.loads(res.stdout.strip().splitlines()[-1])["p50_ms"])
+            print(f"[bench] round {r + 1}/{args.rounds}: {case} done", file=sys.stderr, flush=True)
+
+    rows = ["| case | Tandem p50 min / med (ms) | ORT p50 min / med (ms) | PyTorch p50 min / med (ms) "
+            "| Tandem / ORT | Tandem / PyTorch | max abs diff Tandem vs ORT |",
+            "|---|---|---|---|---|---|---|"]
+    for case in cases:
+        cols = []
+        for engine in ENGINES:
+            v = p50[(case, engine)]
+            cols.append(f"{fmt_ms(min(v))} / {fmt_ms(statistics.median(v))}")
+        med = {e: statistics.median(p50[(case, e)]) for e in ENGINES}
+        diff = np.abs(np.load(os.path.join(work, f"{case}.tandem.out.npy")) -
+                      np.load(os.path.join(work, f"{case}.ort.out.npy"))).max()
+        rows.append(f"| {case} | {' | '.join(cols)} | {med['tandem'] / med['ort']:.2f} | "
+                    f"{med['tandem'] / med['torch']:.2f} | {diff:.2g} |")
+    print("\n".join(rows))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("# CPU inference: Tandem vs ONNX Runtime vs PyTorch\n\n")
+            f.write("\n".join(f"- {line}" for line in header) + "\n")
+            f.write(f"- command: `tools/bench/cpu_bench.sh {' '.join(sys.argv[1:])}`\n\n")
+            f.write("\n".join(rows) + "\n")
+        print(f"wrote {args.markdown}")
+
+
+if __name__ == "__main__":
+    main()
