@@ -1,5 +1,7 @@
 #include "runtime/plan.h"
 
+#include <omp.h>
+
 #include <chrono>
 #include <set>
 
@@ -117,6 +119,14 @@ std::vector<StepProfile> Plan::profile() const {
   return out;
 }
 
+int Plan::ThreadsFor(const std::vector<const Tensor*>& inputs) const {
+  if (num_threads_ <= 1) return num_threads_;
+  int64_t elements = 0;
+  for (const Tensor* t : inputs)
+    if (t && t->is_tensor()) elements += t->numel();
+  return elements < kSerialNodeElements ? 1 : num_threads_;
+}
+
 absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer) {
   const Node& node = *step.node;
   std::vector<const Tensor*> inputs;
@@ -157,9 +167,10 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
             node.domain, node.op_type, graph_.opset(node.domain), t));
     }
   }
+  const int threads = ThreadsFor(inputs);
+  omp_set_num_threads(threads);  // this thread's team size for the kernel's parallel regions
   std::vector<Tensor> outputs(step.outputs.size());
-  KernelContext ctx(std::move(inputs), &outputs, step.wanted, &step.provider->allocator(),
-                    num_threads_);
+  KernelContext ctx(std::move(inputs), &outputs, step.wanted, &step.provider->allocator(), threads);
   if (!step.subplans.empty()) {
     ctx.set_subgraph_runner([&](const std::string& attr, const std::vector<Tensor>& sub_inputs)
                                 -> absl::StatusOr<std::vector<Tensor>> {

@@ -58,6 +58,12 @@ class Plan {
   explicit Plan(const Graph& graph) : graph_(graph) {}
   int Slot(const std::string& name);
   absl::Status RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer);
+  // Threads for one node: 1 when its inputs hold fewer than kSerialNodeElements elements
+  // (waking an OpenMP team costs more than such a node's math: a 3x100 Gemm takes ~1 us,
+  // a fork/join ~3 us), else num_threads_. A function of the input shapes alone, so a
+  // kernel's cached oneDNN primitives are created and run with the same thread count.
+  int ThreadsFor(const std::vector<const Tensor*>& inputs) const;
+  static constexpr int64_t kSerialNodeElements = 16384;
 
   const Graph& graph_;
   std::map<std::string, int> slot_of_;

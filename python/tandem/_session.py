@@ -8,7 +8,7 @@ from ._env import get_env
 from ._errors import check
 from ._owned import Owned
 from ._lib import lib
-from ._tensor import Wrapped, dtype_name, numpy_dtype, take_outputs
+from ._tensor import Wrapped, c_strings, dtype_name, numpy_dtype, take_outputs
 
 _INPUTS, _OUTPUTS = 0, 1
 
@@ -110,6 +110,10 @@ class Session(Owned):
         self._finalizer = weakref.finalize(self, _release_session, self._handle, self._env)
         self.inputs = self._io_infos(_INPUTS)
         self.outputs = self._io_infos(_OUTPUTS)
+        # run()'s default request (every output), built once: small models run in a few
+        # microseconds, so per-call Python work shows.
+        self._all_output_names = [o.name for o in self.outputs]
+        self._c_all_output_names = c_strings(self._all_output_names)
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -177,13 +181,11 @@ class Session(Owned):
                                 f"{len(self.inputs)} inputs {self.input_names}")
             feeds = {self.inputs[0].name: feeds}
         if output_names is None:
-            names = self.output_names
-        elif isinstance(output_names, str):
-            names = [output_names]
+            names, c_names = self._all_output_names, self._c_all_output_names
         else:
-            names = list(output_names)
+            names = [output_names] if isinstance(output_names, str) else list(output_names)
+            c_names = c_strings(names)
         n = len(names)
-        c_names = (ctypes.c_char_p * max(n, 1))(*[s.encode() for s in names])
         outs = (ctypes.c_void_p * max(n, 1))()
         with Wrapped(feeds) as w:
             check(lib.tandem_session_run(h, w.names, w.tensors, w.count, c_names, n, outs))

@@ -47,6 +47,11 @@ def as_input_array(value, what):
     return arr
 
 
+def c_strings(names):
+    """`names` (str) as a C array of UTF-8 strings (one NULL entry when empty)."""
+    return (ctypes.c_char_p * max(len(names), 1))(*[s.encode() for s in names])
+
+
 def wrap(arr):
     """A new TandemTensor over `arr`'s memory (from :func:`as_input_array`); the caller
     keeps `arr` alive and releases the returned handle with tandem_tensor_release."""
@@ -54,7 +59,7 @@ def wrap(arr):
     dims = (ctypes.c_int64 * max(rank, 1))(*arr.shape)
     handle = ctypes.c_void_p()
     check(lib.tandem_tensor_wrap(_FROM_NUMPY[arr.dtype], dims, rank,
-                                 ctypes.c_void_p(arr.ctypes.data), arr.nbytes,
+                                 arr.__array_interface__["data"][0], arr.nbytes,
                                  ctypes.byref(handle)))
     return handle.value
 
@@ -78,7 +83,7 @@ class Wrapped:
             raise
         n = len(self._handles)
         self.count = n
-        self.names = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in feeds])
+        self.names = c_strings(list(feeds))
         self.tensors = (ctypes.c_void_p * max(n, 1))(*self._handles)
 
     def release(self):
