@@ -188,14 +188,20 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
     }
     inputs[i] = t;
   }
-  omp_set_num_threads(num_threads_);
   auto plan = AcquirePlan();
   if (!plan.ok()) return plan.status();
-  struct Return {  // gives the plan back even when a kernel throws (e.g. std::bad_alloc)
+  // Gives the plan back even when a kernel throws (e.g. std::bad_alloc), and the calling
+  // thread its OpenMP team size (steps set their own: runtime/plan.h ThreadsFor).
+  struct Return {
     Session* s;
     Plan* p;
-    ~Return() { s->ReleasePlan(p); }
-  } give_back{this, *plan};
+    int caller_threads;
+    ~Return() {
+      s->ReleasePlan(p);
+      omp_set_num_threads(caller_threads);
+    }
+  } give_back{this, *plan, omp_get_max_threads()};
+  omp_set_num_threads(num_threads_);
   return (*plan)->Run(inputs);
 }
 

@@ -1,6 +1,8 @@
 // Runtime: buffer reuse by liveness, constant folding, dead-code elimination.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
 
 #include "graph/passes.h"
@@ -36,6 +38,20 @@ TEST(Runtime, ChainReusesBuffersByLiveness) {
   for (int64_t i = 0; i < n; i += 1001) ASSERT_EQ((*out)[0].data<float>()[i], x.data<float>()[i]);
   // Without reuse the chain would hold 12 MiB; with it, at most a few values are alive.
   EXPECT_LE((*s)->peak_memory_bytes(), 3u * n * sizeof(float));
+}
+
+TEST(Runtime, RunLeavesTheCallersOpenMPTeamSizeAsItWas) {
+  // Steps set their own team size (tiny nodes run on one thread); the caller's is restored.
+  auto g = Import(UnaryChainModel({"Neg", "Abs"}, 8));
+  ASSERT_TRUE(g.ok()) << g.status();
+  SessionOptions o;
+  o.num_threads = 2;
+  auto s = Session::FromGraph(*g, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  omp_set_num_threads(3);
+  auto out = (*s)->Run({{"x", Tensor::Host(DataType::kFloat, {8})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(omp_get_max_threads(), 3);
 }
 
 TEST(Runtime, FoldsConstantSubgraphsAndRemovesDeadNodes) {
