@@ -59,6 +59,19 @@ uint64_t MaxMemoryBytes() {
   return by_default;
 }
 
+std::string BufferOverLimit(uint64_t bytes, uint64_t limit) {
+  if (!limit || bytes <= limit) return "";
+  return "a buffer of " + FormatBytes(bytes) + " is over the memory limit of " + FormatBytes(limit) +
+         " (--max-memory)";
+}
+
+std::string LiveMemoryOverLimit(uint64_t reserved, uint64_t in_use, uint64_t limit) {
+  if (!limit || in_use + reserved <= limit) return "";
+  return "allocating " + FormatBytes(reserved) + " would raise live tensor memory to " +
+         FormatBytes(in_use + reserved) + ", over the memory limit of " + FormatBytes(limit) +
+         " (--max-memory)";
+}
+
 absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
   uint64_t n = 1;
   bool overflow = false, empty = false;

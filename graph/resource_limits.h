@@ -54,6 +54,13 @@ class AllocationError : public std::bad_alloc {
 // and which limit refused it), else "out of memory".
 std::string AllocationFailureMessage(const std::bad_alloc& e);
 
+// An allocator's two checks against a memory limit (0: none), each "" when the request may
+// proceed, else the reason: one buffer of `bytes` over the limit (checked first: it also
+// keeps the allocator's size rounding from overflowing), or `reserved` more bytes on top of
+// the `in_use` bytes the allocator already hands out.
+std::string BufferOverLimit(uint64_t bytes, uint64_t limit);
+std::string LiveMemoryOverLimit(uint64_t reserved, uint64_t in_use, uint64_t limit);
+
 // Bytes of a `dtype` tensor of `dims`; InvalidArgument for negative dimensions or a size
 // that overflows, ResourceExhausted above the memory limit. Strings count their handles.
 absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims);

@@ -36,17 +36,13 @@ CpuAllocator::~CpuAllocator() {
 
 std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
   const uint64_t limit = MaxMemoryBytes();
-  if (bytes > limit)  // also keeps Bucket() from overflowing
-    throw AllocationError("a buffer of " + FormatBytes(bytes) + " is over the memory limit of " +
-                          FormatBytes(limit) + " (--max-memory)");
+  if (std::string why = BufferOverLimit(bytes, limit); !why.empty()) throw AllocationError(why);
   const size_t cap = Bucket(bytes ? bytes : 1);
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->in_use + cap > limit)
-      throw AllocationError("allocating " + FormatBytes(cap) + " would raise live tensor memory to " +
-                            FormatBytes(state_->in_use + cap) + ", over the memory limit of " +
-                            FormatBytes(limit) + " (--max-memory)");
+    if (std::string why = LiveMemoryOverLimit(cap, state_->in_use, limit); !why.empty())
+      throw AllocationError(why);
     auto it = state_->free_list.find(cap);
     if (it != state_->free_list.end()) {
       p = it->second;

@@ -72,22 +72,18 @@ std::shared_ptr<Buffer> CudaAllocator::Allocate(size_t bytes) {
   buf->bytes = bytes;
   buf->device = device();
   const uint64_t limit = Limit();
-  const char* what = state_->kind == Kind::kDevice ? "GPU" : "pinned host";
-  if (limit && bytes > limit) {  // also keeps BucketSize from overflowing
+  const std::string what = state_->kind == Kind::kDevice ? "GPU memory: " : "pinned host memory: ";
+  if (std::string why = BufferOverLimit(bytes, limit); !why.empty()) {
     std::lock_guard<std::mutex> lock(state_->mu);
-    state_->last_error = std::string(what) + " memory: a buffer of " + FormatBytes(bytes) +
-                         " is over the memory limit of " + FormatBytes(limit) + " (--max-memory)";
+    state_->last_error = what + why;
     return buf;  // data == nullptr
   }
   const size_t bucket = BucketSize(bytes);
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (limit && state_->in_use + bucket > limit) {
-      state_->last_error = std::string(what) + " memory: allocating " + FormatBytes(bucket) +
-                           " would raise Tandem's live tensors to " +
-                           FormatBytes(state_->in_use + bucket) + ", over the memory limit of " +
-                           FormatBytes(limit) + " (--max-memory)";
+    if (std::string why = LiveMemoryOverLimit(bucket, state_->in_use, limit); !why.empty()) {
+      state_->last_error = what + why;
       return buf;
     }
     auto& list = state_->free_lists[bucket];

@@ -41,7 +41,7 @@ TEST(CudaAllocatorLimits, RoundingToABucketCountsAgainstTheLimit) {
   CudaAllocator alloc(CudaAllocator::Kind::kDevice, 0);
   auto buf = alloc.Allocate((1 << 20) + 1);
   EXPECT_EQ(buf->data, nullptr);
-  EXPECT_NE(alloc.last_error().find("would raise Tandem's live tensors to 2.0 MiB"), std::string::npos)
+  EXPECT_NE(alloc.last_error().find("GPU memory: allocating 2.0 MiB would raise live tensor memory to 2.0 MiB"), std::string::npos)
       << alloc.last_error();
 }
 
