@@ -201,7 +201,6 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
       omp_set_num_threads(caller_threads);
     }
   } give_back{this, *plan, omp_get_max_threads()};
-  omp_set_num_threads(num_threads_);
   return (*plan)->Run(inputs);
 }
 
