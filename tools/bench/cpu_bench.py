@@ -30,6 +30,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# reference_models (models/) and `import tandem` from the source tree (python/).
+sys.path[:0] = [os.path.join(ROOT, "models"), os.path.join(ROOT, "python")]
 
 
 # -- the cases ----------------------------------------------------------------------------
@@ -47,7 +49,6 @@ def vision(name):
 
 
 def reference(name):
-    sys.path.insert(0, os.path.join(ROOT, "models"))
     from reference_models import MODELS
     return MODELS[name][0]
 
@@ -70,7 +71,6 @@ ENGINES = ("tandem", "ort", "torch")
 def prepare(case, work):
     """Exports the case's model once (seeded weights) and writes its input; returns paths."""
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "models"))
     from reference_models import export
     model_name, make, shape = CASES[case]
     onnx_path = os.path.join(work, model_name + ".onnx")
@@ -89,7 +89,6 @@ def prepare(case, work):
 
 def make_runner(engine, onnx_path, module_path, x, threads):
     if engine == "tandem":
-        sys.path.insert(0, os.path.join(ROOT, "python"))
         import tandem
         session = tandem.Session(onnx_path, threads=threads)
         return lambda: session.run({"x": x})["y"]
@@ -102,7 +101,6 @@ def make_runner(engine, onnx_path, module_path, x, threads):
         return lambda: session.run(["y"], {"x": x})[0]
     import torch
     torch.set_num_threads(threads)
-    sys.path.insert(0, os.path.join(ROOT, "models"))
     module = torch.load(module_path).eval()
     tx = torch.from_numpy(x)
 
@@ -142,14 +140,11 @@ def cpu_model():
 
 def versions():
     import onnxruntime
-    import torch
-    torch.randn(64, 64) @ torch.randn(64, 64)
-    with open("/proc/self/maps") as f:
-        blas = sorted({os.path.basename(l.split()[-1]) for l in f if "blas" in l})
-    sys.path.insert(0, os.path.join(ROOT, "python"))
     import tandem
+    import torch
+    from inference_bench import blas_in_use  # imports torch: only here, never in a worker
     return (f"Tandem {tandem.version()} ({tandem.library_path})", f"ONNX Runtime {onnxruntime.__version__}",
-            f"PyTorch {torch.__version__} (BLAS: {', '.join(blas) or 'none found'})")
+            f"PyTorch {torch.__version__} (BLAS: {blas_in_use()})")
 
 
 def fmt_ms(v):
