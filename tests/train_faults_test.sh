@@ -29,18 +29,26 @@ print({p.key: p.value for p in m.metadata_props}["step"])
 PY
 }
 
+# Trains 2 good epochs at batch size $3 into checkpoint dir $work/$2, then resumes with the
+# diverging lr $4 up to epoch $5: the run must exit 1 with the one error line matching the
+# extended regex $6 and leave the good checkpoint byte-identical. $1 names the case in
+# failures. Sets ck to the checkpoint dir.
+diverge_after_two_good_epochs() {
+  local what=$1 name=$2 batch=$3 lr=$4 epochs=$5 pattern=$6 rc=0
+  ck=$work/$name
+  "$tandem" train "$model" "${common[@]}" --batch-size "$batch" --lr 0.01 --epochs 2 --checkpoint-dir "$ck" >/dev/null
+  cp "$ck/checkpoint.tdm" "$work/good.tdm"
+  "$tandem" train "$model" "${common[@]}" --batch-size "$batch" --lr "$lr" --epochs "$epochs" --checkpoint-dir "$ck" \
+    --resume >/dev/null 2>"$work/$name.err" || rc=$?
+  cat "$work/$name.err"
+  [ "$rc" = 1 ] || fail "$what: exit status $rc, expected 1"
+  grep -Eq "$pattern" "$work/$name.err" || fail "$what: unexpected message"
+  cmp -s "$ck/checkpoint.tdm" "$work/good.tdm" || fail "$what: the checkpoint was overwritten"
+}
+
 # 1. A diverging run: 2 good epochs (32 steps each), then resumed with lr 1e30.
-ck=$work/nan
-"$tandem" train "$model" "${common[@]}" --batch-size 64 --lr 0.01 --epochs 2 --checkpoint-dir "$ck" >/dev/null
-cp "$ck/checkpoint.tdm" "$work/good.tdm"
-rc=0
-"$tandem" train "$model" "${common[@]}" --batch-size 64 --lr 1e30 --epochs 4 --checkpoint-dir "$ck" --resume \
-  >/dev/null 2>"$work/nan.err" || rc=$?
-cat "$work/nan.err"
-[ "$rc" = 1 ] || fail "diverged run: exit status $rc, expected 1"
-grep -Eq "^error: \[train\] step [0-9]+ \(epoch 3, batch [0-9]+\): loss is (nan|inf); stopping\. The last good checkpoint is $ck/checkpoint.tdm \(step 64\)\.$" \
-  "$work/nan.err" || fail "diverged run: unexpected message"
-cmp -s "$ck/checkpoint.tdm" "$work/good.tdm" || fail "diverged run: the checkpoint was overwritten"
+diverge_after_two_good_epochs "diverged run" nan 64 1e30 4 \
+  "^error: \[train\] step [0-9]+ \(epoch 3, batch [0-9]+\): loss is (nan|inf); stopping\. The last good checkpoint is $work/nan/checkpoint.tdm \(step 64\)\.$"
 step=$(finite_step "$ck/checkpoint.tdm") || fail "diverged run: checkpoint: $step"
 [ "$step" = 64 ] || fail "diverged run: the checkpoint is at step $step, expected 64"
 "$tandem" train "$model" "${common[@]}" --batch-size 64 --lr 0.01 --epochs 3 --checkpoint-dir "$ck" --resume >/dev/null ||
@@ -57,17 +65,8 @@ grep -q "loss is .*; stopping. No checkpoint has been written yet.$" "$work/nan0
 echo "PASS NaN loss in the first epoch: no checkpoint written"
 
 # Full batch, lr 1e39 (inf as a float): step 3's loss is finite, the weights it leaves are not.
-ck=$work/nan_weights
-"$tandem" train "$model" "${common[@]}" --batch-size 2000 --lr 0.01 --epochs 2 --checkpoint-dir "$ck" >/dev/null
-cp "$ck/checkpoint.tdm" "$work/good.tdm"
-rc=0
-"$tandem" train "$model" "${common[@]}" --batch-size 2000 --lr 1e39 --epochs 3 --checkpoint-dir "$ck" --resume \
-  >/dev/null 2>"$work/nan_weights.err" || rc=$?
-cat "$work/nan_weights.err"
-[ "$rc" = 1 ] || fail "diverged weights: exit status $rc, expected 1"
-grep -Eq "^error: \[train\] epoch 3, step 3: parameter '[^']+' holds NaN or Inf; no checkpoint written; stopping\. The last good checkpoint is $ck/checkpoint.tdm \(step 2\)\.$" \
-  "$work/nan_weights.err" || fail "diverged weights: unexpected message"
-cmp -s "$ck/checkpoint.tdm" "$work/good.tdm" || fail "diverged weights: the checkpoint was overwritten"
+diverge_after_two_good_epochs "diverged weights" nan_weights 2000 1e39 3 \
+  "^error: \[train\] epoch 3, step 3: parameter '[^']+' holds NaN or Inf; no checkpoint written; stopping\. The last good checkpoint is $work/nan_weights/checkpoint.tdm \(step 2\)\.$"
 echo "PASS NaN weights after a finite loss: no checkpoint written over the good one"
 
 # 2. A failing checkpoint write. ulimit -f counts 1024-byte blocks; the error message
