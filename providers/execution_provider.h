@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/graph.h"
 #include "providers/allocator.h"
 #include "providers/kernel.h"
 #include "providers/kernel_registry.h"
@@ -27,6 +28,11 @@ class ExecutionProvider {
   virtual std::optional<double> Capability(const KernelInfo& info) const;
   // Fixed cost per kernel launch (the GPU's ~10 µs is why tiny graphs stay on the CPU).
   virtual double launch_overhead_us() const { return 0.0; }
+
+  // Rewrites of the nodes the partitioner assigned to this provider, for this provider
+  // alone (the CPU's channel-blocked layout, providers/cpu/blocked_layout.h); the graph
+  // is partitioned and in execution order before and after. Returns nodes rewritten.
+  virtual int OptimizeGraph(Graph& graph) { return 0; }
 
   // The kernel registered for the node's (domain, op, opset, dtype), or null.
   const KernelDef* FindKernel(const KernelInfo& info) const;

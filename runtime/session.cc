@@ -85,6 +85,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   if (!part.ok()) return part.status();
   s->stats_.nodes_per_provider = part->nodes_per_provider;
   s->stats_.copies_inserted = part->copies_inserted;
+  if (options.fusion)
+    for (auto& p : s->providers_) s->stats_.nodes_provider_rewritten += p->OptimizeGraph(graph);
   s->graph_ = std::make_unique<Graph>(std::move(graph));
   s->providers_by_name_ = std::move(by_name);
   s->profiling_ = options.profiling;

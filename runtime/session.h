@@ -24,7 +24,9 @@ namespace tandem {
 struct SessionOptions {
   int num_threads = 0;              // 0: all cores
   bool constant_folding = true;
-  bool fusion = true;               // Conv/Gemm/MatMul + activation, see runtime/fusion.h
+  // Conv/Gemm/MatMul + activation (runtime/fusion.h) and each provider's own rewrites
+  // (ExecutionProvider::OptimizeGraph: the CPU's channel-blocked convolution chains).
+  bool fusion = true;
   bool profiling = false;           // per-node timings, see Session::profile()
   std::vector<std::string> providers = {"cpu"};  // in order of preference
   // How nodes are placed among the providers (see providers/partitioner.h).
@@ -41,6 +43,7 @@ struct SessionStats {
   int nodes_fused = 0;              // activations folded into their producer
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
+  int nodes_provider_rewritten = 0;  // by ExecutionProvider::OptimizeGraph (e.g. CPU layout)
 };
 
 class Session {

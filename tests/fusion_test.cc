@@ -12,34 +12,11 @@
 namespace tandem {
 namespace {
 
+using tandem::testing::AddFloatInitializer;
+using tandem::testing::AddIntsAttribute;
+using tandem::testing::AddNode;
 using tandem::testing::Serialize;
-
-void AddInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
-                    float scale) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) t->add_dims(d), n *= d;
-  for (int64_t i = 0; i < n; ++i) t->add_float_data(scale * static_cast<float>((i * 7) % 11 - 5));
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
-                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& i : inputs) n->add_input(i);
-  for (const auto& o : outputs) n->add_output(o);
-  return n;
-}
-
-void SetType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
+using tandem::testing::SetFloatType;
 
 // x[2,3,7,7] -> Conv -> Relu -> MaxPool 2x2 (odd size: last row/column dropped) -> Flatten
 // -> Gemm -> Clip(-0.5, 0.5) -> MatMul -> Sigmoid -> y, plus a second Conv whose output is
@@ -52,30 +29,21 @@ onnx::ModelProto FusableModel() {
   op->set_version(13);
   auto* g = m.mutable_graph();
   g->set_name("fusable");
-  SetType(g->add_input(), "x", {2, 3, 7, 7});
-  AddInitializer(g, "w", {4, 3, 3, 3}, 0.05f);
-  AddInitializer(g, "b", {4}, 0.1f);
-  AddInitializer(g, "gw", {36, 5}, 0.02f);
-  AddInitializer(g, "gb", {5}, 0.1f);
-  AddInitializer(g, "mw", {5, 3}, 0.3f);
-  AddInitializer(g, "lo", {}, 0.f);
-  AddInitializer(g, "hi", {}, 0.f);
+  SetFloatType(g->add_input(), "x", {2, 3, 7, 7});
+  AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.05f);
+  AddFloatInitializer(g, "b", {4}, 0.1f);
+  AddFloatInitializer(g, "gw", {36, 5}, 0.02f);
+  AddFloatInitializer(g, "gb", {5}, 0.1f);
+  AddFloatInitializer(g, "mw", {5, 3}, 0.3f);
+  AddFloatInitializer(g, "lo", {}, 0.f);
+  AddFloatInitializer(g, "hi", {}, 0.f);
   g->mutable_initializer(5)->set_float_data(0, -0.5f);
   g->mutable_initializer(6)->set_float_data(0, 0.5f);
-  auto* conv = AddNode(g, "Conv", "conv", {"x", "w", "b"}, {"c"});
-  auto* pads = conv->add_attribute();
-  pads->set_name("pads");
-  pads->set_type(onnx::AttributeProto::INTS);
-  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
   AddNode(g, "Relu", "relu", {"c"}, {"r"});
   auto* pool = AddNode(g, "MaxPool", "pool", {"r"}, {"p"});
-  for (const char* key : {"kernel_shape", "strides"}) {
-    auto* a = pool->add_attribute();
-    a->set_name(key);
-    a->set_type(onnx::AttributeProto::INTS);
-    a->add_ints(2);
-    a->add_ints(2);
-  }
+  AddIntsAttribute(pool, "kernel_shape", {2, 2});
+  AddIntsAttribute(pool, "strides", {2, 2});
   AddNode(g, "Flatten", "flat", {"p"}, {"f"});
   AddNode(g, "Gemm", "gemm", {"f", "gw", "gb"}, {"gy"});
   AddNode(g, "Clip", "clip", {"gy", "lo", "hi"}, {"cl"});
@@ -83,9 +51,9 @@ onnx::ModelProto FusableModel() {
   AddNode(g, "Sigmoid", "sig", {"my"}, {"y"});
   AddNode(g, "Conv", "conv2", {"x", "w"}, {"c2"});
   AddNode(g, "Tanh", "tanh", {"c2"}, {"t2"});
-  SetType(g->add_output(), "y", {2, 3});
-  SetType(g->add_output(), "c2", {2, 4, 5, 5});
-  SetType(g->add_output(), "t2", {2, 4, 5, 5});
+  SetFloatType(g->add_output(), "y", {2, 3});
+  SetFloatType(g->add_output(), "c2", {2, 4, 5, 5});
+  SetFloatType(g->add_output(), "t2", {2, 4, 5, 5});
   return m;
 }
 

@@ -67,6 +67,48 @@ std::string Serialize(const onnx::ModelProto& m) {
   return s;
 }
 
+void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                         float scale, float offset) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  for (int64_t i = 0; i < n; ++i)
+    t->add_float_data(scale * static_cast<float>((i * 7) % 11 - 5) + offset);
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+void AddIntsAttribute(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void AddIntAttribute(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
 std::string MakeTempDir(const std::string& tag) {
   const char* base = getenv("TEST_TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/tandem_" + tag + "_XXXXXX";

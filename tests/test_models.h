@@ -12,6 +12,17 @@ onnx::ModelProto UnaryChainModel(const std::vector<std::string>& ops, int64_t n,
 // x + w where w is an initializer of n floats (value i*0.5).
 onnx::ModelProto AddInitializerModel(int64_t n);
 std::string Serialize(const onnx::ModelProto& m);
+
+// Pieces for hand-built graphs.
+// A float initializer of `dims` with values scale * ((i * 7) % 11 - 5) + offset.
+void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                         float scale, float offset = 0.f);
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs);
+void AddIntsAttribute(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> values);
+void AddIntAttribute(onnx::NodeProto* n, const std::string& name, int64_t value);
+// Sets `v` to a float tensor called `name` of shape `dims`.
+void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims);
 // A fresh empty folder under the test temp dir.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);

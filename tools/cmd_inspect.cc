@@ -90,8 +90,10 @@ int Inspect(int argc, char** argv) {
   const SessionStats& st = (*session)->stats();
   std::printf("placement:");
   for (const auto& [prov, c] : st.nodes_per_provider) std::printf(" %s=%d nodes", prov.c_str(), c);
-  std::printf(", %d device copies, %d nodes constant-folded, %d removed as dead code\n",
-              st.copies_inserted, st.nodes_folded, st.nodes_removed);
+  std::printf(", %d device copies, %d nodes constant-folded, %d removed as dead code, "
+              "%d fused, %d rewritten by their provider\n",
+              st.copies_inserted, st.nodes_folded, st.nodes_removed, st.nodes_fused,
+              st.nodes_provider_rewritten);
   return 0;
 }
 

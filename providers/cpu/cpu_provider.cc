@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem {
@@ -18,6 +20,10 @@ const KernelRegistry& CpuKernelRegistry() {
 CpuProvider::CpuProvider() = default;
 
 const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
+
+int CpuProvider::OptimizeGraph(Graph& graph) {
+  return cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
+}
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {
   if (src.device().type != DeviceType::kCpu || dst.device().type != DeviceType::kCpu)

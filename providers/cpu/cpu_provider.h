@@ -15,6 +15,8 @@ class CpuProvider : public ExecutionProvider {
   Allocator& allocator() override { return allocator_; }
   const KernelRegistry& registry() const override;
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
+  // Keeps convolution chains in oneDNN's channel-blocked layout.
+  int OptimizeGraph(Graph& graph) override;
 
  private:
   CpuAllocator allocator_;

@@ -38,6 +38,33 @@ dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt) {
   return dnnl::memory::desc(dims, dt, strides);
 }
 
+int ChannelBlock() {
+  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
+}
+
+Dims BlockedDims(const Dims& logical, int block) {
+  Dims d = logical;
+  d[1] /= block;
+  d.push_back(block);
+  return d;
+}
+
+Dims UnblockedDims(const Dims& blocked) {
+  Dims d(blocked.begin(), blocked.end() - 1);
+  d[1] *= blocked.back();
+  return d;
+}
+
+dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt) {
+  using ft = dnnl::memory::format_tag;
+  const bool b16 = block == 16;
+  const ft tag = logical.size() == 3   ? (b16 ? ft::aBc16b : ft::aBc8b)
+                 : logical.size() == 4 ? (b16 ? ft::aBcd16b : ft::aBcd8b)
+                                       : (b16 ? ft::aBcde16b : ft::aBcde8b);
+  return dnnl::memory::desc(ToDnnlDims(logical), dt, tag);
+}
+
 dnnl::memory WrapTensor(const Tensor& t, const dnnl::memory::desc& md) {
   return dnnl::memory(md, DnnlEngine(), const_cast<void*>(t.raw()));
 }

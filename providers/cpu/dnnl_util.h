@@ -20,6 +20,15 @@ std::optional<dnnl::memory::data_type> ToDnnl(DataType t);
 dnnl::memory::dims ToDnnlDims(const Dims& d);
 // Plain row-major descriptor for dims (rank 0 is treated as [1]).
 dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt);
+// oneDNN's channel-blocked layout (nChw8c, nChw16c, ...): a logical [N, C, spatial...]
+// tensor stored as the plain tensor [N, C/B, spatial..., B], C a multiple of B. B is the
+// block the jit kernels of this CPU use: 16 with AVX-512, else 8.
+int ChannelBlock();
+// [N, C, s...] -> [N, C/B, s..., B] and back (C must be a multiple of B).
+Dims BlockedDims(const Dims& logical, int block);
+Dims UnblockedDims(const Dims& blocked);
+// Descriptor of a logical [N, C, s...] tensor (rank 3 to 5) stored channel-blocked by B.
+dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt);
 // A dnnl::memory wrapping the tensor's storage (no copy).
 dnnl::memory WrapTensor(const Tensor& t, const dnnl::memory::desc& md);
 

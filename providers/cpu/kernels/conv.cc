@@ -6,6 +6,10 @@
 // bfloat16 go through float32; double (and cases oneDNN rejects, such as the negative
 // padding ConvTranspose uses for output_shape larger than the natural size) use
 // reference loops.
+// With attribute channel_block = B (FusedConv from the CPU provider's blocked-layout pass,
+// providers/cpu/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
+// layout oneDNN computes in, and x may arrive that way too (then it has one dimension
+// more than W): no reorders between the convolutions of a chain.
 #include <cstring>
 #include <optional>
 
@@ -115,16 +119,17 @@ void ConvTransposeRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64
 
 // A oneDNN (de)convolution with its layout plumbing, cached per input shapes. With
 // `pool` (FusedConv with a fused 2x2 max pool) the result stays in y_buf and is pooled
-// from there straight into the plain output.
+// from there straight into the output.
 struct DnnlConv {
   dnnl::primitive prim;
-  dnnl::memory::desc x_md, w_md, b_md, y_md;  // plain layouts of the tensors (y: unpooled)
+  dnnl::memory::desc x_md, w_md, b_md, y_md;  // layouts the tensors are stored in (y: unpooled)
   dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
   std::optional<dnnl::reorder> x_re, w_re, y_re;
   bool w_ready = false;  // w_buf holds the (constant) weights already
   bool pool = false;
-  int y_block = 0;       // with pool: channel block of y_buf (1 = plain), 0 = other layout
-  dnnl::memory y_plain;  // with pool and another layout: y_buf reordered to plain first
+  int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
+  int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain)
+  dnnl::memory y_pool_src;  // with pool, where y_buf's layout is not poolable: reordered
 
   // Finishes setup from the primitive descriptor's chosen layouts.
   void Init(const dnnl::primitive_desc& pd, const dnnl::memory::desc& px,
@@ -139,38 +144,49 @@ struct DnnlConv {
       w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
     }
     if (py != y_md || pool) y_buf = dnnl::memory(py, eng);
-    using ft = dnnl::memory::format_tag;
-    const auto dims = y_md.dims();
     if (!pool) {
       if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
-    } else if (py == y_md) {
-      y_block = 1;
-    } else if (dims.size() == 4 && py == dnnl::memory::desc(dims, dt::f32, ft::aBcd8b)) {
-      y_block = 8;
-    } else if (dims.size() == 4 && py == dnnl::memory::desc(dims, dt::f32, ft::aBcd16b)) {
-      y_block = 16;
+      return;
+    }
+    const auto d = py.dims();
+    const Dims dims(d.begin(), d.end());
+    auto blocked_by = [&](int b) {
+      return dims.size() == 4 && dims[1] % b == 0 && py == BlockedDesc(dims, b, dt::f32);
+    };
+    // The pool reads plain or 8/16-blocked and writes plain, or reads and writes out_block.
+    if (out_block ? blocked_by(out_block) : py == PlainDesc(dims, dt::f32)) {
+      y_block = out_block ? out_block : 1;
+    } else if (!out_block && (blocked_by(8) || blocked_by(16))) {
+      y_block = blocked_by(8) ? 8 : 16;
     } else {
-      y_plain = dnnl::memory(y_md, eng);
-      y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
+      const auto src_md = out_block ? BlockedDesc(dims, out_block, dt::f32) : PlainDesc(dims, dt::f32);
+      y_block = out_block ? out_block : 1;
+      y_pool_src = dnnl::memory(src_md, eng);
+      y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, src_md));
     }
   }
 
-  // With pool: y (pooled, plain) from y_buf.
+  // With pool: y (pooled; channel-blocked by out_block, else plain) from y_buf.
   void PoolInto(Tensor& y) {
     const auto d = y_md.dims();
     const float* src = static_cast<const float*>(y_buf.get_data_handle());
+    if (y_re) {
+      y_re->execute(DnnlStream(), y_buf, y_pool_src);
+      DnnlStream().wait();
+      src = static_cast<const float*>(y_pool_src.get_data_handle());
+    }
     float* out = y.data<float>();
-    if (y_block == 8) {
-      MaxPool2x2FromBlocked<8>(src, out, d[0], d[1], d[2], d[3]);
+    const int64_t C = d[1], H = d[2], W = d[3];  // logical dims, whatever the layout
+    if (y_block == 8 && out_block) {
+      MaxPool2x2FromBlocked<8, true>(src, out, d[0], C, H, W);
+    } else if (y_block == 16 && out_block) {
+      MaxPool2x2FromBlocked<16, true>(src, out, d[0], C, H, W);
+    } else if (y_block == 8) {
+      MaxPool2x2FromBlocked<8, false>(src, out, d[0], C, H, W);
     } else if (y_block == 16) {
-      MaxPool2x2FromBlocked<16>(src, out, d[0], d[1], d[2], d[3]);
+      MaxPool2x2FromBlocked<16, false>(src, out, d[0], C, H, W);
     } else {
-      if (y_re) {
-        y_re->execute(DnnlStream(), y_buf, y_plain);
-        DnnlStream().wait();
-        src = static_cast<const float*>(y_plain.get_data_handle());
-      }
-      MaxPool2x2(src, out, d[0] * d[1], d[2], d[3]);
+      MaxPool2x2(src, out, d[0] * C, H, W);
     }
   }
 
@@ -271,12 +287,19 @@ class Conv : public Kernel {
         group_(info.node.attr_int("group", 1)),
         w_constant_(info.constant_input(1) != nullptr),
         act_(info.node),
-        pool_(info.node.attr_string("pool", "") == "MaxPool2x2") {}
+        pool_(info.node.attr_string("pool", "") == "MaxPool2x2"),
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x = *ctx.input(0);
+    const Tensor& x_in = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
     const Tensor* b = ctx.input(2);
+    // Channel-blocked x has one dimension more than W; its logical view has the same bytes.
+    const bool x_blocked = block_ > 0 && x_in.rank() == w.rank() + 1;
+    if (x_blocked && x_in.dims().back() != block_)
+      return absl::InvalidArgumentError("channel-blocked X of shape " + DimsToString(x_in.dims()) +
+                                        " does not end in the block " + std::to_string(block_));
+    const Tensor x = x_blocked ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
     auto kernel = CheckConvInputs(node_, x, w, b, group_, false);
     if (!kernel.ok()) return kernel.status();
     const Dims in(x.dims().begin() + 2, x.dims().end());
@@ -287,12 +310,20 @@ class Conv : public Kernel {
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
     if (pool_ && (in.size() != 2 || x.dtype() != DataType::kFloat))
       return absl::InvalidArgumentError("a fused pool needs float input with 2 spatial dims");
-    Tensor& y = ctx.AllocateOutput(
-        0, x.dtype(), pool_ ? Dims{N, M, out_dims[2] / 2, out_dims[3] / 2} : out_dims);
+    if (block_ > 0 && (in.size() != 2 || x.dtype() != DataType::kFloat || M % block_ != 0))
+      return absl::InvalidArgumentError("channel-blocked output needs float input with 2 spatial "
+                                        "dims and output channels divisible by " +
+                                        std::to_string(block_));
+    Dims y_dims = pool_ ? Dims{N, M, out_dims[2] / 2, out_dims[3] / 2} : out_dims;
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), block_ > 0 ? BlockedDims(y_dims, block_) : y_dims);
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
     const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
+    if (block_ > 0) {
+      if (!use_dnnl) return absl::InvalidArgumentError("channel-blocked Conv of an empty X or W");
+      return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked);
+    }
     if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
       Tensor full = Tensor::Host(DataType::kFloat, out_dims);
       ConvRef(x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
@@ -316,19 +347,24 @@ class Conv : public Kernel {
       return AsFloat(x, w, b, y, ref);
     }
     return AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
-                                   Tensor& yy) { return RunDnnl(xx, ww, bb, yy, *geo, out_dims); });
+                                   Tensor& yy) {
+      return RunDnnl(xx, ww, bb, yy, *geo, out_dims, false);
+    });
   }
 
  private:
-  // y_dims: the convolution's output shape (y itself is pooled with pool_).
+  // x: the logical [N, C, ...] view (channel-blocked storage when x_blocked); y_dims: the
+  // convolution's logical output shape (y itself is pooled with pool_, blocked with block_).
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                       const WindowGeometry& geo, const Dims& y_dims) {
+                       const WindowGeometry& geo, const Dims& y_dims, bool x_blocked) {
     try {
-      DnnlConv& e = cache_.Get({x.dims(), w.dims(), b ? Dims{1} : Dims{0}}, [&] {
+      const Dims key_flags = {b ? 1 : 0, x_blocked ? 1 : 0};
+      DnnlConv& e = cache_.Get({x.dims(), w.dims(), key_flags}, [&] {
         DnnlConv c;
         c.pool = pool_;
-        c.x_md = PlainDesc(x.dims(), dt::f32);
-        c.y_md = PlainDesc(y_dims, dt::f32);
+        c.out_block = pool_ ? block_ : 0;
+        c.x_md = x_blocked ? BlockedDesc(x.dims(), block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
+        c.y_md = block_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
         if (group_ == 1) {
           c.w_md = PlainDesc(w.dims(), dt::f32);
         } else {
@@ -340,13 +376,25 @@ class Conv : public Kernel {
         auto any = [](const dnnl::memory::desc& md) {
           return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
         };
-        dnnl::convolution_forward::desc d(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-            any(c.x_md), any(c.w_md), b ? c.b_md : dnnl::memory::desc(), any(c.y_md),
-            dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
-            dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
-            dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
-        dnnl::convolution_forward::primitive_desc pd(d, act_.Attr(), DnnlEngine());
+        // Blocked tensors are asked for as they are stored (they are oneDNN's own choice on
+        // this CPU); should no kernel take them, any layout and reorders (DnnlConv::Init).
+        auto make_pd = [&](bool as_stored) {
+          dnnl::convolution_forward::desc d(
+              dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              as_stored && x_blocked ? c.x_md : any(c.x_md), any(c.w_md),
+              b ? c.b_md : dnnl::memory::desc(), as_stored && block_ ? c.y_md : any(c.y_md),
+              dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
+              dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
+              dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
+          return dnnl::convolution_forward::primitive_desc(d, act_.Attr(), DnnlEngine());
+        };
+        dnnl::convolution_forward::primitive_desc pd;
+        try {
+          pd = make_pd(true);
+        } catch (const dnnl::error&) {
+          if (!block_) throw;
+          pd = make_pd(false);
+        }
         c.prim = dnnl::convolution_forward(pd);
         c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
         return c;
@@ -363,6 +411,7 @@ class Conv : public Kernel {
   bool w_constant_;
   FusedActivation act_;
   bool pool_;
+  int block_;  // channel_block: 0 = plain NC...
   ShapeCache<DnnlConv> cache_;
 };
 

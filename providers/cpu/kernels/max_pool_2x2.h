@@ -1,6 +1,6 @@
 // 2x2, stride-2 max pooling without padding (floor mode: a trailing odd row/column is
 // dropped) — the usual CNN downsampling step — straight from plain NCHW or from oneDNN's
-// channel-blocked layout (nChw8c / nChw16c) into plain NCHW. Used by MaxPool (pool.cc)
+// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout. Used by MaxPool (pool.cc)
 // and by FusedConv with a fused pool (conv.cc), where it replaces the reorder of the
 // convolution's blocked output: the input is read once and only the 4x smaller result
 // is written.
@@ -24,8 +24,9 @@ inline void MaxPool2x2(const float* x, float* y, int64_t planes, int64_t H, int6
     }
 }
 
-// x: [N, ceil(C/B), H, W, B] (channel blocks of B, zero-padded) -> y: [N, C, H/2, W/2].
-template <int B>
+// x: [N, ceil(C/B), H, W, B] (channel blocks of B, zero-padded) -> y: [N, C, H/2, W/2], or
+// with kBlockedOut y: [N, ceil(C/B), H/2, W/2, B] (padding lanes pooled like the rest).
+template <int B, bool kBlockedOut>
 void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64_t H,
                            int64_t W) {
   const int64_t OH = H / 2, OW = W / 2, CB = (C + B - 1) / B;
@@ -34,7 +35,6 @@ void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64
     for (int64_t cb = 0; cb < CB; ++cb) {
       const float* xb = x + (n * CB + cb) * H * W * B;
       const int64_t cn = std::min<int64_t>(B, C - cb * B);
-      float* yb = y + (n * C + cb * B) * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
           const float* a = xb + ((2 * oh) * W + 2 * ow) * B;  // window's top-left
@@ -42,7 +42,13 @@ void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64
           float m[B];
           for (int k = 0; k < B; ++k)
             m[k] = std::max(std::max(a[k], a[B + k]), std::max(c[k], c[B + k]));
-          for (int64_t k = 0; k < cn; ++k) yb[k * OH * OW + oh * OW + ow] = m[k];
+          if constexpr (kBlockedOut) {
+            float* yb = y + (((n * CB + cb) * OH + oh) * OW + ow) * B;
+            for (int k = 0; k < B; ++k) yb[k] = m[k];
+          } else {
+            float* yb = y + (n * C + cb * B) * OH * OW;
+            for (int64_t k = 0; k < cn; ++k) yb[k * OH * OW + oh * OW + ow] = m[k];
+          }
         }
     }
 }

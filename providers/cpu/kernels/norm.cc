@@ -3,7 +3,8 @@
 // MeanVarianceNormalization. float32 LRN (odd size) and LayerNormalization (full-size
 // scale/bias) run on the oneDNN lrn / layer_normalization primitives; float32 inference
 // BatchNormalization is a fused per-channel scale/shift loop (several times faster than
-// oneDNN's plain-layout batch_normalization); the rest use reference loops in double.
+// oneDNN's plain-layout batch_normalization), also on channel-blocked input (attribute
+// channel_block, providers/cpu/blocked_layout.h); the rest use reference loops in double.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -53,14 +54,22 @@ class BatchNorm : public Kernel {
       : opset_(info.opset),
         epsilon_(info.node.attr_float("epsilon", 1e-5f)),
         momentum_(info.node.attr_float("momentum", 0.9f)),
-        spatial_(info.opset >= 9 || info.node.attr_int("spatial", 1) != 0) {
+        spatial_(info.opset >= 9 || info.node.attr_int("spatial", 1) != 0),
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {
     training_ = info.opset >= 14 ? info.node.attr_int("training_mode", 0) != 0
                                  : info.node.has_output(1);
   }
 
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x = *ctx.input(0);
+    const Tensor& x_in = *ctx.input(0);
     const Tensor* p[4] = {ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)};
+    if (block_ > 0 && (x_in.rank() < 3 || x_in.dims().back() != block_ || training_ ||
+                       x_in.dtype() != DataType::kFloat))
+      return absl::InvalidArgumentError("channel-blocked inference needs float32 X of shape "
+                                        "[N, C/B, spatial..., B], got " +
+                                        DimsToString(x_in.dims()));
+    // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
+    const Tensor x = block_ > 0 ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
     static const char* names[4] = {"scale", "B", "mean", "var"};
     if (x.rank() < 2)
       return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));
@@ -74,12 +83,14 @@ class BatchNorm : public Kernel {
                                           DimsToString(p[i]->dims()) + ", expected " +
                                           std::to_string(per) + " values");
     }
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x_in.dims());
     if (training_) return Train(ctx, x, p, y, N, C, S);
     if (x.numel() == 0) return absl::OkStatus();
     const bool all_f32 = x.dtype() == DataType::kFloat &&
                          std::all_of(p, p + 4, [](const Tensor* t) { return t->dtype() == DataType::kFloat; });
     if (all_f32 && spatial_) return ScaleShiftF32(x, p, y, N, C, S);
+    if (block_ > 0)
+      return absl::InvalidArgumentError("channel-blocked inference needs float32 per-channel parameters");
     // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a.
     std::vector<double> sc = ReadAll(*p[0]), bi = ReadAll(*p[1]), mu = ReadAll(*p[2]),
                         va = ReadAll(*p[3]);
@@ -108,6 +119,19 @@ class BatchNorm : public Kernel {
     }
     const float* px = x.data<float>();
     float* py = y.data<float>();
+    if (block_ > 0) {  // [N, C/B, S, B]: channel (plane % (C/B)) * B + k
+      const int64_t B = block_, CB = C / B, planes = N * CB;
+#pragma omp parallel for schedule(static) if (planes * S * B >= (1 << 14))
+      for (int64_t pl = 0; pl < planes; ++pl) {
+        const float* ab = a.data() + (pl % CB) * B;
+        const float* bb = b.data() + (pl % CB) * B;
+        const float* xi = px + pl * S * B;
+        float* yi = py + pl * S * B;
+        for (int64_t i = 0; i < S; ++i)
+          for (int64_t k = 0; k < B; ++k) yi[i * B + k] = xi[i * B + k] * ab[k] + bb[k];
+      }
+      return absl::OkStatus();
+    }
     const int64_t planes = N * C;
 #pragma omp parallel for schedule(static) if (planes * S >= (1 << 14))
     for (int64_t pl = 0; pl < planes; ++pl) {
@@ -165,7 +189,9 @@ class BatchNorm : public Kernel {
 
   int opset_;
   float epsilon_, momentum_;
-  bool spatial_, training_ = false;
+  bool spatial_;
+  int block_;  // channel_block: 0 = plain NC... (set for inference by the blocked-layout pass)
+  bool training_ = false;
 };
 
 // ---------------------------------------------------------------------------------------

@@ -4,6 +4,9 @@
 // pooling, a direct NCHW loop (max_pool_2x2.h); Indices, integer and double inputs,
 // and the ceil_mode + count_include_pad corner that oneDNN counts differently use
 // reference loops. Global pools are plain reductions over the spatial block.
+// With attribute channel_block = B (set by the CPU provider's blocked-layout pass,
+// providers/cpu/blocked_layout.h) float32 input and output are channel-blocked
+// [N, C/B, spatial..., B] and MaxPool / AveragePool read and write that layout directly.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,16 +37,6 @@ T FromAcc(double v) {
     return T(static_cast<float>(v));
   else
     return static_cast<T>(v);
-}
-
-// Channel-blocked layout (8 channels, or 16 on AVX-512) for a rank-3/4/5 tensor.
-dnnl::memory::format_tag BlockedTag(int rank) {
-  using ft = dnnl::memory::format_tag;
-  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-  const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-  if (rank == 3) return avx512 ? ft::aBc16b : ft::aBc8b;
-  if (rank == 4) return avx512 ? ft::aBcd16b : ft::aBcd8b;
-  return avx512 ? ft::aBcde16b : ft::aBcde8b;
 }
 
 struct PoolParams {
@@ -130,7 +123,9 @@ bool IsPlainMaxPool2x2(const WindowGeometry& g, const Dims& in) {
 class Pool : public Kernel {
  public:
   Pool(const KernelInfo& info, PoolKind kind)
-      : node_(info.node), kernel_(info.node.attr_ints("kernel_shape")) {
+      : node_(info.node),
+        kernel_(info.node.attr_ints("kernel_shape")),
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {
     prm_.kind = kind;
     prm_.count_include_pad = info.node.attr_int("count_include_pad", 0) != 0;
     prm_.storage_order = static_cast<int>(info.node.attr_int("storage_order", 0));
@@ -138,10 +133,15 @@ class Pool : public Kernel {
   }
 
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x = *ctx.input(0);
-    if (x.rank() < 3)
+    const Tensor& x_in = *ctx.input(0);
+    if (x_in.rank() < 3 + (block_ > 0))
       return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " +
-                                        DimsToString(x.dims()));
+                                        DimsToString(x_in.dims()));
+    if (block_ > 0 && x_in.dims().back() != block_)
+      return absl::InvalidArgumentError("channel-blocked X of shape " + DimsToString(x_in.dims()) +
+                                        " does not end in the block " + std::to_string(block_));
+    // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
+    const Tensor x = block_ > 0 ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
     if (kernel_.empty()) return absl::InvalidArgumentError("attribute kernel_shape is required");
     const Dims in(x.dims().begin() + 2, x.dims().end());
     auto geo = ComputeWindowGeometry(node_, in, kernel_, true);
@@ -149,7 +149,16 @@ class Pool : public Kernel {
     if (in.size() > 3) return absl::UnimplementedError("pooling supports 1 to 3 spatial dims");
     Dims out_dims = {x.dim(0), x.dim(1)};
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_dims);
+    Tensor& y =
+        ctx.AllocateOutput(0, x.dtype(), block_ > 0 ? BlockedDims(out_dims, block_) : out_dims);
+    if (block_ > 0) {  // the pass only blocks float Max/AveragePool without Indices
+      if (y.numel() == 0) return absl::OkStatus();
+      auto st = RunDnnl(x, y, *geo, out_dims);
+      if (st.code() == absl::StatusCode::kUnimplemented)
+        return absl::UnimplementedError("channel-blocked pooling that oneDNN cannot run: " +
+                                        std::string(st.message()));
+      return st;
+    }
     const bool want_idx = prm_.kind == PoolKind::kMax && ctx.output_wanted(1);
     Tensor* idx = want_idx ? &ctx.AllocateOutput(1, DataType::kInt64, out_dims) : nullptr;
     if (y.numel() == 0) return absl::OkStatus();
@@ -162,7 +171,7 @@ class Pool : public Kernel {
       return absl::OkStatus();
     }
     if (x.dtype() == DataType::kFloat && !idx && prm_.kind != PoolKind::kLp) {
-      auto st = RunDnnl(x, y, *geo);
+      auto st = RunDnnl(x, y, *geo, out_dims);
       if (st.ok() || st.code() != absl::StatusCode::kUnimplemented) return st;
     }
     int64_t* ip = idx ? idx->data<int64_t>() : nullptr;
@@ -181,17 +190,18 @@ class Pool : public Kernel {
   }
 
  private:
-  // oneDNN 2.6 only has a slow generic kernel for plain NC... pooling, so the input is
+  // oneDNN 2.6 only has a slow generic kernel for plain NC... pooling, so plain input is
   // reordered to the channel-blocked layout the jit kernels use, and the result back.
   struct Entry {
     dnnl::pooling_v2_forward prim;
-    dnnl::memory::desc x_md, y_md;  // plain
+    dnnl::memory::desc x_md, y_md;  // the layouts x and y are stored in
     dnnl::memory x_buf, y_buf;
     std::optional<dnnl::reorder> x_re, y_re;
   };
 
   // Returns Unimplemented when oneDNN cannot express this case (caller falls back).
-  absl::Status RunDnnl(const Tensor& x, Tensor& y, const WindowGeometry& geo) {
+  // x: the logical view; y_dims: y's logical dims (y is stored blocked with block_).
+  absl::Status RunDnnl(const Tensor& x, Tensor& y, const WindowGeometry& geo, const Dims& y_dims) {
     const size_t n = geo.out.size();
     dnnl::memory::dims pe(n);
     bool extended = false;
@@ -209,10 +219,10 @@ class Pool : public Kernel {
       Entry& e = cache_.Get({x.dims()}, [&] {
         Entry c;
         auto& eng = DnnlEngine();
-        c.x_md = PlainDesc(x.dims(), dt::f32);
-        c.y_md = PlainDesc(y.dims(), dt::f32);
+        c.x_md = block_ ? BlockedDesc(x.dims(), block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
+        c.y_md = block_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
         dnnl::memory::desc px = c.x_md;
-        if (x.dim(1) > 1) px = dnnl::memory::desc(c.x_md.dims(), dt::f32, BlockedTag(x.rank()));
+        if (!block_ && x.dim(1) > 1) px = BlockedDesc(x.dims(), ChannelBlock(), dt::f32);
         auto alg = prm_.kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
                    : prm_.count_include_pad    ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -253,6 +263,7 @@ class Pool : public Kernel {
 
   const Node node_;  // copy: attributes are read per shape
   std::vector<int64_t> kernel_;
+  int block_;  // channel_block: 0 = plain NC...
   PoolParams prm_;
   ShapeCache<Entry> cache_;
 };
@@ -286,13 +297,36 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
   }
 }
 
+// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B].
+template <int B>
+void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, PoolKind kind) {
+#pragma omp parallel for schedule(static) if (outer * S * B >= (1 << 16))
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xo = x + o * S * B;
+    float acc[B];
+    for (int k = 0; k < B; ++k) acc[k] = xo[k];
+    if (kind == PoolKind::kMax) {
+      for (int64_t s = 1; s < S; ++s)
+        for (int k = 0; k < B; ++k) acc[k] = std::max(acc[k], xo[s * B + k]);
+    } else {
+      for (int64_t s = 1; s < S; ++s)
+        for (int k = 0; k < B; ++k) acc[k] += xo[s * B + k];
+      for (int k = 0; k < B; ++k) acc[k] /= static_cast<float>(S);
+    }
+    for (int k = 0; k < B; ++k) y[o * B + k] = acc[k];
+  }
+}
+
 class GlobalPool : public Kernel {
  public:
   GlobalPool(const KernelInfo& info, PoolKind kind)
-      : kind_(kind), p_(info.node.attr_float("p", 2.f)) {}
+      : kind_(kind),
+        p_(info.node.attr_float("p", 2.f)),
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
+    if (block_ > 0) return ComputeBlocked(ctx, x);
     if (x.rank() < 2)
       return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));
     Dims out = x.dims();
@@ -315,8 +349,33 @@ class GlobalPool : public Kernel {
   }
 
  private:
+  // channel_block B (float Max/Average only): x [N, C/B, spatial..., B] -> y [N, C/B, 1..., B].
+  absl::Status ComputeBlocked(KernelContext& ctx, const Tensor& x) {
+    if (x.rank() < 4 || x.dims().back() != block_ || x.dtype() != DataType::kFloat ||
+        kind_ == PoolKind::kLp)
+      return absl::InvalidArgumentError("channel-blocked global pooling needs float32 X of shape "
+                                        "[N, C/B, spatial..., B], got " +
+                                        DimsToString(x.dims()));
+    Dims out = x.dims();
+    for (int i = 2; i < x.rank() - 1; ++i) out[i] = 1;
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
+    const int64_t S = DimProduct(x.dims(), 2, x.rank() - 1);
+    if (y.numel() == 0) return absl::OkStatus();
+    if (S == 0) return absl::InvalidArgumentError("empty spatial extent");
+    const int64_t outer = x.dim(0) * x.dim(1);
+    if (block_ == 8) {
+      GlobalPoolBlocked<8>(x.data<float>(), y.data<float>(), outer, S, kind_);
+    } else if (block_ == 16) {
+      GlobalPoolBlocked<16>(x.data<float>(), y.data<float>(), outer, S, kind_);
+    } else {
+      return absl::InvalidArgumentError("channel_block must be 8 or 16");
+    }
+    return absl::OkStatus();
+  }
+
   PoolKind kind_;
   double p_;
+  int block_;  // channel_block: 0 = plain NC...
 };
 
 template <PoolKind K>

@@ -133,16 +133,6 @@ bool Is2x2Stride2(const Tensor& x, const WindowGeometry& g) {
   return true;
 }
 
-// Channel-blocked layout (8 channels, or 16 on AVX-512) for a rank-3/4/5 tensor.
-dnnl::memory::format_tag BlockedTag(int rank) {
-  using ft = dnnl::memory::format_tag;
-  const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
-  const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-  if (rank == 3) return avx512 ? ft::aBc16b : ft::aBc8b;
-  if (rank == 4) return avx512 ? ft::aBcd16b : ft::aBcd8b;
-  return avx512 ? ft::aBcde16b : ft::aBcde8b;
-}
-
 class PoolGrad : public Kernel {
  public:
   PoolGrad(const KernelInfo& info, bool is_max)
@@ -237,7 +227,7 @@ class PoolGrad : public Kernel {
         auto& eng = DnnlEngine();
         const auto x_md = PlainDesc(x.dims(), dt::f32), y_md = PlainDesc(dy.dims(), dt::f32);
         dnnl::memory::desc px = x_md;
-        if (x.dim(1) > 1) px = dnnl::memory::desc(x_md.dims(), dt::f32, BlockedTag(x.rank()));
+        if (x.dim(1) > 1) px = BlockedDesc(x.dims(), ChannelBlock(), dt::f32);
         const auto alg = is_max_ ? dnnl::algorithm::pooling_max
                          : count_include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                               : dnnl::algorithm::pooling_avg_exclude_padding;

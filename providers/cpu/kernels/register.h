@@ -12,6 +12,7 @@ void RegisterReduceKernels(KernelRegistry& r);       // reduce.cc: Reduce*, ArgM
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax.cc
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm
 void RegisterConvKernels(KernelRegistry& r);         // conv.cc: Conv, ConvTranspose
+void RegisterBlockedLayoutKernels(KernelRegistry& r);  // blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // pool.cc
 void RegisterNormKernels(KernelRegistry& r);         // norm.cc: BatchNorm, LRN, LayerNorm, ...
 void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape, Shape, ...
@@ -55,6 +56,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterMatMulKernels(r);
   RegisterConvKernels(r);
+  RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);
   RegisterNormKernels(r);
   RegisterShapeKernels(r);

@@ -1,0 +1,170 @@
+#include "providers/cpu/blocked_layout.h"
+
+#include <map>
+#include <set>
+
+#include "providers/partitioner.h"
+
+namespace tandem::cpu {
+namespace {
+
+// Ops that map each element to one element by itself (input 0; other inputs are scalars).
+const std::set<std::string> kUnary = {
+    "Relu",    "LeakyRelu", "Clip",     "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+    "Elu",     "Selu",      "Celu",     "Softplus", "Softsign", "Neg", "Abs", "Exp", "Sqrt",
+    "Erf",     "Identity",  "Mish",     "ThresholdedRelu"};
+// Element-wise ops over all inputs, with broadcasting.
+const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean"};
+
+std::string BlockedName(const std::string& value) { return value + "#blocked"; }
+
+bool IsTrainingGraph(const Graph& graph) {
+  for (const Node& n : graph.nodes)
+    if (n.domain == kTandemDomain && n.op_type.size() > 4 &&
+        n.op_type.compare(n.op_type.size() - 4, 4, "Grad") == 0)
+      return true;
+  return false;
+}
+
+class BlockedLayoutPass {
+ public:
+  BlockedLayoutPass(Graph& graph, const std::string& provider, int block)
+      : graph_(graph), provider_(provider), block_(block) {}
+
+  int Run() {
+    int rewritten = 0;
+    for (Node& n : graph_.nodes)
+      if (n.provider == provider_ && TryBlock(n)) ++rewritten;
+    if (rewritten) InsertFromBlocked();
+    return rewritten;
+  }
+
+ private:
+  bool IsBlocked(const std::string& value) const { return blocked_.count(value) != 0; }
+
+  bool IsScalarConstant(const std::string& value) const {
+    auto it = graph_.initializers.find(value);
+    return it != graph_.initializers.end() && it->second.numel() == 1 && it->second.rank() <= 4;
+  }
+
+  // Whether `n` can run blocked, given which of its inputs are blocked.
+  bool Blockable(const Node& n) const {
+    const bool onnx = n.domain.empty();
+    const bool input_blocked = n.has_input(0) && IsBlocked(n.inputs[0]);
+    if ((onnx && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv"))
+      return ConvBlockable(n);
+    if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
+    if (kUnary.count(n.op_type)) return true;
+    if (kElementwise.count(n.op_type)) {
+      for (const std::string& in : n.inputs)
+        if (in.empty() || !(IsBlocked(in) || IsScalarConstant(in))) return false;
+      return true;
+    }
+    if (n.op_type == "Concat") {
+      for (const std::string& in : n.inputs)
+        if (in.empty() || !IsBlocked(in)) return false;
+      const int64_t axis = n.attr_int("axis", 1);
+      return axis == 1 || axis == -3;  // blocked values are logically rank 4
+    }
+    if (n.op_type == "MaxPool") return n.attr_int("storage_order", 0) == 0;
+    if (n.op_type == "AveragePool")
+      return !(n.attr_int("count_include_pad", 0) && n.attr_int("ceil_mode", 0));
+    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") return true;
+    if (n.op_type == "BatchNormalization") {
+      if (graph_.opset("") < 9 || n.attr_int("training_mode", 0)) return false;
+      for (size_t i = 1; i <= 4; ++i)
+        if (!n.has_input(i) || graph_.ValueType(n.inputs[i]) != DataType::kFloat) return false;
+      return true;
+    }
+    return false;
+  }
+
+  bool ConvBlockable(const Node& n) const {
+    if (n.outputs.size() != 1 || !n.has_output(0) || !n.has_input(0) || !n.has_input(1) ||
+        n.has_attr("channel_block") || graph_.ValueType(n.inputs[0]) != DataType::kFloat)
+      return false;
+    auto w = graph_.initializers.find(n.inputs[1]);
+    return w != graph_.initializers.end() && w->second.rank() == 4 &&
+           w->second.dtype() == DataType::kFloat && w->second.dim(0) > 0 &&
+           w->second.dim(0) % block_ == 0;
+  }
+
+  bool TryBlock(Node& n) {
+    if (!Blockable(n)) return false;
+    if (n.op_type == "Conv") {  // the FusedConv kernel is Conv's, plus the layout
+      n.op_type = "FusedConv";
+      n.domain = kTandemDomain;
+    }
+    if (n.op_type == "Concat") n.attributes["axis"] = IntAttribute(1);
+    n.attributes["channel_block"] = IntAttribute(block_);
+    for (std::string& in : n.inputs)
+      if (IsBlocked(in)) in = blocked_.at(in);
+    const std::string out = n.outputs[0];
+    blocked_[out] = BlockedName(out);
+    plain_of_[BlockedName(out)] = out;
+    n.outputs[0] = BlockedName(out);
+    if (const ValueInfo* vi = graph_.FindValueInfo(out)) {
+      ValueInfo b = *vi;
+      b.name = BlockedName(out);
+      const auto& d = vi->shape.dims;
+      if (vi->shape.rank_known && d.size() == 4 && d[1].known()) {
+        b.shape.dims = {d[0], Dim{d[1].value / block_, ""}, d[2], d[3], Dim{block_, ""}};
+      } else {
+        b.shape = Shape::Unknown();
+      }
+      graph_.value_info[b.name] = b;
+    }
+    return true;
+  }
+
+  // Original names something still reads in the plain layout.
+  std::set<std::string> PlainReads() const {
+    std::set<std::string> reads;
+    for (const Node& n : graph_.nodes) {
+      for (const std::string& in : n.inputs) reads.insert(in);
+      for (const auto& [key, a] : n.attributes)
+        if (a.kind == Attribute::Kind::kGraph && a.g)
+          for (const std::string& name : a.g->outer_scope_names) reads.insert(name);
+    }
+    for (const ValueInfo& o : graph_.outputs) reads.insert(o.name);
+    return reads;
+  }
+
+  void InsertFromBlocked() {
+    const std::set<std::string> reads = PlainReads();
+    std::vector<Node> nodes;
+    nodes.reserve(graph_.nodes.size() + blocked_.size());
+    for (Node& n : graph_.nodes) {
+      auto blocked = n.outputs.empty() ? plain_of_.end() : plain_of_.find(n.outputs[0]);
+      nodes.push_back(std::move(n));
+      if (blocked == plain_of_.end() || !reads.count(blocked->second)) continue;
+      const std::string& plain = blocked->second;
+      Node f;
+      f.name = plain + "/from_blocked";
+      f.op_type = "FromBlocked";
+      f.domain = kTandemDomain;
+      f.inputs = {blocked->first};
+      f.outputs = {plain};
+      f.provider = provider_;
+      f.attributes["channel_block"] = IntAttribute(block_);
+      nodes.push_back(std::move(f));
+    }
+    graph_.nodes = std::move(nodes);
+    if (!graph_.opsets.count(kTandemDomain)) graph_.opsets[kTandemDomain] = 1;
+  }
+
+  Graph& graph_;
+  const std::string provider_;
+  const int block_;
+  std::map<std::string, std::string> blocked_;   // original value name -> blocked name
+  std::map<std::string, std::string> plain_of_;  // and back
+};
+
+}  // namespace
+
+int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block) {
+  if (block <= 1 || IsTrainingGraph(graph)) return 0;
+  return BlockedLayoutPass(graph, provider, block).Run();
+}
+
+}  // namespace tandem::cpu

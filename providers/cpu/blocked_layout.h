@@ -1,0 +1,34 @@
+// Channel-blocked layout along CPU convolution chains.
+//
+// oneDNN's convolutions and pools compute in a channel-blocked layout: a logical
+// [N, C, H, W] float tensor stored as [N, C/B, H, W, B] (B = 8 with AVX2, 16 with AVX-512,
+// dnnl_util.h ChannelBlock()). A Conv between plain tensors reorders its input in and its
+// output out — on mobilenet_v2 a third of the run. This pass keeps values blocked from
+// the Conv that writes them to the last reader that can take them:
+//   - a float 2-D Conv / FusedConv with constant weights and output channels divisible by
+//     B writes blocked (it becomes FusedConv with channel_block = B) and reads its input
+//     blocked when that input's producer writes blocked;
+//   - element-wise unary ops, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
+//     are all blocked (or one-element constants), and Concat on the channel axis of
+//     blocked inputs run unchanged on the blocked tensors (the same elements, permuted
+//     alike; broadcasting between two blocked [N, C, H, W] values lines up the same way);
+//   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool and
+//     inference BatchNormalization of a blocked input get channel_block = B and read and
+//     write blocked.
+// A blocked value is renamed "<name>#blocked"; where anything else reads the original
+// name (another op, a graph output, a subgraph, another provider's Copy), a FromBlocked
+// node placed after the producer writes it in the plain layout. Only nodes assigned to
+// `provider` are rewritten. Training graphs (any ai.tandem *Grad node) are left alone:
+// their backward kernels read plain activations.
+#pragma once
+#include <string>
+
+#include "graph/graph.h"
+
+namespace tandem::cpu {
+
+// Rewrites `graph` (partitioned, in execution order) and returns the number of nodes that
+// now run channel-blocked (FromBlocked nodes not counted).
+int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block);
+
+}  // namespace tandem::cpu

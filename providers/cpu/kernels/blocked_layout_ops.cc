@@ -1,0 +1,51 @@
+// FromBlocked (ai.tandem, attribute channel_block = B): a channel-blocked float32 tensor
+// [N, C/B, spatial..., B] back to plain [N, C, spatial...], where a chain of the CPU
+// provider's blocked-layout pass (providers/cpu/blocked_layout.h) meets a reader of the
+// plain layout. A direct transpose of each block (no primitive to set up: the tensors
+// here are often small, e.g. after a global pool).
+#include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/grad_util.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+class FromBlocked : public Kernel {
+ public:
+  explicit FromBlocked(const KernelInfo& info)
+      : block_(info.node.attr_int("channel_block", 0)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    if (block_ <= 0 || x.rank() < 3 || x.dims().back() != block_)
+      return absl::InvalidArgumentError("expected a channel-blocked [N, C/B, spatial..., B] "
+                                        "tensor with B = channel_block = " +
+                                        std::to_string(block_) + ", got " + DimsToString(x.dims()));
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), UnblockedDims(x.dims()));
+    const int64_t blocks = x.dim(0) * x.dim(1), S = DimProduct(x.dims(), 2, x.rank() - 1),
+                  B = block_;
+    const float* px = x.data<float>();
+    float* py = y.data<float>();
+    // Block (n, cb) holds channels cb*B.. of image n: x[s][k] -> y[k][s], both contiguous.
+#pragma omp parallel for schedule(static) if (blocks * S * B >= (1 << 16))
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const float* xb = px + blk * S * B;
+      float* yb = py + blk * S * B;
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t k = 0; k < B; ++k) yb[k * S + s] = xb[s * B + k];
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t block_;
+};
+
+}  // namespace
+
+void RegisterBlockedLayoutKernels(KernelRegistry& r) {
+  r.Add(grad::TandemDef("FromBlocked", {DataType::kFloat}, Make<FromBlocked>()));
+}
+
+}  // namespace tandem::cpu

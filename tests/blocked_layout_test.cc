@@ -1,0 +1,175 @@
+// The CPU provider's channel-blocked layout pass (providers/cpu/blocked_layout.h): a chain
+// of convolutions, element-wise ops, pools, BatchNormalization and Concat runs blocked and
+// gives the outputs of the same graph run plain (fusion off); values read by plain
+// readers or returned are converted back; other providers' nodes and training graphs
+// are left alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "onnx_import/import.h"
+#include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/dnnl_util.h"
+#include "providers/partitioner.h"
+#include "runtime/session.h"
+#include "tests/test_models.h"
+
+namespace tandem {
+namespace {
+
+using namespace tandem::testing;
+
+// x[2,3,12,12] -> Conv 16 (+Relu) = r0 -> depthwise Conv -> Add r0 = a (also an output)
+// -> BatchNormalization -> Clip = cl -> MaxPool 3x3/2 pad 1 = p [2,16,6,6];
+// Concat(Conv 1x1 16 of p, p) axis -3 -> AveragePool 2x2 -> GlobalAveragePool -> Flatten = y;
+// Conv 16 of p + Relu + MaxPool 2x2 = z (an output); Conv 12 of cl = u (12 channels: no
+// block divides them, so it stays plain and reads cl converted back).
+onnx::ModelProto ChainModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("blocked_chain");
+  SetFloatType(g->add_input(), "x", {2, 3, 12, 12});
+  AddFloatInitializer(g, "w0", {16, 3, 3, 3}, 0.05f);
+  AddFloatInitializer(g, "b0", {16}, 0.02f);
+  AddFloatInitializer(g, "w1", {16, 1, 3, 3}, 0.07f);
+  AddFloatInitializer(g, "scale", {16}, 0.1f, 1.f);
+  AddFloatInitializer(g, "shift", {16}, 0.03f);
+  AddFloatInitializer(g, "mean", {16}, 0.02f);
+  AddFloatInitializer(g, "var", {16}, 0.05f, 0.5f);
+  AddFloatInitializer(g, "lo", {}, 0.f, -0.2f);
+  AddFloatInitializer(g, "hi", {}, 0.f, 0.6f);
+  AddFloatInitializer(g, "w2", {16, 16, 1, 1}, 0.04f);
+  AddFloatInitializer(g, "w3", {16, 16, 3, 3}, 0.02f);
+  AddFloatInitializer(g, "w4", {12, 16, 1, 1}, 0.03f);
+  AddIntsAttribute(AddNode(g, "Conv", "conv0", {"x", "w0", "b0"}, {"c0"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "Relu", "relu0", {"c0"}, {"r0"});
+  auto* dw = AddNode(g, "Conv", "conv1", {"r0", "w1"}, {"c1"});
+  AddIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  AddIntAttribute(dw, "group", 16);
+  AddNode(g, "Add", "add", {"c1", "r0"}, {"a"});
+  AddNode(g, "BatchNormalization", "bn", {"a", "scale", "shift", "mean", "var"}, {"n"});
+  AddNode(g, "Clip", "clip", {"n", "lo", "hi"}, {"cl"});
+  auto* mp = AddNode(g, "MaxPool", "pool", {"cl"}, {"p"});
+  AddIntsAttribute(mp, "kernel_shape", {3, 3});
+  AddIntsAttribute(mp, "strides", {2, 2});
+  AddIntsAttribute(mp, "pads", {1, 1, 1, 1});
+  AddNode(g, "Conv", "conv2", {"p", "w2"}, {"c2"});
+  AddIntAttribute(AddNode(g, "Concat", "cat", {"c2", "p"}, {"k"}), "axis", -3);
+  auto* ap = AddNode(g, "AveragePool", "avg", {"k"}, {"ak"});
+  AddIntsAttribute(ap, "kernel_shape", {2, 2});
+  AddIntsAttribute(ap, "strides", {2, 2});
+  AddNode(g, "GlobalAveragePool", "gap", {"ak"}, {"gk"});
+  AddNode(g, "Flatten", "flat", {"gk"}, {"y"});
+  AddIntsAttribute(AddNode(g, "Conv", "conv3", {"p", "w3"}, {"c3"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "Relu", "relu3", {"c3"}, {"r3"});
+  auto* mp3 = AddNode(g, "MaxPool", "pool3", {"r3"}, {"z"});
+  AddIntsAttribute(mp3, "kernel_shape", {2, 2});
+  AddIntsAttribute(mp3, "strides", {2, 2});
+  AddNode(g, "Conv", "conv4", {"cl", "w4"}, {"u"});
+  SetFloatType(g->add_output(), "y", {2, 32});
+  SetFloatType(g->add_output(), "z", {2, 16, 3, 3});
+  SetFloatType(g->add_output(), "u", {2, 12, 12, 12});
+  SetFloatType(g->add_output(), "a", {2, 16, 12, 12});
+  return m;
+}
+
+Graph ImportChain() {
+  const std::string bytes = Serialize(ChainModel());
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "blocked_chain");
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? std::move(*g) : Graph();
+}
+
+std::unique_ptr<Session> Load(bool fusion) {
+  SessionOptions o;
+  o.num_threads = 2;
+  o.fusion = fusion;
+  auto s = Session::FromGraph(ImportChain(), o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+const Node* FindNode(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+TEST(BlockedLayout, ChainMatchesThePlainGraph) {
+  auto blocked = Load(true), plain = Load(false);
+  ASSERT_TRUE(blocked && plain);
+  EXPECT_EQ(plain->stats().nodes_provider_rewritten, 0);
+  const int block = cpu::ChannelBlock();
+  const Graph& g = blocked->graph();
+  // Which nodes run blocked (names after fusion).
+  for (const char* name : {"conv0+relu0", "conv1", "add", "bn", "clip", "pool", "conv2",
+                           "cat", "avg", "gap", "conv3+relu3+pool3"}) {
+    const Node* n = FindNode(g, name);
+    ASSERT_NE(n, nullptr) << name;
+    EXPECT_EQ(n->attr_int("channel_block", 0), block) << name;
+  }
+  EXPECT_EQ(FindNode(g, "conv4")->attr_int("channel_block", 0), 0);  // 12 channels
+  EXPECT_EQ(FindNode(g, "conv4")->inputs[0], "cl");                    // read plain
+  EXPECT_EQ(FindNode(g, "cat")->attr_int("axis", 0), 1);
+  // Plain copies exactly where something reads the plain layout: the outputs a and z,
+  // cl for conv4, gk for Flatten.
+  std::map<std::string, std::string> from_blocked;  // plain value -> blocked source
+  for (const Node& n : g.nodes)
+    if (n.op_type == "FromBlocked") from_blocked[n.outputs[0]] = n.inputs[0];
+  EXPECT_EQ(from_blocked.size(), 4u);
+  for (const char* v : {"a", "z", "cl", "gk"}) EXPECT_EQ(from_blocked[v], std::string(v) + "#blocked");
+  EXPECT_EQ(blocked->stats().nodes_provider_rewritten, 11);
+
+  Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 12, 12});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * i);
+  auto a = blocked->Run({{"x", x}});
+  auto b = plain->Run({{"x", x}});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->size(), 4u);
+  for (size_t k = 0; k < a->size(); ++k) {
+    const Tensor& ta = (*a)[k];
+    const Tensor& tb = (*b)[k];
+    ASSERT_EQ(ta.dims(), tb.dims()) << "output " << k;
+    float largest = 0;
+    for (int64_t i = 0; i < ta.numel(); ++i) {
+      largest = std::max(largest, std::abs(tb.data<float>()[i]));
+      EXPECT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-5f) << "output " << k << " at " << i;
+    }
+    EXPECT_GT(largest, 1e-3f) << "output " << k << " is all near zero: the test would not see errors";
+  }
+}
+
+TEST(BlockedLayout, LeavesOtherProvidersAndTrainingGraphsAlone) {
+  Graph g = ImportChain();
+  for (Node& n : g.nodes) n.provider = n.name == "conv1" ? "elsewhere" : "cpu";
+  Graph training = g;
+  // conv0, relu0, conv2, conv3, relu3, pool3: the rest reads conv1's plain output.
+  EXPECT_EQ(cpu::UseChannelBlockedLayout(g, "cpu", 8), 6);
+  const Node* conv1 = FindNode(g, "conv1");
+  EXPECT_FALSE(conv1->has_attr("channel_block"));
+  EXPECT_EQ(conv1->inputs[0], "r0");  // plain, from a FromBlocked placed before it
+  bool r0_unblocked_first = false;
+  for (const Node& n : g.nodes) {
+    if (n.name == "conv1") break;
+    r0_unblocked_first |= n.op_type == "FromBlocked" && n.outputs[0] == "r0";
+  }
+  EXPECT_TRUE(r0_unblocked_first);
+  EXPECT_FALSE(FindNode(g, "add")->has_attr("channel_block"));  // c1 arrives plain
+
+  Node grad;
+  grad.name = "g";
+  grad.op_type = "ReluGrad";
+  grad.domain = kTandemDomain;
+  grad.provider = "cpu";
+  training.nodes.push_back(grad);
+  EXPECT_EQ(cpu::UseChannelBlockedLayout(training, "cpu", 8), 0);
+}
+
+}  // namespace
+}  // namespace tandem
