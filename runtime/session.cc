@@ -11,6 +11,7 @@
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
 #include "runtime/constant_folding.h"
+#include "runtime/layer_norm_fusion.h"
 #include "runtime/fusion.h"
 
 namespace tandem {
@@ -71,7 +72,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   }
   s->stats_.nodes_removed = EliminateDeadCode(graph);
   // A provider without a fused kernel declines the fused node and the CPU runs it.
-  if (options.fusion) s->stats_.nodes_fused = FuseActivations(graph);
+  if (options.fusion) s->stats_.nodes_fused = FuseLayerNorm(graph) + FuseActivations(graph);
   std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;
   for (auto& p : s->providers_) {

@@ -24,7 +24,8 @@ namespace tandem {
 struct SessionOptions {
   int num_threads = 0;              // 0: all cores
   bool constant_folding = true;
-  // Conv/Gemm/MatMul + activation (runtime/fusion.h) and each provider's own rewrites
+  // Conv/Gemm/MatMul + activation (runtime/fusion.h), decomposed layer normalizations
+  // (runtime/layer_norm_fusion.h) and each provider's own rewrites
   // (ExecutionProvider::OptimizeGraph: the CPU's channel-blocked convolution chains).
   bool fusion = true;
   bool profiling = false;           // per-node timings, see Session::profile()
@@ -40,7 +41,7 @@ struct SessionOptions {
 struct SessionStats {
   int nodes_folded = 0;
   int nodes_removed = 0;
-  int nodes_fused = 0;              // activations folded into their producer
+  int nodes_fused = 0;              // activations into their producer, LayerNorm patterns
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
   int nodes_provider_rewritten = 0;  // by ExecutionProvider::OptimizeGraph (e.g. CPU layout)

@@ -118,6 +118,12 @@ TANDEM_EXPORT TandemStatus* tandem_tensor_device(const TandemTensor* t, TandemDe
 /* The host memory of a host tensor (TANDEM_FAILED_PRECONDITION for a device tensor:
  * copy it with tandem_session_tensor_to_host first). */
 TANDEM_EXPORT TandemStatus* tandem_tensor_data(TandemTensor* t, void** data);
+/* All a caller needs to read a host tensor, in one call (bindings pay per call): its
+ * dtype, rank, dims (as tandem_tensor_dims: `capacity` below the rank is an error, and
+ * `rank` is set first so the caller can retry), data (as tandem_tensor_data) and size. */
+TANDEM_EXPORT TandemStatus* tandem_tensor_host_view(TandemTensor* t, TandemDataType* dtype,
+                                                    size_t* rank, int64_t* dims, size_t capacity,
+                                                    void** data, size_t* byte_size);
 
 /* ---- Session options --------------------------------------------------------------- */
 

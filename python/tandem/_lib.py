@@ -50,6 +50,8 @@ _SIGNATURES = {
     "tandem_tensor_dims": (c_status, [c_handle, c_int64_p, ctypes.c_size_t]),
     "tandem_tensor_byte_size": (c_status, [c_handle, c_size_p]),
     "tandem_tensor_data": (c_status, [c_handle, c_handle_p]),
+    "tandem_tensor_host_view": (c_status, [c_handle, c_enum_p, c_size_p, c_int64_p, ctypes.c_size_t,
+                                           c_handle_p, c_size_p]),
     # session options
     "tandem_session_options_create": (c_status, [c_handle_p]),
     "tandem_session_options_release": (None, [c_handle]),

@@ -47,9 +47,20 @@ def as_input_array(value, what):
     return arr
 
 
+_C_STRINGS = {}  # tuple of names -> C array (read-only once built; shared by calls)
+
+
 def c_strings(names):
-    """`names` (str) as a C array of UTF-8 strings (one NULL entry when empty)."""
-    return (ctypes.c_char_p * max(len(names), 1))(*[s.encode() for s in names])
+    """`names` (str) as a C array of UTF-8 strings (one NULL entry when empty); the arrays
+    of the last few hundred distinct name lists are kept, since callers repeat them."""
+    key = tuple(names)
+    arr = _C_STRINGS.get(key)
+    if arr is None:
+        arr = (ctypes.c_char_p * max(len(key), 1))(*[s.encode() for s in key])
+        if len(_C_STRINGS) >= 256:
+            _C_STRINGS.clear()
+        _C_STRINGS[key] = arr
+    return arr
 
 
 def wrap(arr):
@@ -107,19 +118,23 @@ def wrap_one(value, what):
     return wrap(arr), arr
 
 
+_VIEW_RANK = 16  # dims room for the one-call view; higher ranks retry with more
+
+
 def to_numpy(handle):
     """A new ndarray holding a copy of host tensor `handle` (not released here)."""
-    code = ctypes.c_int()
-    check(lib.tandem_tensor_dtype(handle, ctypes.byref(code)))
-    rank = ctypes.c_size_t()
-    check(lib.tandem_tensor_rank(handle, ctypes.byref(rank)))
-    dims = (ctypes.c_int64 * max(rank.value, 1))()
-    check(lib.tandem_tensor_dims(handle, dims, rank.value))
-    shape = tuple(dims[i] for i in range(rank.value))
-    nbytes = ctypes.c_size_t()
-    check(lib.tandem_tensor_byte_size(handle, ctypes.byref(nbytes)))
-    data = ctypes.c_void_p()
-    check(lib.tandem_tensor_data(handle, ctypes.byref(data)))
+    code, rank, data, nbytes = ctypes.c_int(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
+    dims = (ctypes.c_int64 * _VIEW_RANK)()
+    args = (ctypes.byref(code), ctypes.byref(rank))
+    status = lib.tandem_tensor_host_view(handle, *args, dims, _VIEW_RANK, ctypes.byref(data),
+                                         ctypes.byref(nbytes))
+    if status and rank.value > _VIEW_RANK:
+        lib.tandem_status_release(status)
+        dims = (ctypes.c_int64 * rank.value)()
+        status = lib.tandem_tensor_host_view(handle, *args, dims, rank.value, ctypes.byref(data),
+                                             ctypes.byref(nbytes))
+    check(status)
+    shape = tuple(dims[:rank.value])
     if code.value == _BFLOAT16:
         raw = np.empty(shape, np.uint16)
         dtype = None

@@ -160,4 +160,14 @@ TandemStatus* tandem_tensor_data(TandemTensor* t, void** data) {
   });
 }
 
+TandemStatus* tandem_tensor_host_view(TandemTensor* t, TandemDataType* dtype, size_t* rank,
+                                      int64_t* dims, size_t capacity, void** data,
+                                      size_t* byte_size) {
+  if (TandemStatus* s = tandem_tensor_dtype(t, dtype)) return s;
+  if (TandemStatus* s = tandem_tensor_rank(t, rank)) return s;
+  if (TandemStatus* s = tandem_tensor_dims(t, dims, capacity)) return s;
+  if (TandemStatus* s = tandem_tensor_data(t, data)) return s;
+  return tandem_tensor_byte_size(t, byte_size);
+}
+
 }  // extern "C"

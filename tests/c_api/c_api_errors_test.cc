@@ -145,6 +145,13 @@ TEST(CApiErrors, WrongShapeDtypeAndNames) {
   EXPECT_TANDEM_ERROR(tandem_tensor_create(TANDEM_FLOAT, huge, 3, &t), kBad, "too large");
   int64_t one[1];
   EXPECT_TANDEM_ERROR(tandem_tensor_dims(good.get(), one, 1), kBad, "capacity 1 < rank 2");
+  TandemDataType view_type;
+  size_t view_rank = 0, view_bytes;
+  void* view_data;
+  EXPECT_TANDEM_ERROR(tandem_tensor_host_view(good.get(), &view_type, &view_rank, one, 1,
+                                              &view_data, &view_bytes),
+                      kBad, "capacity 1 < rank 2");
+  EXPECT_EQ(view_rank, 2u);  // set before the error, so the caller can retry with room
   EXPECT_EQ(t, nullptr);
   // IO binding: unknown names, wrong shapes; a binding of another session.
   TandemIoBinding* b = nullptr;

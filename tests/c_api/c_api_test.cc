@@ -89,6 +89,20 @@ TEST(CApi, RunMatchesFloat64Reference) {
     EXPECT_EQ(dims[0], 5);
     EXPECT_EQ(dims[1], ref.layers.back().out);
     ExpectNear(Values(out), ref.Forward(x, 5));
+    // The one-call view agrees with the single getters.
+    TandemDataType dtype = TANDEM_UNDEFINED;
+    size_t rank = 0, bytes = 0;
+    int64_t view_dims[2] = {0, 0};
+    void* data = nullptr;
+    EXPECT_TANDEM_OK(tandem_tensor_host_view(out, &dtype, &rank, view_dims, 2, &data, &bytes));
+    EXPECT_EQ(dtype, TANDEM_FLOAT);
+    EXPECT_EQ(rank, 2u);
+    EXPECT_EQ(view_dims[0], dims[0]);
+    EXPECT_EQ(view_dims[1], dims[1]);
+    EXPECT_EQ(bytes, static_cast<size_t>(dims[0] * dims[1]) * sizeof(float));
+    void* direct = nullptr;
+    EXPECT_TANDEM_OK(tandem_tensor_data(out, &direct));
+    EXPECT_EQ(data, direct);
     // The input was wrapped, not copied: the caller's buffer is read as it is now.
     x.assign(x.size(), 0.25f);
     const char* output_name = nullptr;

@@ -221,6 +221,21 @@ def inference(cli, work):
     gc.collect()
     check("a dropped Session is released", not fin.alive)
 
+    # An output of rank 20 (more dims than the one-call tensor view has room for).
+    import onnx
+    from onnx import helper, TensorProto
+    shape = [1] * 18 + [2, 3]
+    node = helper.make_node("Neg", ["a"], ["b"])
+    graph = helper.make_graph([node], "rank20", [helper.make_tensor_value_info("a", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("b", TensorProto.FLOAT, shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    a = np.arange(6, dtype=np.float32).reshape(shape)
+    with tandem.Session(model.SerializeToString()) as s:
+        b = s.run({"a": a})["b"]
+    check("a rank-20 output comes back whole", b.shape == tuple(shape) and np.array_equal(b, -a),
+          f"shape {b.shape}")
+
 
 @section
 def training(cli, work):

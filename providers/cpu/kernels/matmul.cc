@@ -1,13 +1,16 @@
 // MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger, plus
 // FusedMatMul / FusedGemm (ai.tandem, from runtime/fusion.h): the same with an activation.
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
-// cached per input shape; double and integer types use reference loops.
+// cached per input shape; float32 products of a few thousand multiply-adds use direct
+// loops instead (small_gemm.h); double and integer types use reference loops.
+#include <algorithm>
 #include <cstring>
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/kernels/small_gemm.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -152,6 +155,15 @@ class MatMul : public Kernel {
       return absl::OkStatus();
     }
     const bool dnnl_ok = s.batch.size() + 2 <= DNNL_MAX_NDIMS;
+    const int64_t rows = NumElements(s.a_batch) * s.m;  // when B is one matrix
+    if (a.dtype() == DataType::kFloat && NumElements(s.b_batch) <= 1 &&
+        IsSmallGemm(rows, s.k, s.n)) {
+      float* py = y.data<float>();
+      std::fill(py, py + y.numel(), 0.f);
+      SmallGemmAccumulate(a.data<float>(), false, b.data<float>(), py, rows, s.k, s.n, 1.f);
+      act_.Apply(py, y.numel());
+      return absl::OkStatus();
+    }
     if (a.dtype() == DataType::kFloat && dnnl_ok) return RunDnnl(a, b, y, s);
     if (IsHalf(a.dtype()) && dnnl_ok) {
       Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat);
@@ -211,6 +223,7 @@ class Gemm : public Kernel {
  public:
   explicit Gemm(const KernelInfo& info)
       : act_(info.node),
+        b_constant_(info.constant_input(1) != nullptr),
         trans_a_(info.node.attr_int("transA", 0) != 0),
         trans_b_(info.node.attr_int("transB", 0) != 0),
         alpha_(info.node.attr_float("alpha", 1.f)),
@@ -246,6 +259,7 @@ class Gemm : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), {m, n});
     if (y.numel() == 0) return absl::OkStatus();
     const DataType t = a.dtype();
+    if (t == DataType::kFloat && IsSmallGemm(m, k, n)) return RunSmall(a, b, c, cdims, y, m, k, n);
     if (t == DataType::kFloat) return RunDnnl(a, b, c, cdims, y, m, k, n);
     if (IsHalf(t)) {
       Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat), cf;
@@ -276,6 +290,28 @@ class Gemm : public Kernel {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         y[i * n + j] = pc[(cdims[0] == 1 ? 0 : i * cdims[1]) + (cdims[1] == 1 ? 0 : j)];
+  }
+
+  // Small float products (small_gemm.h); a transposed constant B is transposed once.
+  absl::Status RunSmall(const Tensor& a, const Tensor& b, const Tensor* c, const Dims& cdims,
+                        Tensor& y, int64_t m, int64_t k, int64_t n) {
+    float* py = y.data<float>();
+    if (c) {
+      FillC(*c, cdims, py, m, n);
+      if (beta_ != 1.f)
+        for (int64_t i = 0; i < m * n; ++i) py[i] *= beta_;
+    } else {
+      std::fill(py, py + m * n, 0.f);
+    }
+    const float* pb = b.data<float>();
+    if (trans_b_) {
+      if (!(b_constant_ && bt_ready_)) TransposeInto(pb, n, k, bt_);
+      bt_ready_ = b_constant_;
+      pb = bt_.data();
+    }
+    SmallGemmAccumulate(a.data<float>(), trans_a_, pb, py, m, k, n, alpha_);
+    act_.Apply(py, m * n);
+    return absl::OkStatus();
   }
 
   absl::Status RunDnnl(const Tensor& a, const Tensor& b, const Tensor* c, const Dims& cdims,
@@ -359,6 +395,9 @@ class Gemm : public Kernel {
   }
 
   FusedActivation act_;
+  bool b_constant_;               // B is an initializer: its transpose is kept
+  bool bt_ready_ = false;         // bt_ holds B^T already
+  std::vector<float> bt_;         // B^T [k, n] for the small path with transB
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   ShapeCache<GemmEntry> cache_;

@@ -12,6 +12,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {
@@ -491,6 +492,13 @@ void RegisterNormKernels(KernelRegistry& r) {
   r.Add("InstanceNormalization", 1, 5, f, Make<InstanceNorm>());
   r.Add("InstanceNormalization", 6, kMaxOpset, f, Make<InstanceNorm>());
   r.Add("LayerNormalization", 17, kMaxOpset, f, Make<LayerNorm>());
+  // The same op for graphs of older opsets, written by runtime/layer_norm_fusion.h.
+  KernelDef fused_ln;
+  fused_ln.domain = kTandemDomain;
+  fused_ln.op = "LayerNormalization";
+  fused_ln.types = f;
+  fused_ln.create = Make<LayerNorm>();
+  r.Add(fused_ln);
   r.Add("MeanVarianceNormalization", 9, 12, f, Make<Mvn>());
   r.Add("MeanVarianceNormalization", 13, kMaxOpset, f, Make<Mvn>());
 }
