@@ -26,13 +26,8 @@ using namespace tandem::testing;
 // Conv 16 of p + Relu + MaxPool 2x2 = z (an output); Conv 12 of cl = u (12 channels: no
 // block divides them, so it stays plain and reads cl converted back).
 onnx::ModelProto ChainModel() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
+  onnx::ModelProto m = EmptyModel(13, "blocked_chain");
   auto* g = m.mutable_graph();
-  g->set_name("blocked_chain");
   SetFloatType(g->add_input(), "x", {2, 3, 12, 12});
   AddFloatInitializer(g, "w0", {16, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "b0", {16}, 0.02f);

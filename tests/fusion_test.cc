@@ -22,13 +22,8 @@ using tandem::testing::SetFloatType;
 // -> Gemm -> Clip(-0.5, 0.5) -> MatMul -> Sigmoid -> y, plus a second Conv whose output is
 // both a graph output and read by Tanh (not fused).
 onnx::ModelProto FusableModel() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
+  onnx::ModelProto m = tandem::testing::EmptyModel(13, "fusable");
   auto* g = m.mutable_graph();
-  g->set_name("fusable");
   SetFloatType(g->add_input(), "x", {2, 3, 7, 7});
   AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "b", {4}, 0.1f);

@@ -21,13 +21,8 @@ constexpr float kEps = 1e-5f;
 // x [2, 5, 16] -> LayerNorm over the last axis (gamma, beta) -> y; with `expose_d` the
 // deviation d = x - mean is also a graph output.
 onnx::ModelProto LayerNormModel(bool expose_d) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
+  onnx::ModelProto m = EmptyModel(13, "layer_norm");
   auto* g = m.mutable_graph();
-  g->set_name("layer_norm");
   SetFloatType(g->add_input(), "x", {2, 5, kWidth});
   AddFloatInitializer(g, "two", {}, 0.f, 2.f);
   AddFloatInitializer(g, "eps", {}, 0.f, kEps);

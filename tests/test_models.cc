@@ -13,17 +13,18 @@ void SetTensorType(onnx::ValueInfoProto* v, const std::string& name, int64_t n) 
   t->set_elem_type(onnx::TensorProto::FLOAT);
   t->mutable_shape()->add_dim()->set_dim_value(n);
 }
-onnx::ModelProto EmptyModel(int opset) {
+}  // namespace
+
+onnx::ModelProto EmptyModel(int opset, const std::string& graph_name) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("tandem-tests");
   auto* op = m.add_opset_import();
   op->set_domain("");
   op->set_version(opset);
-  m.mutable_graph()->set_name("g");
+  m.mutable_graph()->set_name(graph_name);
   return m;
 }
-}  // namespace
 
 onnx::ModelProto UnaryChainModel(const std::vector<std::string>& ops, int64_t n, int opset) {
   onnx::ModelProto m = EmptyModel(opset);

@@ -7,6 +7,8 @@
 
 namespace tandem::testing {
 
+// A model with an empty graph called `graph_name` (ONNX IR 8, default domain at `opset`).
+onnx::ModelProto EmptyModel(int opset, const std::string& graph_name = "g");
 // A model: input x (float[n]) -> `ops` applied in a chain (unary ops) -> output y.
 onnx::ModelProto UnaryChainModel(const std::vector<std::string>& ops, int64_t n, int opset = 13);
 // x + w where w is an initializer of n floats (value i*0.5).
