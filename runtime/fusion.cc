@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "graph/value_readers.h"
 #include "providers/partitioner.h"
 
 namespace tandem {
@@ -73,17 +74,7 @@ std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; 
 // relu_mask = 1 (dX also zeroed where X <= 0), when dX has no other reader. Returns the
 // number of fusions.
 int FuseReluGradIntoBackward(Graph& graph) {
-  std::map<std::string, int> uses;
-  std::map<std::string, size_t> consumer;
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const Node& n = graph.nodes[k];
-    for (const std::string& in : n.inputs)
-      if (!in.empty()) ++uses[in], consumer[in] = k;
-    for (const auto& [key, a] : n.attributes)
-      if (a.kind == Attribute::Kind::kGraph && a.g)
-        for (const std::string& name : a.g->outer_scope_names) uses[name] += 2;
-  }
-  for (const ValueInfo& o : graph.outputs) uses[o.name] += 2;
+  const ValueReaders readers(graph);
   std::set<size_t> removed;
   for (Node& n : graph.nodes) {
     if (n.domain != kTandemDomain ||
@@ -91,8 +82,8 @@ int FuseReluGradIntoBackward(Graph& graph) {
         !n.has_output(0) || n.inputs.size() < 2 || !n.has_input(1) || n.attr_int("relu_mask", 0))
       continue;
     const std::string& out = n.outputs[0];
-    if (uses[out] != 1) continue;
-    const size_t r = consumer[out];
+    const int r = readers.Sole(out);
+    if (r < 0) continue;
     const Node& rg = graph.nodes[r];
     if (rg.domain != kTandemDomain || rg.op_type != "ReluGrad" || rg.inputs.size() != 2 ||
         rg.inputs[0] != out || rg.inputs[1] != n.inputs[1] || rg.outputs.size() != 1)
@@ -117,18 +108,7 @@ int FuseReluGradIntoBackward(Graph& graph) {
 
 int FuseActivations(Graph& graph) {
   const int relu_grads = FuseReluGradIntoBackward(graph);
-  // Consumers per value; graph outputs and subgraph reads count as extra consumers.
-  std::map<std::string, int> uses;
-  std::map<std::string, size_t> consumer;  // value -> index of (the last) consuming node
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const Node& n = graph.nodes[k];
-    for (const std::string& in : n.inputs)
-      if (!in.empty()) ++uses[in], consumer[in] = k;
-    for (const auto& [key, a] : n.attributes)
-      if (a.kind == Attribute::Kind::kGraph && a.g)
-        for (const std::string& name : a.g->outer_scope_names) uses[name] += 2;
-  }
-  for (const ValueInfo& o : graph.outputs) uses[o.name] += 2;
+  const ValueReaders readers(graph);
 
   std::set<size_t> removed;
   int fused = 0;
@@ -143,9 +123,10 @@ int FuseActivations(Graph& graph) {
     f.name = NameOf(n);
     // Index of the node that alone reads `value` as its first input, or -1.
     auto sole_reader = [&](const std::string& value) -> int {
-      if (uses[value] != 1) return -1;
-      const Node& r = graph.nodes[consumer[value]];
-      return r.inputs[0] == value && r.outputs.size() == 1 ? static_cast<int>(consumer[value]) : -1;
+      const int k = readers.Sole(value);
+      if (k < 0) return -1;
+      const Node& r = graph.nodes[k];
+      return r.inputs[0] == value && r.outputs.size() == 1 ? k : -1;
     };
     int next = sole_reader(f.outputs[0]);
     if (next >= 0 && graph.nodes[next].domain.empty() &&

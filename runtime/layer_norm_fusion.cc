@@ -4,7 +4,7 @@
 #include <set>
 
 #include "providers/partitioner.h"
-#include "runtime/value_readers.h"
+#include "graph/value_readers.h"
 
 namespace tandem {
 namespace {

@@ -11,8 +11,8 @@
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
 #include "runtime/constant_folding.h"
-#include "runtime/layer_norm_fusion.h"
 #include "runtime/fusion.h"
+#include "runtime/layer_norm_fusion.h"
 
 namespace tandem {
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "graph/value_readers.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -98,9 +99,9 @@ class BlockedLayoutPass {
     if (n.op_type == "Concat") n.attributes["axis"] = IntAttribute(1);
     n.attributes["channel_block"] = IntAttribute(block_);
     for (std::string& in : n.inputs)
-      if (IsBlocked(in)) in = blocked_.at(in);
+      if (IsBlocked(in)) in = BlockedName(in);
     const std::string out = n.outputs[0];
-    blocked_[out] = BlockedName(out);
+    blocked_.insert(out);
     plain_of_[BlockedName(out)] = out;
     n.outputs[0] = BlockedName(out);
     if (const ValueInfo* vi = graph_.FindValueInfo(out)) {
@@ -117,28 +118,17 @@ class BlockedLayoutPass {
     return true;
   }
 
-  // Original names something still reads in the plain layout.
-  std::set<std::string> PlainReads() const {
-    std::set<std::string> reads;
-    for (const Node& n : graph_.nodes) {
-      for (const std::string& in : n.inputs) reads.insert(in);
-      for (const auto& [key, a] : n.attributes)
-        if (a.kind == Attribute::Kind::kGraph && a.g)
-          for (const std::string& name : a.g->outer_scope_names) reads.insert(name);
-    }
-    for (const ValueInfo& o : graph_.outputs) reads.insert(o.name);
-    return reads;
-  }
-
+  // After the rewrite, whatever still reads an original name reads it plain.
   void InsertFromBlocked() {
-    const std::set<std::string> reads = PlainReads();
+    const ValueReaders readers(graph_);
     std::vector<Node> nodes;
     nodes.reserve(graph_.nodes.size() + blocked_.size());
     for (Node& n : graph_.nodes) {
       auto blocked = n.outputs.empty() ? plain_of_.end() : plain_of_.find(n.outputs[0]);
       nodes.push_back(std::move(n));
-      if (blocked == plain_of_.end() || !reads.count(blocked->second)) continue;
+      if (blocked == plain_of_.end()) continue;
       const std::string& plain = blocked->second;
+      if (readers.nodes(plain).empty() && !readers.pinned(plain)) continue;
       Node f;
       f.name = plain + "/from_blocked";
       f.op_type = "FromBlocked";
@@ -156,8 +146,8 @@ class BlockedLayoutPass {
   Graph& graph_;
   const std::string provider_;
   const int block_;
-  std::map<std::string, std::string> blocked_;   // original value name -> blocked name
-  std::map<std::string, std::string> plain_of_;  // and back
+  std::set<std::string> blocked_;                // original names of blocked values
+  std::map<std::string, std::string> plain_of_;  // BlockedName(value) -> value
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "providers/cpu/dnnl_util.h"
 
+#include <algorithm>
+#include <string>
+
 namespace tandem::cpu {
 
 dnnl::engine& DnnlEngine() {
@@ -50,10 +53,15 @@ Dims BlockedDims(const Dims& logical, int block) {
   return d;
 }
 
-Dims UnblockedDims(const Dims& blocked) {
-  Dims d(blocked.begin(), blocked.end() - 1);
-  d[1] *= blocked.back();
-  return d;
+absl::StatusOr<Tensor> LogicalView(const Tensor& blocked, int block, int min_rank) {
+  if (block <= 0 || blocked.rank() < std::max(min_rank, 2) + 1 || blocked.dims().back() != block)
+    return absl::InvalidArgumentError(
+        "expected a channel-blocked tensor [N, C/B, spatial..., B] with B = " +
+        std::to_string(block) + " and at least " + std::to_string(min_rank) +
+        " logical dimensions, got shape " + DimsToString(blocked.dims()));
+  Dims d(blocked.dims().begin(), blocked.dims().end() - 1);
+  d[1] *= block;
+  return blocked.Reshaped(d);
 }
 
 dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt) {

@@ -8,6 +8,7 @@
 
 #include <dnnl.hpp>
 
+#include "absl/status/statusor.h"
 #include "graph/tensor.h"
 
 namespace tandem::cpu {
@@ -24,9 +25,12 @@ dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt);
 // tensor stored as the plain tensor [N, C/B, spatial..., B], C a multiple of B. B is the
 // block the jit kernels of this CPU use: 16 with AVX-512, else 8.
 int ChannelBlock();
-// [N, C, s...] -> [N, C/B, s..., B] and back (C must be a multiple of B).
+// [N, C, s...] -> [N, C/B, s..., B] (C must be a multiple of B).
 Dims BlockedDims(const Dims& logical, int block);
-Dims UnblockedDims(const Dims& blocked);
+// The logical [N, C, s...] view of a channel-blocked tensor [N, C/B, s..., B] (the same
+// bytes), or InvalidArgument naming its shape when it does not end in the block or its
+// logical rank would be below `min_rank`.
+absl::StatusOr<Tensor> LogicalView(const Tensor& blocked, int block, int min_rank);
 // Descriptor of a logical [N, C, s...] tensor (rank 3 to 5) stored channel-blocked by B.
 dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt);
 // A dnnl::memory wrapping the tensor's storage (no copy).

@@ -18,11 +18,9 @@ class FromBlocked : public Kernel {
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
-    if (block_ <= 0 || x.rank() < 3 || x.dims().back() != block_)
-      return absl::InvalidArgumentError("expected a channel-blocked [N, C/B, spatial..., B] "
-                                        "tensor with B = channel_block = " +
-                                        std::to_string(block_) + ", got " + DimsToString(x.dims()));
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), UnblockedDims(x.dims()));
+    auto plain = LogicalView(x, static_cast<int>(block_), 2);
+    if (!plain.ok()) return plain.status();
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), plain->dims());
     const int64_t blocks = x.dim(0) * x.dim(1), S = DimProduct(x.dims(), 2, x.rank() - 1),
                   B = block_;
     const float* px = x.data<float>();

@@ -296,10 +296,12 @@ class Conv : public Kernel {
     const Tensor* b = ctx.input(2);
     // Channel-blocked x has one dimension more than W; its logical view has the same bytes.
     const bool x_blocked = block_ > 0 && x_in.rank() == w.rank() + 1;
-    if (x_blocked && x_in.dims().back() != block_)
-      return absl::InvalidArgumentError("channel-blocked X of shape " + DimsToString(x_in.dims()) +
-                                        " does not end in the block " + std::to_string(block_));
-    const Tensor x = x_blocked ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
+    Tensor x = x_in;
+    if (x_blocked) {
+      auto view = LogicalView(x_in, block_, 3);
+      if (!view.ok()) return view.status();
+      x = *std::move(view);
+    }
     auto kernel = CheckConvInputs(node_, x, w, b, group_, false);
     if (!kernel.ok()) return kernel.status();
     const Dims in(x.dims().begin() + 2, x.dims().end());

@@ -1,9 +1,9 @@
 // 2x2, stride-2 max pooling without padding (floor mode: a trailing odd row/column is
 // dropped) — the usual CNN downsampling step — straight from plain NCHW or from oneDNN's
-// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout. Used by MaxPool (pool.cc)
-// and by FusedConv with a fused pool (conv.cc), where it replaces the reorder of the
-// convolution's blocked output: the input is read once and only the 4x smaller result
-// is written.
+// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout.
+// Used by MaxPool (pool.cc) and by FusedConv with a fused pool (conv.cc), where it
+// replaces the reorder of the convolution's blocked output: the input is read once and
+// only the 4x smaller result is written.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -64,13 +64,15 @@ class BatchNorm : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x_in = *ctx.input(0);
     const Tensor* p[4] = {ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)};
-    if (block_ > 0 && (x_in.rank() < 3 || x_in.dims().back() != block_ || training_ ||
-                       x_in.dtype() != DataType::kFloat))
-      return absl::InvalidArgumentError("channel-blocked inference needs float32 X of shape "
-                                        "[N, C/B, spatial..., B], got " +
-                                        DimsToString(x_in.dims()));
     // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
-    const Tensor x = block_ > 0 ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
+    Tensor x = x_in;
+    if (block_ > 0) {
+      auto view = LogicalView(x_in, block_, 2);
+      if (!view.ok()) return view.status();
+      if (training_ || x_in.dtype() != DataType::kFloat)
+        return absl::InvalidArgumentError("channel-blocked BatchNormalization is float32 inference");
+      x = *std::move(view);
+    }
     static const char* names[4] = {"scale", "B", "mean", "var"};
     if (x.rank() < 2)
       return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));

@@ -133,15 +133,16 @@ class Pool : public Kernel {
   }
 
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x_in = *ctx.input(0);
-    if (x_in.rank() < 3 + (block_ > 0))
-      return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " +
-                                        DimsToString(x_in.dims()));
-    if (block_ > 0 && x_in.dims().back() != block_)
-      return absl::InvalidArgumentError("channel-blocked X of shape " + DimsToString(x_in.dims()) +
-                                        " does not end in the block " + std::to_string(block_));
     // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
-    const Tensor x = block_ > 0 ? x_in.Reshaped(UnblockedDims(x_in.dims())) : x_in;
+    Tensor x = *ctx.input(0);
+    if (block_ > 0) {
+      auto view = LogicalView(x, block_, 3);
+      if (!view.ok()) return view.status();
+      x = *std::move(view);
+    }
+    if (x.rank() < 3)
+      return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " +
+                                        DimsToString(x.dims()));
     if (kernel_.empty()) return absl::InvalidArgumentError("attribute kernel_shape is required");
     const Dims in(x.dims().begin() + 2, x.dims().end());
     auto geo = ComputeWindowGeometry(node_, in, kernel_, true);
@@ -351,11 +352,9 @@ class GlobalPool : public Kernel {
  private:
   // channel_block B (float Max/Average only): x [N, C/B, spatial..., B] -> y [N, C/B, 1..., B].
   absl::Status ComputeBlocked(KernelContext& ctx, const Tensor& x) {
-    if (x.rank() < 4 || x.dims().back() != block_ || x.dtype() != DataType::kFloat ||
-        kind_ == PoolKind::kLp)
-      return absl::InvalidArgumentError("channel-blocked global pooling needs float32 X of shape "
-                                        "[N, C/B, spatial..., B], got " +
-                                        DimsToString(x.dims()));
+    if (auto view = LogicalView(x, block_, 3); !view.ok()) return view.status();
+    if (x.dtype() != DataType::kFloat || kind_ == PoolKind::kLp)
+      return absl::InvalidArgumentError("channel-blocked global pooling is for float32 Max/Average");
     Dims out = x.dims();
     for (int i = 2; i < x.rank() - 1; ++i) out[i] = 1;
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);

@@ -1,4 +1,4 @@
-#include "runtime/value_readers.h"
+#include "graph/value_readers.h"
 
 namespace tandem {
 
