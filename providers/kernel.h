@@ -46,23 +46,26 @@ struct KernelInfo {
 using SubgraphRunner = std::function<absl::StatusOr<std::vector<Tensor>>(
     const std::string& attribute, const std::vector<Tensor>& inputs)>;
 
+// What one kernel call sees. It views the caller's vectors (no copies: a plan reuses
+// them step after step), which must outlive the context.
 class KernelContext {
  public:
-  KernelContext(std::vector<const Tensor*> inputs, std::vector<Tensor>* outputs,
-                std::vector<bool> wanted, Allocator* allocator, int num_threads)
-      : inputs_(std::move(inputs)),
+  KernelContext(const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs,
+                const std::vector<bool>& wanted, Allocator* allocator, int num_threads)
+      : inputs_(&inputs),
         outputs_(outputs),
-        wanted_(std::move(wanted)),
+        wanted_(&wanted),
         allocator_(allocator),
         num_threads_(num_threads) {}
 
-  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_inputs() const { return static_cast<int>(inputs_->size()); }
   const Tensor* input(int i) const {
-    return i < num_inputs() && inputs_[i] && inputs_[i]->defined() ? inputs_[i] : nullptr;
+    const Tensor* t = i < num_inputs() ? (*inputs_)[i] : nullptr;
+    return t && t->defined() ? t : nullptr;
   }
   int num_outputs() const { return static_cast<int>(outputs_->size()); }
   // Whether output i exists in the node and someone reads it.
-  bool output_wanted(int i) const { return i < static_cast<int>(wanted_.size()) && wanted_[i]; }
+  bool output_wanted(int i) const { return i < static_cast<int>(wanted_->size()) && (*wanted_)[i]; }
   Tensor& AllocateOutput(int i, DataType dtype, Dims dims) {
     (*outputs_)[i] = AllocateTensor(*allocator_, dtype, std::move(dims));
     return (*outputs_)[i];
@@ -79,9 +82,9 @@ class KernelContext {
   }
 
  private:
-  std::vector<const Tensor*> inputs_;
+  const std::vector<const Tensor*>* inputs_;
   std::vector<Tensor>* outputs_;
-  std::vector<bool> wanted_;
+  const std::vector<bool>* wanted_;
   Allocator* allocator_;
   int num_threads_;
   SubgraphRunner subgraph_runner_;

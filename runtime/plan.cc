@@ -63,6 +63,11 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const std::string& in = node.inputs[i];
       const int k = static_cast<int>(i);
+      if ((step.def && step.def->any_device) || ReadsMetadataOnly(step.def, k))
+        step.input_device.push_back(std::nullopt);
+      else
+        step.input_device.push_back(ReadsOnHost(*step.provider, step.def, k) ? Device{}
+                                                                              : step.provider->device());
       auto shadow = shadow_of.find(in);
       if (!in.empty() && ReadsOnHost(*step.provider, step.def, k) && !ReadsMetadataOnly(step.def, k) &&
           shadow != shadow_of.end()) {
@@ -129,8 +134,8 @@ int Plan::ThreadsFor(const std::vector<const Tensor*>& inputs) const {
 
 absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer) {
   const Node& node = *step.node;
-  std::vector<const Tensor*> inputs;
-  inputs.reserve(step.inputs.size());
+  std::vector<const Tensor*>& inputs = step.input_values;
+  inputs.clear();
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     int s = step.inputs[i];
     if (s < 0) {
@@ -144,17 +149,14 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   }
   // A kernel must never be handed memory it cannot reach (the partitioner's Copy nodes
   // guarantee this; the check turns a bug into an error instead of a crash).
-  if (!(step.def && step.def->any_device))
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i] || !inputs[i]->is_tensor() || !inputs[i]->buffer()) continue;
-      const int k = static_cast<int>(i);
-      if (ReadsMetadataOnly(step.def, k)) continue;
-      const Device want = ReadsOnHost(*step.provider, step.def, k) ? Device{} : step.provider->device();
-      if (inputs[i]->device() != want)
-        return absl::InternalError(node.Describe() + ": input " + std::to_string(i) + " '" +
-                                   node.inputs[i] + "' is on " + inputs[i]->device().ToString() +
-                                   ", the kernel reads it on " + want.ToString());
-    }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::optional<Device>& want = step.input_device[i];
+    if (!want || !inputs[i] || !inputs[i]->is_tensor() || !inputs[i]->buffer()) continue;
+    if (inputs[i]->device() != *want)
+      return absl::InternalError(node.Describe() + ": input " + std::to_string(i) + " '" +
+                                 node.inputs[i] + "' is on " + inputs[i]->device().ToString() +
+                                 ", the kernel reads it on " + want->ToString());
+  }
   // Types known only at run time must still match the kernel's registration.
   if (step.def && !step.def->types.empty()) {
     int ti = step.def->type_input;
@@ -169,8 +171,9 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   }
   const int threads = ThreadsFor(inputs);
   omp_set_num_threads(threads);  // this thread's team size for the kernel's parallel regions
-  std::vector<Tensor> outputs(step.outputs.size());
-  KernelContext ctx(std::move(inputs), &outputs, step.wanted, &step.provider->allocator(), threads);
+  std::vector<Tensor>& outputs = step.output_values;
+  outputs.assign(step.outputs.size(), Tensor());
+  KernelContext ctx(inputs, &outputs, step.wanted, &step.provider->allocator(), threads);
   if (!step.subplans.empty()) {
     ctx.set_subgraph_runner([&](const std::string& attr, const std::vector<Tensor>& sub_inputs)
                                 -> absl::StatusOr<std::vector<Tensor>> {
@@ -202,13 +205,23 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
                                  std::to_string(i) + " '" + node.outputs[i] + "'");
     values[step.outputs[i]] = std::move(outputs[i]);
   }
+  outputs.clear();  // unread outputs go back to the pool now (the capacity stays)
   for (int s : step.release_after) values[s] = Tensor();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
                                               const OuterScope& outer) {
-  std::vector<Tensor> values(slot_names_.size());
+  // Every slot is emptied on the way out (inputs and constants are not held between runs);
+  // the vector itself is kept.
+  std::vector<Tensor>& values = values_;
+  values.resize(slot_names_.size());
+  struct Clear {
+    std::vector<Tensor>& v;
+    ~Clear() {
+      for (Tensor& t : v) t = Tensor();
+    }
+  } clear{values};
   for (const auto& [slot, t] : constants_) values[slot] = *t;
   for (const auto& [slot, name] : outer_slots_) {
     const Tensor* t = outer ? outer(name) : nullptr;

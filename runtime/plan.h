@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,13 @@ class Plan {
     std::unique_ptr<Kernel> kernel;
     const KernelDef* def = nullptr;
     std::vector<int> inputs, outputs;
+    std::vector<std::optional<Device>> input_device;  // per input: where the kernel reads it (any: none)
     std::vector<bool> wanted;
     std::vector<int> release_after;
     std::map<std::string, std::unique_ptr<Plan>> subplans;
+    // Reused by every run (no per-step allocation): the kernel's inputs and outputs.
+    std::vector<const Tensor*> input_values;
+    std::vector<Tensor> output_values;
     double total_us = 0;
     int64_t calls = 0;
   };
@@ -74,6 +79,7 @@ class Plan {
   std::vector<ExecutionProvider*> providers_;
   std::vector<std::pair<int, std::string>> outer_slots_;  // filled from OuterScope
   std::vector<Step> steps_;
+  std::vector<Tensor> values_;  // per slot, during Run (kept between runs for its capacity)
   int num_threads_ = 1;
   bool profiling_ = false;
 };

@@ -133,9 +133,6 @@ std::vector<StepProfile> Session::profile() const {
 }
 
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Tensor>& feeds) {
-  std::vector<Tensor> inputs(graph_->inputs.size());
-  struct Bound { const std::string* symbol; int64_t size; const std::string* input; };
-  std::vector<Bound> symbols;  // symbolic dims seen so far (few: a vector beats a map)
   // A misspelt name is reported before the input it was meant for is called missing.
   size_t matched = 0;
   for (const ValueInfo& vi : graph_->inputs) matched += feeds.count(vi.name);
@@ -145,13 +142,30 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
       for (const ValueInfo& vi : graph_->inputs) known |= vi.name == name;
       if (!known) return absl::NotFoundError("[run] the model has no input named '" + name + "'");
     }
+  std::vector<Tensor> inputs(graph_->inputs.size());
   for (size_t i = 0; i < graph_->inputs.size(); ++i) {
     const ValueInfo& vi = graph_->inputs[i];
     auto it = feeds.find(vi.name);
     if (it == feeds.end())
       return absl::InvalidArgumentError("[run] missing input '" + vi.name + "' (" +
                                         vi.TypeString() + ")");
-    const Tensor& t = it->second;
+    inputs[i] = it->second;
+  }
+  return RunInOrder(std::move(inputs));
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::RunInOrder(std::vector<Tensor> inputs) {
+  if (inputs.size() != graph_->inputs.size())
+    return absl::InvalidArgumentError(absl::StrCat("[run] the model takes ", graph_->inputs.size(),
+                                                   " inputs, got ", inputs.size()));
+  struct Bound { const std::string* symbol; int64_t size; const std::string* input; };
+  std::vector<Bound> symbols;  // symbolic dims seen so far (few: a vector beats a map)
+  for (size_t i = 0; i < graph_->inputs.size(); ++i) {
+    const ValueInfo& vi = graph_->inputs[i];
+    const Tensor& t = inputs[i];
+    if (!t.defined())
+      return absl::InvalidArgumentError("[run] missing input '" + vi.name + "' (" +
+                                        vi.TypeString() + ")");
     if (vi.kind != ValueKind::kTensor || !t.is_tensor()) {
       // Sequence / optional inputs: the kind must match (a bare tensor or sequence is
       // accepted for an optional input and wrapped), then the element type.
@@ -189,7 +203,6 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
             "') is ", t.dims()[d], " but input '", *bound->input, "' gave it ", bound->size));
       }
     }
-    inputs[i] = t;
   }
   auto plan = AcquirePlan();
   if (!plan.ok()) return plan.status();

@@ -67,6 +67,9 @@ class Session {
   // Thread-safe: concurrent calls each run their own Plan (kernels keep per-shape state),
   // built on first need and pooled, so N threads cost at most N plans.
   absl::StatusOr<std::vector<Tensor>> Run(const std::map<std::string, Tensor>& feeds);
+  // The same with one tensor per graph input, in the order of inputs(): no name lookups,
+  // for callers that run a step many times (the trainer). Same checks and errors.
+  absl::StatusOr<std::vector<Tensor>> RunInOrder(std::vector<Tensor> inputs);
   // Per-node timings summed over every plan the session has run.
   std::vector<StepProfile> profile() const;
   size_t peak_memory_bytes() const;

@@ -1,5 +1,7 @@
 #include "training/trainer.h"
 
+#include <algorithm>
+
 namespace tandem::training {
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
@@ -25,6 +27,14 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   auto train = Session::FromGraph(t->graph_.graph, so);
   if (!train.ok()) return train.status();
   t->train_session_ = std::move(*train);
+  // Where each training-graph input comes from (parameters and state by pointer: map
+  // nodes stay put while their values are replaced).
+  for (const ValueInfo& vi : t->train_session_->inputs()) {
+    const Tensor* bound = nullptr;
+    if (auto p = t->params_.find(vi.name); p != t->params_.end()) bound = &p->second;
+    if (auto st = t->state_.find(vi.name); st != t->state_.end()) bound = &st->second;
+    t->bound_inputs_.push_back(bound);
+  }
   so.outputs_on_host = true;
   for (auto* tensors : {&t->params_, &t->state_}) {
     absl::Status up = t->Upload(*tensors);
@@ -49,14 +59,23 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
 
 absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs,
                                      const Tensor& target) {
-  std::map<std::string, Tensor> feeds = inputs;
-  feeds[graph_.target] = target;
-  for (const auto& [name, t] : params_) feeds[name] = t;
-  for (const auto& [name, t] : state_) feeds[name] = t;
+  const std::vector<ValueInfo>& want = train_session_->inputs();
+  std::vector<Tensor> feeds(want.size());
   int64_t next = step_ + 1;
-  feeds[graph_.step] = Tensor::Scalar<int64_t>(next);
-  feeds[graph_.lr] = Tensor::Scalar<float>(next_learning_rate());
-  auto out = train_session_->Run(feeds);
+  size_t used = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& name = want[i].name;
+    if (bound_inputs_[i]) feeds[i] = *bound_inputs_[i];
+    else if (name == graph_.target) feeds[i] = target;
+    else if (name == graph_.step) feeds[i] = Tensor::Scalar<int64_t>(next);
+    else if (name == graph_.lr) feeds[i] = Tensor::Scalar<float>(next_learning_rate());
+    else if (auto it = inputs.find(name); it != inputs.end()) feeds[i] = it->second, ++used;
+  }
+  if (used != inputs.size())  // a name the model does not have: the named Run says which
+    for (const auto& [name, t] : inputs)
+      if (!std::any_of(want.begin(), want.end(), [&](const ValueInfo& vi) { return vi.name == name; }))
+        return absl::NotFoundError("[run] the model has no input named '" + name + "'");
+  auto out = train_session_->RunInOrder(std::move(feeds));
   if (!out.ok()) return out.status();
   for (size_t k = 0; k < graph_.running_stats.size(); ++k)
     state_[graph_.running_stats[k].first] = (*out)[1 + k];
@@ -143,8 +162,9 @@ absl::Status Trainer::RestoreCheckpoint(const Checkpoint& c) {
   if (s.ok()) s = Upload(params);
   if (s.ok()) s = Upload(state);
   if (!s.ok()) return s;
-  params_ = std::move(params);
-  state_ = std::move(state);
+  // Value by value: the map nodes stay (bound_inputs_ points at them).
+  for (auto& [name, t] : params) params_.at(name) = std::move(t);
+  for (auto& [name, t] : state) state_.at(name) = std::move(t);
   step_ = c.step;
   return s;
 }

@@ -61,7 +61,8 @@ class Trainer {
   void set_base_learning_rate(float lr) { options_.spec.optimizer.lr = lr; }
   float next_learning_rate() const;
   const std::vector<std::string>& parameter_names() const { return graph_.params; }
-  // Live buffers (on the training device; see ToHostCopies for host copies).
+  // Live buffers (on the training device; see ToHostCopies for host copies). Replace
+  // values, never entries: Step reads each entry through a pointer taken at Create.
   std::map<std::string, Tensor>& parameters() { return params_; }
   std::map<std::string, Tensor>& optimizer_state() { return state_; }
   void set_steps_taken(int64_t s) { step_ = s; }
@@ -82,6 +83,7 @@ class Trainer {
   std::unique_ptr<Session> train_session_, eval_session_;
   std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
   std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats
+  std::vector<const Tensor*> bound_inputs_;  // per training-graph input: its params_/state_ entry
   int64_t step_ = 0;
 };
 

@@ -7,13 +7,28 @@
 
 namespace tandem {
 
+// Shared by the allocator and its live buffers; deleted by whichever goes last.
 struct CpuAllocator::State {
   std::mutex mu;
-  std::multimap<size_t, void*> free_list;  // capacity -> block
-  size_t in_use = 0, peak = 0, reused = 0;
+  std::map<size_t, std::vector<void*>> free_list;  // capacity -> blocks (kept, never shrunk)
+  size_t in_use = 0, peak = 0, reused = 0, live_buffers = 0;
   bool alive = true;
   ~State() {
-    for (auto& [cap, p] : free_list) std::free(p);
+    for (auto& [cap, blocks] : free_list)
+      for (void* p : blocks) std::free(p);
+  }
+  // A buffer's release: back to the free list, or freed once the allocator is gone.
+  static void Release(State* state, size_t cap, void* block) {
+    bool last = false;
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->in_use -= cap;
+      --state->live_buffers;
+      if (state->alive) state->free_list[cap].push_back(block);
+      else std::free(block);
+      last = !state->alive && state->live_buffers == 0;
+    }
+    if (last) delete state;
   }
 };
 
@@ -28,10 +43,15 @@ size_t Bucket(size_t bytes) {
 }
 }  // namespace
 
-CpuAllocator::CpuAllocator() : state_(std::make_shared<State>()) {}
+CpuAllocator::CpuAllocator() : state_(new State) {}
 CpuAllocator::~CpuAllocator() {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  state_->alive = false;
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->alive = false;
+    last = state_->live_buffers == 0;
+  }
+  if (last) delete state_;
 }
 
 std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
@@ -44,19 +64,21 @@ std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
     if (std::string why = LiveMemoryOverLimit(cap, state_->in_use, limit); !why.empty())
       throw AllocationError(why);
     auto it = state_->free_list.find(cap);
-    if (it != state_->free_list.end()) {
-      p = it->second;
-      state_->free_list.erase(it);
+    if (it != state_->free_list.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
       ++state_->reused;
     }
     state_->in_use += cap;
     if (state_->in_use > state_->peak) state_->peak = state_->in_use;
+    ++state_->live_buffers;
   }
   if (!p) {
     p = std::aligned_alloc(64, cap);
     if (!p) {
       std::lock_guard<std::mutex> lock(state_->mu);
       state_->in_use -= cap;
+      --state_->live_buffers;
       throw AllocationError("out of memory allocating " + FormatBytes(cap));
     }
   }
@@ -64,13 +86,9 @@ std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
   buf->data = p;
   buf->bytes = bytes;
   buf->device = device();
-  std::shared_ptr<State> state = state_;
-  buf->release = [state, cap](Buffer& b) {
-    std::lock_guard<std::mutex> lock(state->mu);
-    state->in_use -= cap;
-    if (state->alive) state->free_list.emplace(cap, b.data);
-    else std::free(b.data);
-  };
+  // Two words: small enough for std::function to hold without a heap allocation.
+  State* state = state_;
+  buf->release = [state, cap](Buffer& b) { State::Release(state, cap, b.data); };
   return buf;
 }
 

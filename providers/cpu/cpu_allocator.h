@@ -13,6 +13,8 @@ namespace tandem {
 class CpuAllocator : public Allocator {
  public:
   CpuAllocator();
+  CpuAllocator(const CpuAllocator&) = delete;
+  CpuAllocator& operator=(const CpuAllocator&) = delete;
   ~CpuAllocator() override;
   Device device() const override { return Device{DeviceType::kCpu, 0}; }
   std::shared_ptr<Buffer> Allocate(size_t bytes) override;
@@ -23,7 +25,7 @@ class CpuAllocator : public Allocator {
 
  private:
   struct State;
-  std::shared_ptr<State> state_;  // outlives the allocator while buffers are alive
+  State* state_;  // outlives the allocator while buffers are alive (deleted by the last)
 };
 
 }  // namespace tandem

@@ -1,5 +1,5 @@
 // Shared machinery of the elementwise kernel files (unary, binary, variadic, reduce):
-// float16/bfloat16 compute types, a parallel loop, row-wise broadcast iteration, the
+// float16/bfloat16 compute types, row-wise broadcast iteration, the
 // pre-opset-7 `broadcast`/`axis` attributes and cached oneDNN eltwise/binary runners.
 #pragma once
 #include <algorithm>
@@ -52,17 +52,6 @@ inline bool IsNan(V v) {
   else return false;
 }
 
-// Runs f(i) for i in [0, n), in parallel when n is large.
-template <typename F>
-inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
-  if (n >= grain) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
-}
-
 // Row-wise iteration of an output shape over k broadcast inputs. Dims are collapsed so
 // the innermost row is as long as possible; inside a row each input advances by its
 // step (0 = broadcast, 1 = contiguous). At most 8 inputs.
@@ -103,9 +92,15 @@ class BroadcastRows {
   // Calls f(out_offset, in_offsets (k values), row length) for every row.
   template <typename F>
   void Run(F&& f) const {
+    auto body = [&](int64_t row) { RunRows(row, row + 1, f); };
+    ParallelFor(rows_, body, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner_, 1)));
+  }
+  // The same for rows [begin, end), on the calling thread.
+  template <typename F>
+  void RunRows(int64_t begin, int64_t end, F&& f) const {
     const int r = static_cast<int>(dims_.size()) - 1;
     const size_t k = steps_.size();
-    auto body = [&](int64_t row) {
+    for (int64_t row = begin; row < end; ++row) {
       int64_t offs[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       int64_t rem = row;
       for (int d = r - 1; d >= 0; --d) {
@@ -114,8 +109,7 @@ class BroadcastRows {
         for (size_t j = 0; j < k; ++j) offs[j] += i * strides_[j][d];
       }
       f(row * inner_, offs, inner_);
-    };
-    ParallelFor(rows_, body, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner_, 1)));
+    }
   }
 
  private:
@@ -130,13 +124,22 @@ template <typename TA, typename TB, typename TO, typename F>
 void BroadcastBinary(const Tensor& a, const Dims& a_dims, const Tensor& b, const Dims& b_dims,
                      Tensor& out, const F& f) {
   if (out.numel() == 0) return;
-  BroadcastRows rows(out.dims(), {a_dims, b_dims});
   const TA* pa = a.data<TA>();
   const TB* pb = b.data<TB>();
   TO* po = out.data<TO>();
-  const int64_t sa = rows.steps()[0], sb = rows.steps()[1];
   using CA = ComputeT<TA>;
   using CB = ComputeT<TB>;
+  // Small same-shape or scalar operands: one flat row, without building BroadcastRows.
+  const int64_t total = out.numel();
+  const bool a_full = a_dims == out.dims(), b_full = b_dims == out.dims();
+  const bool a_one = NumElements(a_dims) == 1, b_one = NumElements(b_dims) == 1;
+  if (total < (1 << 15) && (a_full || a_one) && (b_full || b_one)) {
+    for (int64_t i = 0; i < total; ++i)
+      po[i] = FromCompute<TO>(f(static_cast<CA>(pa[a_full ? i : 0]), static_cast<CB>(pb[b_full ? i : 0])));
+    return;
+  }
+  BroadcastRows rows(out.dims(), {a_dims, b_dims});
+  const int64_t sa = rows.steps()[0], sb = rows.steps()[1];
   rows.Run([&](int64_t o, const int64_t* off, int64_t n) {
     const TA* x = pa + off[0];
     const TB* y = pb + off[1];
@@ -202,12 +205,19 @@ class LegacyBroadcast {
   int64_t axis_;
 };
 
+// Below these sizes a oneDNN call (memory objects, execute, ~2-4 us) costs more than the
+// reference loop, so the runners below decline and the caller's loop runs.
+constexpr int64_t kDnnlMinEltwiseElements = 64;     // transcendental loops: ~10-20 ns each
+constexpr int64_t kDnnlMinBinaryElements = 4096;    // vectorized loops: < 1 us at this size
+
 // Cached oneDNN eltwise forward primitive over a flat f32 buffer of n elements.
 class DnnlEltwise {
  public:
-  // Returns false (and the caller falls back to reference code) if oneDNN refuses.
+  // Returns false (and the caller falls back to reference code) if oneDNN refuses or the
+  // tensor is too small to be worth a primitive call.
   bool Run(dnnl::algorithm alg, float alpha, float beta, const Tensor& x, Tensor& y) {
     const int64_t n = x.numel();
+    if (n < kDnnlMinEltwiseElements) return false;
     try {
       auto& e = cache_.Get({{n}}, [&] {
         auto md = PlainDesc({n}, dnnl::memory::data_type::f32);
@@ -233,13 +243,13 @@ class DnnlEltwise {
 };
 
 // Cached oneDNN binary primitive (f32) for out = a op b where b broadcasts to a == out.
-// Returns false when the shapes do not fit or oneDNN refuses.
+// Returns false when the shapes do not fit, oneDNN refuses or out is small.
 class DnnlBinary {
  public:
   bool Run(dnnl::algorithm alg, const Tensor& a, const Dims& b_dims, const Tensor& b,
            Tensor& out) {
     const Dims& od = out.dims();
-    if (a.dims() != od || od.empty() || od.size() > 12 || b_dims.size() > od.size()) return false;
+    if (out.numel() < kDnnlMinBinaryElements || a.dims() != od || od.empty() || od.size() > 12 || b_dims.size() > od.size()) return false;
     Dims bd(od.size() - b_dims.size(), 1);
     bd.insert(bd.end(), b_dims.begin(), b_dims.end());
     for (size_t i = 0; i < od.size(); ++i)

@@ -95,8 +95,7 @@ class UnaryGrad : public Kernel {
       const T* p = v.data<T>();
       T* out = dx.data<T>();
       const C alpha = static_cast<C>(alpha_);
-#pragma omp parallel for if (n > 65536)
-      for (int64_t i = 0; i < n; ++i) {
+      ParallelFor(n, [&](int64_t i) {
         const C gi = static_cast<C>(g[i]), vi = static_cast<C>(p[i]);
         C r;
         if constexpr (K == Unary::kSigmoid) r = gi * vi * (C(1) - vi);
@@ -105,7 +104,7 @@ class UnaryGrad : public Kernel {
         else if constexpr (K == Unary::kLeakyRelu) r = vi > 0 ? gi : alpha * gi;
         else r = vi > 0 ? gi : alpha * std::exp(vi) * gi;
         out[i] = From<T>(r);
-      }
+      }, 65537);
     });
   }
 

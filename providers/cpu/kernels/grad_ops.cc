@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/elementwise.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -13,6 +14,37 @@ namespace tandem::cpu {
 namespace {
 
 constexpr char kDomain[] = "ai.tandem";
+
+// Adds the rows [begin, end) of dY into acc (indexed like the target): a row whose
+// target step is 1 adds element-wise, a row broadcast from one target element adds its sum.
+template <typename T, typename Acc>
+void AddRowsInto(const BroadcastRows& rows, const T* src, Acc* acc, int64_t begin, int64_t end) {
+  const int64_t step = rows.steps()[0];
+  rows.RunRows(begin, end, [&](int64_t o, const int64_t* off, int64_t n) {
+    const T* s = src + o;
+    Acc* a = acc + off[0];
+    if (step) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) a[i] += static_cast<Acc>(s[i]);
+    } else {
+      Acc t{};
+#pragma omp simd reduction(+ : t)
+      for (int64_t i = 0; i < n; ++i) t += static_cast<Acc>(s[i]);
+      a[0] += t;
+    }
+  });
+}
+
+// Whether `target` (right-aligned to `dims`) keeps a suffix of dims and is 1 on the
+// rest: then dY is [rows, numel(target)] in memory and the sum runs down its columns.
+inline bool LeadingOnly(const Dims& dims, const Dims& target) {
+  const size_t off = dims.size() - target.size();
+  size_t k = dims.size();
+  while (k > off && target[k - 1 - off] == dims[k - 1]) --k;
+  for (size_t d = off; d < k; ++d)
+    if (target[d - off] != 1) return false;
+  return true;
+}
 
 class SumToShape : public Kernel {
  public:
@@ -37,15 +69,36 @@ class SumToShape : public Kernel {
       } else {
         using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
                                        std::conditional_t<std::is_integral_v<T>, int64_t, float>>;
-        std::vector<Acc> acc(static_cast<size_t>(out.numel()), Acc{});
-        std::vector<int64_t> strides = BroadcastStrides(target, dy.dims());
+        const int64_t m = out.numel();
+        // Threads split dY's rows, each into its own partial sum (a cache line apart);
+        // the partials are added in thread order, so a result depends only on the thread count.
+        const int parts = dy.numel() >= (1 << 15) && m * 4 <= dy.numel()
+                              ? std::max(1, ctx.num_threads()) : 1;
+        const int64_t stride = (m + 7) / 8 * 8;
+        std::vector<Acc> acc(static_cast<size_t>(stride * parts), Acc{});
+        BroadcastRows rows(dy.dims(), {target});
         const T* src = dy.data<T>();
-        ForEachBroadcast(dy.dims(), {strides}, [&](int64_t i, const std::vector<int64_t>& off) {
-          if constexpr (std::is_same_v<Acc, float>) acc[off[0]] += static_cast<float>(src[i]);
-          else acc[off[0]] += static_cast<Acc>(src[i]);
-        });
+        // dY as [r, m] summed over its rows (a bias gradient), or broadcast rows in general.
+        const bool leading = LeadingOnly(dy.dims(), target);
+        const int64_t r = leading ? dy.numel() / m : rows.rows();
+        auto add = [&](Acc* a, int64_t begin, int64_t end) {
+          if (!leading) return AddRowsInto(rows, src, a, begin, end);
+          for (int64_t i = begin; i < end; ++i) {
+            const T* s = src + i * m;
+#pragma omp simd
+            for (int64_t j = 0; j < m; ++j) a[j] += static_cast<Acc>(s[j]);
+          }
+        };
+        if (parts > 1) {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+          for (int p = 0; p < parts; ++p) add(acc.data() + p * stride, r * p / parts, r * (p + 1) / parts);
+          for (int p = 1; p < parts; ++p)
+            for (int64_t i = 0; i < m; ++i) acc[i] += acc[p * stride + i];
+        } else {
+          add(acc.data(), 0, r);
+        }
         T* dst = out.data<T>();
-        for (int64_t i = 0; i < out.numel(); ++i) dst[i] = static_cast<T>(acc[i]);
+        for (int64_t i = 0; i < m; ++i) dst[i] = static_cast<T>(acc[i]);
       }
     });
     return status;

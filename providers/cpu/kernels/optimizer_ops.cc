@@ -77,9 +77,9 @@ template <typename T, int kMode>
 void AdamLoop(T* p, const T* g, T* m1, T* m2, int64_t n, const AdamConsts<T>& k) {
   constexpr int64_t kChunk = 1 << 13;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n > kParallelMin)
-  for (int64_t c = 0; c < chunks; ++c)
+  ParallelFor(chunks, [&](int64_t c) {
     AdamChunk<T, kMode>(p, g, m1, m2, c * kChunk, std::min(n, (c + 1) * kChunk), k);
+  }, n > kParallelMin ? 1 : chunks + 1);
 }
 
 class OptimizerUpdate : public Kernel {
@@ -98,11 +98,10 @@ class OptimizerUpdate : public Kernel {
                                         "step, lr), got " + std::to_string(ctx.num_inputs()));
     const Tensor* param = ctx.input(0);
     if (!param) return absl::InvalidArgumentError("missing input 0 (param)");
-    std::vector<const Tensor*> others = {ctx.input(1)};
-    for (int i = 0; i < ns; ++i) others.push_back(ctx.input(2 + i));
-    for (size_t i = 0; i < others.size(); ++i) {
-      const Tensor* t = others[i];
-      std::string what = i == 0 ? "grad" : "state input " + std::to_string(i + 1);
+    for (int i = 0; i <= ns; ++i) {  // grad, then the state inputs
+      const Tensor* t = ctx.input(1 + i);
+      if (t && t->dtype() == param->dtype() && t->dims() == param->dims()) continue;
+      const std::string what = i == 0 ? "grad" : "state input " + std::to_string(i + 1);
       if (!t) return absl::InvalidArgumentError("missing " + what);
       if (t->dtype() != param->dtype())
         return absl::InvalidArgumentError(what + " has type " + DataTypeName(t->dtype()) +
@@ -140,12 +139,11 @@ class OptimizerUpdate : public Kernel {
     const T wd = static_cast<T>(a_.weight_decay);
     switch (kind_) {
       case Kind::kSgd: {
-#pragma omp parallel for if (n > kParallelMin)
-        for (int64_t i = 0; i < n; ++i) {
+        ParallelFor(n, [&](int64_t i) {
           T d = g[i];
           if (a_.weight_decay != 0) d += wd * p[i];
           p[i] -= lr * d;
-        }
+        }, kParallelMin + 1);
         break;
       }
       case Kind::kMomentum: {
@@ -153,8 +151,7 @@ class OptimizerUpdate : public Kernel {
         const T damp = static_cast<T>(1.0 - static_cast<double>(a_.dampening));
         const bool first = step == 1;
         const bool nesterov = a_.nesterov;
-#pragma omp parallel for if (n > kParallelMin)
-        for (int64_t i = 0; i < n; ++i) {
+        ParallelFor(n, [&](int64_t i) {
           T d = g[i];
           if (a_.weight_decay != 0) d += wd * p[i];
           T buf = first ? d : mu * s0[i] + damp * d;
@@ -162,7 +159,7 @@ class OptimizerUpdate : public Kernel {
           if (nesterov) d = d + mu * buf;
           else d = buf;
           p[i] -= lr * d;
-        }
+        }, kParallelMin + 1);
         break;
       }
       case Kind::kAdam:
@@ -270,8 +267,7 @@ class GlobalNormClip : public Kernel {
     const T c = static_cast<T>(coef);
     const T* src = g.data<T>();
     T* dst = out.data<T>();
-#pragma omp parallel for if (m > kParallelMin)
-    for (int64_t k = 0; k < m; ++k) dst[k] = src[k] * c;
+    ParallelFor(m, [&](int64_t k) { dst[k] = src[k] * c; }, kParallelMin + 1);
   }
   bool has_attr_;
   float attr_;

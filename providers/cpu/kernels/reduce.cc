@@ -303,8 +303,10 @@ class Reduce : public Kernel {
     // oneDNN accumulates in float: past ~1k terms per output its relative error (~1e-5 for
     // a 40k-element mean) is worse than a loss value deserves, so long reductions take the
     // reference path, which accumulates in double.
+    // Small tensors too: the reference loop beats a oneDNN call there.
     const bool short_reduction = x.numel() / y.numel() <= 1024;
-    if (x.dtype() == DataType::kFloat && short_reduction && dnnl_.Run(kind_, x, kept, y))
+    if (x.dtype() == DataType::kFloat && short_reduction &&
+        x.numel() >= kDnnlMinBinaryElements && dnnl_.Run(kind_, x, kept, y))
       return absl::OkStatus();
     bool done = false;
     VisitNumericType(x.dtype(), [&](auto tag) {
