@@ -317,7 +317,7 @@ int Train(int argc, char** argv) {
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t steps_here = t.steps_taken() - steps_before;
-  std::printf("done: %lld steps in %s (%.3f ms/step)", static_cast<long long>(steps_here),
+  std::printf("done: %lld steps in %s (%.4g ms/step)", static_cast<long long>(steps_here),
               Duration(total).c_str(), 1000 * total / static_cast<double>(std::max<int64_t>(1, steps_here)));
   if (!history.empty()) std::printf(", final train loss %.6g", history.back());
   if (!val_acc.empty()) std::printf(", validation accuracy %.2f%%", 100 * val_acc.back());

@@ -2,9 +2,10 @@
 """Training speed: Tandem vs PyTorch CPU (OpenBLAS), side by side in the same run.
 
 usage: tools/bench/training_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
-                                     [--peaks-epochs 2000] [--cifar-steps 30]
+                                     [--peaks-epochs 2000] [--ode-steps 20000] [--cifar-steps 30]
 
   peaks MLP: full-batch Adam (lr 0.08) on 40,000 points; time for --peaks-epochs epochs
+  ODE MLP:   the 3-100-3 tanh net, Adam steps at batch 1 (--ode-steps); microseconds per step
   CIFAR CNN: Adam steps on random 32x32 images at batch 32 and 128; images per second
 Each round runs both engines; the table gives min and median over rounds and the ratio
 of medians (>1: Tandem is faster).
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from inference_bench import blas_in_use  # noqa: E402
 from peaks_data import peaks  # noqa: E402
-from reference_models import cifar_cnn, export, peaks_mlp  # noqa: E402
+from reference_models import cifar_cnn, export, ode_mlp, peaks_mlp  # noqa: E402
 
 
 def torch_train_seconds(module, x, y, loss_fn, lr, steps, batch):
@@ -64,6 +65,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--peaks-epochs", type=int, default=2000)
+    ap.add_argument("--ode-steps", type=int, default=20000)
     ap.add_argument("--cifar-steps", type=int, default=30)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -87,6 +89,26 @@ def main():
                                        os.path.join(work, "px.npy"), os.path.join(work, "py.npy"),
                                        "mse", 0.08, args.peaks_epochs, len(X), args.threads))
     row(f"peaks MLP {args.peaks_epochs} epochs", "s", tt, td, higher_is_better=False)
+
+    torch.manual_seed(3)
+    ode = ode_mlp()
+    export(ode, (1, 3), os.path.join(work, "ode.onnx"))
+    rng = np.random.default_rng(3)
+    Xo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
+    Yo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
+    np.save(os.path.join(work, "ox.npy"), Xo)
+    np.save(os.path.join(work, "oy.npy"), Yo)
+    tt, td = [], []
+    for _ in range(args.rounds):
+        m = ode_mlp()
+        m.load_state_dict(ode.state_dict())
+        tt.append(1e6 / args.ode_steps * torch_train_seconds(
+            m, torch.from_numpy(Xo), torch.from_numpy(Yo), torch.nn.functional.mse_loss, 1e-3,
+            args.ode_steps, 1))
+        td.append(1e6 / args.ode_steps * tandem_train_seconds(
+            args.tandem, os.path.join(work, "ode.onnx"), os.path.join(work, "ox.npy"),
+            os.path.join(work, "oy.npy"), "mse", 1e-3, 1, 1, args.threads))
+    row("3-100-3 step, batch 1", "us/step", tt, td, higher_is_better=False)
 
     torch.manual_seed(2)
     cnn = cifar_cnn().eval()
