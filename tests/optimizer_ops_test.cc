@@ -8,6 +8,7 @@
 
 #include "runtime/session.h"
 #include "tests/gradient_check.h"
+#include "tests/test_models.h"
 
 namespace tandem::testing {
 namespace {
@@ -226,24 +227,11 @@ TEST(OptimizerOps, RejectsBadInputs) {
 
 // GlobalNormClip(g0, g1, max_norm) -> (g0', g1', norm)
 std::vector<Tensor> Clip(const Tensor& a, const Tensor& b, float max_norm, bool as_attribute = false) {
-  Graph g;
-  g.opsets[""] = 17;
-  g.opsets["ai.tandem"] = 1;
-  Node n;
-  n.name = "clip";
-  n.op_type = "GlobalNormClip";
-  n.domain = "ai.tandem";
-  n.inputs = {"a", "b", "max_norm"};
-  n.outputs = {"ca", "cb", "norm"};
-  g.inputs = {ValueInfo{"a", a.dtype(), Shape::Unknown()}, ValueInfo{"b", b.dtype(), Shape::Unknown()},
-              ValueInfo{"max_norm", DataType::kFloat, Shape::Of({})}};
-  if (as_attribute) {
-    n.inputs.pop_back();
-    g.inputs.pop_back();
-    n.attributes["max_norm"] = FloatAttr(max_norm);
-  }
-  g.nodes.push_back(n);
-  for (const char* o : {"ca", "cb", "norm"}) g.outputs.push_back(ValueInfo{o, DataType::kUndefined, Shape::Unknown()});
+  std::vector<ValueInfo> inputs = {ValueInfo{"a", a.dtype(), Shape::Unknown()},
+                                   ValueInfo{"b", b.dtype(), Shape::Unknown()}};
+  if (!as_attribute) inputs.push_back(ValueInfo{"max_norm", DataType::kFloat, Shape::Of({})});
+  Graph g = TandemOpGraph("GlobalNormClip", inputs, {"ca", "cb", "norm"});
+  if (as_attribute) g.nodes[0].attributes["max_norm"] = FloatAttr(max_norm);
   auto s = Session::FromGraph(g);
   EXPECT_TRUE(s.ok()) << s.status();
   if (!s.ok()) return {};

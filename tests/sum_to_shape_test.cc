@@ -7,25 +7,15 @@
 #include <vector>
 
 #include "runtime/session.h"
+#include "tests/test_models.h"
 
 namespace tandem::testing {
 namespace {
 
 std::unique_ptr<Session> MakeSumToShape(int threads) {
-  Graph g;
-  g.name = "sum_to_shape";
-  g.opsets[""] = 17;
-  g.opsets["ai.tandem"] = 1;
-  Node n;
-  n.name = "sum";
-  n.op_type = "SumToShape";
-  n.domain = "ai.tandem";
-  n.inputs = {"dy", "like"};
-  n.outputs = {"dx"};
-  g.nodes.push_back(n);
-  g.inputs.push_back(ValueInfo{"dy", DataType::kFloat, Shape::Unknown()});
-  g.inputs.push_back(ValueInfo{"like", DataType::kFloat, Shape::Unknown()});
-  g.outputs.push_back(ValueInfo{"dx", DataType::kFloat, Shape::Unknown()});
+  Graph g = TandemOpGraph("SumToShape", {ValueInfo{"dy", DataType::kFloat, Shape::Unknown()},
+                                         ValueInfo{"like", DataType::kFloat, Shape::Unknown()}},
+                          {"dx"});
   SessionOptions o;
   o.num_threads = threads;
   auto s = Session::FromGraph(g, o);

@@ -122,4 +122,22 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
+Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
+                    const std::vector<std::string>& outputs) {
+  Graph g;
+  g.name = op;
+  g.opsets[""] = 17;
+  g.opsets["ai.tandem"] = 1;
+  Node n;
+  n.name = op;
+  n.op_type = op;
+  n.domain = "ai.tandem";
+  for (const ValueInfo& vi : inputs) n.inputs.push_back(vi.name);
+  n.outputs = outputs;
+  g.inputs = inputs;
+  g.nodes.push_back(n);
+  for (const std::string& o : outputs) g.outputs.push_back(ValueInfo{o, DataType::kUndefined, Shape::Unknown()});
+  return g;
+}
+
 }  // namespace tandem::testing

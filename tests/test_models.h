@@ -5,6 +5,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/graph.h"
+
 namespace tandem::testing {
 
 // A model with an empty graph called `graph_name` (ONNX IR 8, default domain at `opset`).
@@ -25,6 +27,10 @@ void AddIntsAttribute(onnx::NodeProto* n, const std::string& name, std::vector<i
 void AddIntAttribute(onnx::NodeProto* n, const std::string& name, int64_t value);
 // Sets `v` to a float tensor called `name` of shape `dims`.
 void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims);
+// A graph (opset 17, ai.tandem 1) of one ai.tandem node `op` that reads every input and
+// writes `outputs` as graph outputs (their types left to the kernel).
+Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
+                    const std::vector<std::string>& outputs);
 // A fresh empty folder under the test temp dir.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);

@@ -73,21 +73,29 @@ def main():
     work = tempfile.mkdtemp(prefix="tandem_train_bench_")
     print(f"{'case':<28}{'torch best':>11}{'torch med':>11}{'tandem best':>12}{'tandem med':>12}  {'unit':<8}{'ratio':>8}")
 
+    def race(make, module, onnx_name, x, y, torch_loss, tandem_loss, lr, batch, steps):
+        """Seconds per round of `steps` Adam steps at `batch` (cycling through x, y) for
+        PyTorch and for `tandem train` (steps * batch / len(x) epochs), same init and data."""
+        xp, yp = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
+        np.save(xp, x)
+        np.save(yp, y)
+        epochs = steps * batch // len(x)
+        tt, td = [], []
+        for _ in range(args.rounds):
+            m = make()
+            m.load_state_dict(module.state_dict())
+            tt.append(torch_train_seconds(m, torch.from_numpy(x), torch.from_numpy(y), torch_loss, lr,
+                                          steps, batch))
+            td.append(tandem_train_seconds(args.tandem, os.path.join(work, onnx_name), xp, yp,
+                                           tandem_loss, lr, epochs, batch, args.threads))
+        return tt, td
+
+    mse = torch.nn.functional.mse_loss
     torch.manual_seed(1)
     mlp = peaks_mlp()
     export(mlp, (1, 2), os.path.join(work, "peaks.onnx"))
     X, Y = peaks()
-    np.save(os.path.join(work, "px.npy"), X)
-    np.save(os.path.join(work, "py.npy"), Y)
-    tt, td = [], []
-    for _ in range(args.rounds):
-        m = peaks_mlp()
-        m.load_state_dict(mlp.state_dict())
-        tt.append(torch_train_seconds(m, torch.from_numpy(X), torch.from_numpy(Y),
-                                      torch.nn.functional.mse_loss, 0.08, args.peaks_epochs, len(X)))
-        td.append(tandem_train_seconds(args.tandem, os.path.join(work, "peaks.onnx"),
-                                       os.path.join(work, "px.npy"), os.path.join(work, "py.npy"),
-                                       "mse", 0.08, args.peaks_epochs, len(X), args.threads))
+    tt, td = race(peaks_mlp, mlp, "peaks.onnx", X, Y, mse, "mse", 0.08, len(X), args.peaks_epochs)
     row(f"peaks MLP {args.peaks_epochs} epochs", "s", tt, td, higher_is_better=False)
 
     torch.manual_seed(3)
@@ -96,19 +104,9 @@ def main():
     rng = np.random.default_rng(3)
     Xo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
     Yo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
-    np.save(os.path.join(work, "ox.npy"), Xo)
-    np.save(os.path.join(work, "oy.npy"), Yo)
-    tt, td = [], []
-    for _ in range(args.rounds):
-        m = ode_mlp()
-        m.load_state_dict(ode.state_dict())
-        tt.append(1e6 / args.ode_steps * torch_train_seconds(
-            m, torch.from_numpy(Xo), torch.from_numpy(Yo), torch.nn.functional.mse_loss, 1e-3,
-            args.ode_steps, 1))
-        td.append(1e6 / args.ode_steps * tandem_train_seconds(
-            args.tandem, os.path.join(work, "ode.onnx"), os.path.join(work, "ox.npy"),
-            os.path.join(work, "oy.npy"), "mse", 1e-3, 1, 1, args.threads))
-    row("3-100-3 step, batch 1", "us/step", tt, td, higher_is_better=False)
+    tt, td = race(ode_mlp, ode, "ode.onnx", Xo, Yo, mse, "mse", 1e-3, 1, args.ode_steps)
+    per_step = [1e6 / args.ode_steps * t for t in tt], [1e6 / args.ode_steps * t for t in td]
+    row("3-100-3 step, batch 1", "us/step", *per_step, higher_is_better=False)
 
     torch.manual_seed(2)
     cnn = cifar_cnn().eval()
@@ -118,18 +116,10 @@ def main():
         rng = np.random.default_rng(batch)
         Xc = rng.standard_normal((n, 3, 32, 32)).astype(np.float32)
         Yc = rng.integers(0, 10, n).astype(np.int64)
-        np.save(os.path.join(work, "cx.npy"), Xc)
-        np.save(os.path.join(work, "cy.npy"), Yc)
-        tt, td = [], []
-        for _ in range(args.rounds):
-            m = cifar_cnn().eval()
-            m.load_state_dict(cnn.state_dict())
-            tt.append(n / torch_train_seconds(m, torch.from_numpy(Xc), torch.from_numpy(Yc),
-                                              torch.nn.functional.cross_entropy, 1e-3, args.cifar_steps, batch))
-            td.append(n / tandem_train_seconds(args.tandem, os.path.join(work, "cifar.onnx"),
-                                               os.path.join(work, "cx.npy"), os.path.join(work, "cy.npy"),
-                                               "cross_entropy", 1e-3, 1, batch, args.threads))
-        row(f"CIFAR CNN batch {batch}", "img/s", tt, td, higher_is_better=True)
+        tt, td = race(lambda: cifar_cnn().eval(), cnn, "cifar.onnx", Xc, Yc,
+                      torch.nn.functional.cross_entropy, "cross_entropy", 1e-3, batch, args.cifar_steps)
+        row(f"CIFAR CNN batch {batch}", "img/s", [n / t for t in tt], [n / t for t in td],
+            higher_is_better=True)
 
 
 if __name__ == "__main__":
