@@ -71,10 +71,12 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
     else if (name == graph_.lr) feeds[i] = Tensor::Scalar<float>(next_learning_rate());
     else if (auto it = inputs.find(name); it != inputs.end()) feeds[i] = it->second, ++used;
   }
-  if (used != inputs.size())  // a name the model does not have: the named Run says which
-    for (const auto& [name, t] : inputs)
+  if (used != inputs.size())  // some name the model does not have: say which
+    for (const auto& entry : inputs) {
+      const std::string& name = entry.first;
       if (!std::any_of(want.begin(), want.end(), [&](const ValueInfo& vi) { return vi.name == name; }))
         return absl::NotFoundError("[run] the model has no input named '" + name + "'");
+    }
   auto out = train_session_->RunInOrder(std::move(feeds));
   if (!out.ok()) return out.status();
   for (size_t k = 0; k < graph_.running_stats.size(); ++k)
