@@ -82,6 +82,21 @@ TEST(SumToShape, MatchesFloat64Reference) {
   }
 }
 
+TEST(SumToShape, EmptyTensors) {
+  auto s = MakeSumToShape(2);
+  ASSERT_TRUE(s);
+  // Empty target (dY empty too), and empty dY summed into zeros.
+  auto empty = s->Run({{"dy", Tensor::Host(DataType::kFloat, {4, 0})},
+                       {"like", Tensor::Host(DataType::kFloat, {0})}});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ((*empty)[0].dims(), Dims({0}));
+  auto zeros = s->Run({{"dy", Tensor::Host(DataType::kFloat, {0, 3})},
+                       {"like", Tensor::Host(DataType::kFloat, {3})}});
+  ASSERT_TRUE(zeros.ok()) << zeros.status();
+  ASSERT_EQ((*zeros)[0].dims(), Dims({3}));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*zeros)[0].data<float>()[i], 0.f);
+}
+
 TEST(SumToShape, RefusesShapesThatDoNotBroadcast) {
   auto s = MakeSumToShape(1);
   ASSERT_TRUE(s);

@@ -70,6 +70,7 @@ class SumToShape : public Kernel {
         using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
                                        std::conditional_t<std::is_integral_v<T>, int64_t, float>>;
         const int64_t m = out.numel();
+        if (m == 0) return;  // nothing to sum into (dY is empty too)
         // Threads split dY's rows, each into its own partial sum (a cache line apart);
         // the partials are added in thread order, so a result depends only on the thread count.
         const int parts = dy.numel() >= (1 << 15) && m * 4 <= dy.numel()
