@@ -6,6 +6,14 @@
 
 namespace tandem {
 
+bool Graph::HasGradientNodes() const {
+  for (const Node& n : nodes)
+    if (n.domain == "ai.tandem" && n.op_type.size() > 4 &&
+        n.op_type.compare(n.op_type.size() - 4, 4, "Grad") == 0)
+      return true;
+  return false;
+}
+
 int Graph::opset(const std::string& domain) const {
   auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
   return it == opsets.end() ? 0 : it->second;

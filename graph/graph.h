@@ -29,6 +29,9 @@ class Graph {
   // Type info for any value (input, output, initializer or intermediate), or null.
   const ValueInfo* FindValueInfo(const std::string& value) const;
   DataType ValueType(const std::string& value) const;
+  // Whether a node is a gradient op (ai.tandem "...Grad"): a training graph, whose backward
+  // kernels expect the forward values as written (no layout or fusion rewrites).
+  bool HasGradientNodes() const;
 
   // Node indices in a dependency order; error names a node on the cycle.
   absl::StatusOr<std::vector<size_t>> TopologicalOrder() const;

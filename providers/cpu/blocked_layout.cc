@@ -19,14 +19,6 @@ const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div", "Sum", "
 
 std::string BlockedName(const std::string& value) { return value + "#blocked"; }
 
-bool IsTrainingGraph(const Graph& graph) {
-  for (const Node& n : graph.nodes)
-    if (n.domain == kTandemDomain && n.op_type.size() > 4 &&
-        n.op_type.compare(n.op_type.size() - 4, 4, "Grad") == 0)
-      return true;
-  return false;
-}
-
 class BlockedLayoutPass {
  public:
   BlockedLayoutPass(Graph& graph, const std::string& provider, int block)
@@ -153,7 +145,7 @@ class BlockedLayoutPass {
 }  // namespace
 
 int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block) {
-  if (block <= 1 || IsTrainingGraph(graph)) return 0;
+  if (block <= 1 || graph.HasGradientNodes()) return 0;
   return BlockedLayoutPass(graph, provider, block).Run();
 }
 

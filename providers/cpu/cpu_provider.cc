@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/matmul_bias.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -22,7 +23,8 @@ CpuProvider::CpuProvider() = default;
 const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
 
 int CpuProvider::OptimizeGraph(Graph& graph) {
-  return cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
+  const int biases = cpu::FuseMatMulBias(graph, name());
+  return biases + cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

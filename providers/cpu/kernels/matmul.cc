@@ -5,6 +5,7 @@
 // loops instead (small_gemm.h); double and integer types use reference loops.
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
@@ -104,10 +105,10 @@ void MatMulRef(const T* a, const T* b, T* y, const MatMulShape& s) {
 // A cached float32 oneDNN matmul for one pair of input shapes.
 struct MatMulEntry {
   dnnl::matmul prim;
-  dnnl::memory::desc a_md, b_md, y_md;
+  dnnl::memory::desc a_md, b_md, y_md, bias_md;
 };
 
-MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr) {
+MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr, bool bias) {
   MatMulEntry e;
   const bool b_has_batch = NumElements(s.b_batch) > 1;
   if (!b_has_batch) {
@@ -129,12 +130,26 @@ MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr) 
     e.b_md = PlainDesc(padded(s.b_batch, s.k, s.n), dt::f32);
     e.y_md = PlainDesc(padded(s.batch, s.m, s.n), dt::f32);
   }
-  dnnl::matmul::desc d(e.a_md, e.b_md, e.y_md);
+  if (bias) {  // a row vector [1, n] broadcast over every row of Y (padded to Y's rank)
+    Dims bd(e.y_md.dims().size(), 1);
+    bd.back() = s.n;
+    e.bias_md = PlainDesc(bd, dt::f32);
+  }
+  auto d = bias ? dnnl::matmul::desc(e.a_md, e.b_md, e.bias_md, e.y_md)
+                : dnnl::matmul::desc(e.a_md, e.b_md, e.y_md);
   e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
   return e;
 }
 
-// MatMul, and FusedMatMul (ai.tandem): a MatMul with an activation applied to its output.
+// Y[..., j] += bias[j] over every row of Y.
+void AddBiasRows(const float* bias, float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+}
+
+// MatMul, and FusedMatMul (ai.tandem): a MatMul with an activation applied to its output
+// and, from the CPU's MatMul+bias rewrite (providers/cpu/matmul_bias.h), an optional
+// input 2: a float32 bias [N] added to every row before the activation (B one matrix).
 class MatMul : public Kernel {
  public:
   explicit MatMul(const KernelInfo& info) : act_(info.node) {}
@@ -142,33 +157,42 @@ class MatMul : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
+    const Tensor* bias = ctx.input(2);
     if (a.dtype() != b.dtype())
       return absl::InvalidArgumentError("A and B have different element types");
     auto shape = MatMulShapes(a.dims(), b.dims());
     if (!shape.ok()) return shape.status();
     const MatMulShape& s = *shape;
+    if (bias && (a.dtype() != DataType::kFloat || bias->dtype() != DataType::kFloat ||
+                 b.rank() != 2 || bias->dims() != Dims{s.n}))
+      return absl::InvalidArgumentError("a bias needs float32 A, a 2-D B and a bias of shape [" +
+                                        std::to_string(s.n) + "], got " + DataTypeName(a.dtype()) +
+                                        " A, B " + DimsToString(b.dims()) + ", bias " +
+                                        DimsToString(bias->dims()));
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), s.out);
     if (y.numel() == 0) return absl::OkStatus();
+    const int64_t rows = NumElements(s.a_batch) * s.m;  // when B is one matrix
     if (s.k == 0) {
       std::memset(y.raw(), 0, y.bytes());
+      if (bias) AddBiasRows(bias->data<float>(), y.data<float>(), rows, s.n);
       if (a.dtype() == DataType::kFloat) act_.Apply(y.data<float>(), y.numel());
       return absl::OkStatus();
     }
     const bool dnnl_ok = s.batch.size() + 2 <= DNNL_MAX_NDIMS;
-    const int64_t rows = NumElements(s.a_batch) * s.m;  // when B is one matrix
     if (a.dtype() == DataType::kFloat && NumElements(s.b_batch) <= 1 &&
         IsSmallGemm(rows, s.k, s.n)) {
       float* py = y.data<float>();
       std::fill(py, py + y.numel(), 0.f);
+      if (bias) AddBiasRows(bias->data<float>(), py, rows, s.n);
       SmallGemmAccumulate(a.data<float>(), false, b.data<float>(), py, rows, s.k, s.n, 1.f);
       act_.Apply(py, y.numel());
       return absl::OkStatus();
     }
-    if (a.dtype() == DataType::kFloat && dnnl_ok) return RunDnnl(a, b, y, s);
+    if (a.dtype() == DataType::kFloat && dnnl_ok) return RunDnnl(a, b, bias, y, s);
     if (IsHalf(a.dtype()) && dnnl_ok) {
       Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat);
       Tensor yf = Tensor::Host(DataType::kFloat, s.out);
-      auto st = RunDnnl(af, bf, yf, s);
+      auto st = RunDnnl(af, bf, nullptr, yf, s);
       if (!st.ok()) return st;
       StoreFromFloat(yf, y);
       return absl::OkStatus();
@@ -176,6 +200,7 @@ class MatMul : public Kernel {
     switch (a.dtype()) {
       case DataType::kFloat:
         MatMulRef(a.data<float>(), b.data<float>(), y.data<float>(), s);
+        if (bias) AddBiasRows(bias->data<float>(), y.data<float>(), rows, s.n);
         act_.Apply(y.data<float>(), y.numel());
         break;
       case DataType::kDouble: MatMulRef(a.data<double>(), b.data<double>(), y.data<double>(), s); break;
@@ -191,12 +216,16 @@ class MatMul : public Kernel {
   }
 
  private:
-  absl::Status RunDnnl(const Tensor& a, const Tensor& b, Tensor& y, const MatMulShape& s) {
+  absl::Status RunDnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& y,
+                       const MatMulShape& s) {
     try {
-      MatMulEntry& e = cache_.Get({a.dims(), b.dims()}, [&] { return BuildMatMul(s, act_.Attr()); });
-      e.prim.execute(DnnlStream(), {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
-                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
-                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}});
+      MatMulEntry& e = cache_.Get({a.dims(), b.dims()},
+                                  [&] { return BuildMatMul(s, act_.Attr(), bias != nullptr); });
+      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
+                                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
+                                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
+      if (bias) args[DNNL_ARG_BIAS] = WrapTensor(*bias, e.bias_md);
+      e.prim.execute(DnnlStream(), args);
       DnnlStream().wait();
     } catch (const dnnl::error& err) {
       return DnnlError("matmul", err);

@@ -1,0 +1,65 @@
+#include "providers/cpu/matmul_bias.h"
+
+#include <set>
+
+#include "graph/value_readers.h"
+#include "providers/partitioner.h"
+
+namespace tandem::cpu {
+namespace {
+
+const Tensor* FloatConstant(const Graph& g, const std::string& name) {
+  auto it = g.initializers.find(name);
+  return it != g.initializers.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
+}
+
+// The bias operand of `add` (the input that is not `y`) when it is a constant [n]: then
+// Add(y, bias) has y's shape ([1, n] could raise a 1-D y's rank).
+const std::string* BiasOf(const Graph& g, const Node& add, const std::string& y, int64_t n) {
+  if (add.inputs.size() != 2 || add.outputs.size() != 1) return nullptr;
+  const std::string& other = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+  if (other == y) return nullptr;
+  const Tensor* bias = FloatConstant(g, other);
+  return bias && bias->dims() == Dims{n} ? &other : nullptr;
+}
+
+}  // namespace
+
+int FuseMatMulBias(Graph& graph, const std::string& provider) {
+  if (graph.HasGradientNodes()) return 0;
+  const ValueReaders readers(graph);
+  std::set<size_t> folded;  // indices of Add nodes merged into their MatMul
+  int count = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node& mm = graph.nodes[i];
+    if (mm.provider != provider || !mm.domain.empty() || mm.op_type != "MatMul" ||
+        mm.inputs.size() != 2 || mm.outputs.size() != 1)
+      continue;
+    const Tensor* b = FloatConstant(graph, mm.inputs[1]);
+    const std::string& y = mm.outputs[0];
+    if (!b || b->rank() != 2 || graph.ValueType(y) != DataType::kFloat) continue;
+    const int reader = readers.Sole(y);
+    if (reader < 0) continue;
+    const Node& add = graph.nodes[static_cast<size_t>(reader)];
+    if (add.provider != provider || !add.domain.empty() || add.op_type != "Add") continue;
+    const std::string* bias = BiasOf(graph, add, y, b->dim(1));
+    if (!bias) continue;
+    mm.domain = kTandemDomain;
+    mm.op_type = "FusedMatMul";
+    mm.inputs.push_back(*bias);
+    mm.outputs[0] = add.outputs[0];
+    mm.name = mm.name + "+" + (add.name.empty() ? add.outputs[0] : add.name);
+    folded.insert(static_cast<size_t>(reader));
+    ++count;
+  }
+  if (folded.empty()) return 0;
+  if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size() - folded.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!folded.count(i)) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+  return count;
+}
+
+}  // namespace tandem::cpu
