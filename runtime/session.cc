@@ -142,15 +142,9 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::map<std::string, Ten
       for (const ValueInfo& vi : graph_->inputs) known |= vi.name == name;
       if (!known) return absl::NotFoundError("[run] the model has no input named '" + name + "'");
     }
-  std::vector<Tensor> inputs(graph_->inputs.size());
-  for (size_t i = 0; i < graph_->inputs.size(); ++i) {
-    const ValueInfo& vi = graph_->inputs[i];
-    auto it = feeds.find(vi.name);
-    if (it == feeds.end())
-      return absl::InvalidArgumentError("[run] missing input '" + vi.name + "' (" +
-                                        vi.TypeString() + ")");
-    inputs[i] = it->second;
-  }
+  std::vector<Tensor> inputs(graph_->inputs.size());  // an absent one stays undefined: missing
+  for (size_t i = 0; i < graph_->inputs.size(); ++i)
+    if (auto it = feeds.find(graph_->inputs[i].name); it != feeds.end()) inputs[i] = it->second;
   return RunInOrder(std::move(inputs));
 }
 

@@ -26,7 +26,8 @@ struct SessionOptions {
   bool constant_folding = true;
   // Conv/Gemm/MatMul + activation (runtime/fusion.h), decomposed layer normalizations
   // (runtime/layer_norm_fusion.h) and each provider's own rewrites
-  // (ExecutionProvider::OptimizeGraph: the CPU's channel-blocked convolution chains).
+  // (ExecutionProvider::OptimizeGraph: the CPU's MatMul + bias folding and channel-blocked
+  // convolution chains).
   bool fusion = true;
   bool profiling = false;           // per-node timings, see Session::profile()
   std::vector<std::string> providers = {"cpu"};  // in order of preference

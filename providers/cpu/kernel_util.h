@@ -27,17 +27,22 @@ std::vector<int64_t> ReadInt64s(const Tensor& t);
 // Product of dims[begin, end).
 int64_t DimProduct(const Dims& dims, int begin, int end);
 
-// Runs f(i) for i in [0, n): across the OpenMP team when n >= grain, else on this thread
-// without entering OpenMP at all (even `omp parallel if (false)` costs ~0.5 us, more than
-// a small tensor's whole loop).
+// Runs f(i) for i in [0, n): across the OpenMP team (static schedule) when `parallel`, else
+// on this thread without entering OpenMP at all (even `omp parallel if (false)` costs
+// ~0.5 us, more than a small tensor's whole loop).
 template <typename F>
-inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
-  if (n >= grain) {
+inline void ParallelForIf(bool parallel, int64_t n, F&& f) {
+  if (parallel) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) f(i);
   } else {
     for (int64_t i = 0; i < n; ++i) f(i);
   }
+}
+// The same, parallel when n >= grain.
+template <typename F>
+inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
+  ParallelForIf(n >= grain, n, f);
 }
 
 // Iterates over every output index of `out` shape, calling f(out_linear, in_offsets...)

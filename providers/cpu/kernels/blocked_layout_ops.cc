@@ -26,13 +26,12 @@ class FromBlocked : public Kernel {
     const float* px = x.data<float>();
     float* py = y.data<float>();
     // Block (n, cb) holds channels cb*B.. of image n: x[s][k] -> y[k][s], both contiguous.
-#pragma omp parallel for schedule(static) if (blocks * S * B >= (1 << 16))
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+    ParallelForIf(blocks * S * B >= (1 << 16), blocks, [&](int64_t blk) {
       const float* xb = px + blk * S * B;
       float* yb = py + blk * S * B;
       for (int64_t s = 0; s < S; ++s)
         for (int64_t k = 0; k < B; ++k) yb[k * S + s] = xb[s * B + k];
-    }
+    });
     return absl::OkStatus();
   }
 

@@ -141,7 +141,17 @@ MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr, 
   return e;
 }
 
-// Y[..., j] += bias[j] over every row of Y.
+// Writes C (dims cdims: [1 or m, 1 or n]) broadcast to [m, n] into y (as T): Gemm's C, and
+// a MatMul bias as cdims {1, n}.
+template <typename T>
+void FillC(const Tensor& c, const Dims& cdims, T* y, int64_t m, int64_t n) {
+  const T* pc = c.data<T>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      y[i * n + j] = pc[(cdims[0] == 1 ? 0 : i * cdims[1]) + (cdims[1] == 1 ? 0 : j)];
+}
+
+// Y[..., j] += bias[j] over every row of Y (after a product that overwrote Y).
 void AddBiasRows(const float* bias, float* y, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
@@ -173,8 +183,8 @@ class MatMul : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     const int64_t rows = NumElements(s.a_batch) * s.m;  // when B is one matrix
     if (s.k == 0) {
-      std::memset(y.raw(), 0, y.bytes());
-      if (bias) AddBiasRows(bias->data<float>(), y.data<float>(), rows, s.n);
+      if (bias) FillC(*bias, {1, s.n}, y.data<float>(), rows, s.n);
+      else std::memset(y.raw(), 0, y.bytes());
       if (a.dtype() == DataType::kFloat) act_.Apply(y.data<float>(), y.numel());
       return absl::OkStatus();
     }
@@ -182,8 +192,8 @@ class MatMul : public Kernel {
     if (a.dtype() == DataType::kFloat && NumElements(s.b_batch) <= 1 &&
         IsSmallGemm(rows, s.k, s.n)) {
       float* py = y.data<float>();
-      std::fill(py, py + y.numel(), 0.f);
-      if (bias) AddBiasRows(bias->data<float>(), py, rows, s.n);
+      if (bias) FillC(*bias, {1, s.n}, py, rows, s.n);
+      else std::fill(py, py + y.numel(), 0.f);
       SmallGemmAccumulate(a.data<float>(), false, b.data<float>(), py, rows, s.k, s.n, 1.f);
       act_.Apply(py, y.numel());
       return absl::OkStatus();
@@ -312,15 +322,6 @@ class Gemm : public Kernel {
   }
 
  private:
-  // Writes C broadcast to [m, n] into y (as T).
-  template <typename T>
-  static void FillC(const Tensor& c, const Dims& cdims, T* y, int64_t m, int64_t n) {
-    const T* pc = c.data<T>();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        y[i * n + j] = pc[(cdims[0] == 1 ? 0 : i * cdims[1]) + (cdims[1] == 1 ? 0 : j)];
-  }
-
   // Small float products (small_gemm.h); a transposed constant B is transposed once.
   absl::Status RunSmall(const Tensor& a, const Tensor& b, const Tensor* c, const Dims& cdims,
                         Tensor& y, int64_t m, int64_t k, int64_t n) {

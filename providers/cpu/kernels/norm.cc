@@ -124,15 +124,14 @@ class BatchNorm : public Kernel {
     float* py = y.data<float>();
     if (block_ > 0) {  // [N, C/B, S, B]: channel (plane % (C/B)) * B + k
       const int64_t B = block_, CB = C / B, planes = N * CB;
-#pragma omp parallel for schedule(static) if (planes * S * B >= (1 << 14))
-      for (int64_t pl = 0; pl < planes; ++pl) {
+      ParallelForIf(planes * S * B >= (1 << 14), planes, [&](int64_t pl) {
         const float* ab = a.data() + (pl % CB) * B;
         const float* bb = b.data() + (pl % CB) * B;
         const float* xi = px + pl * S * B;
         float* yi = py + pl * S * B;
         for (int64_t i = 0; i < S; ++i)
           for (int64_t k = 0; k < B; ++k) yi[i * B + k] = xi[i * B + k] * ab[k] + bb[k];
-      }
+      });
       return absl::OkStatus();
     }
     const int64_t planes = N * C;

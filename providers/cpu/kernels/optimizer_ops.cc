@@ -77,9 +77,9 @@ template <typename T, int kMode>
 void AdamLoop(T* p, const T* g, T* m1, T* m2, int64_t n, const AdamConsts<T>& k) {
   constexpr int64_t kChunk = 1 << 13;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  ParallelFor(chunks, [&](int64_t c) {
+  ParallelForIf(n > kParallelMin, chunks, [&](int64_t c) {
     AdamChunk<T, kMode>(p, g, m1, m2, c * kChunk, std::min(n, (c + 1) * kChunk), k);
-  }, n > kParallelMin ? 1 : chunks + 1);
+  });
 }
 
 class OptimizerUpdate : public Kernel {

@@ -301,8 +301,7 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
 // Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B].
 template <int B>
 void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, PoolKind kind) {
-#pragma omp parallel for schedule(static) if (outer * S * B >= (1 << 16))
-  for (int64_t o = 0; o < outer; ++o) {
+  ParallelForIf(outer * S * B >= (1 << 16), outer, [&](int64_t o) {
     const float* xo = x + o * S * B;
     float acc[B];
     for (int k = 0; k < B; ++k) acc[k] = xo[k];
@@ -315,7 +314,7 @@ void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, PoolK
       for (int k = 0; k < B; ++k) acc[k] /= static_cast<float>(S);
     }
     for (int k = 0; k < B; ++k) y[o * B + k] = acc[k];
-  }
+  });
 }
 
 class GlobalPool : public Kernel {
