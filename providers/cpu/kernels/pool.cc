@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 
+#include "graph/numeric_cast.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/max_pool_2x2.h"
@@ -31,12 +32,14 @@ template <> struct Acc<float> { using type = float; };
 template <> struct Acc<Float16> { using type = float; };
 template <> struct Acc<BFloat16> { using type = float; };
 
+// An accumulator back to T; integers saturate (a max over a window of padding only keeps
+// its -DBL_MAX start, which a plain cast to an integer type would make undefined).
 template <typename T>
 T FromAcc(double v) {
   if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
     return T(static_cast<float>(v));
   else
-    return static_cast<T>(v);
+    return NumericCast<T>(v);
 }
 
 struct PoolParams {
