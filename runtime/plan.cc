@@ -42,8 +42,12 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
   // Graph inputs may be fed on a device. Host kernels that read one directly read a
   // "host shadow" slot instead, filled by Run with the input itself or its host copy,
   // while device kernels (and in-place updates) keep the caller's tensor.
+  // A plan whose providers all compute on the host needs none: inputs are host tensors.
   std::map<std::string, int> shadow_of;  // graph input -> its host shadow slot
-  for (const ValueInfo& in : graph.inputs) shadow_of[in.name] = -1;
+  bool any_device = false;
+  for (const auto& [name, p] : providers) any_device |= p->device().type != DeviceType::kCpu;
+  if (any_device)
+    for (const ValueInfo& in : graph.inputs) shadow_of[in.name] = -1;
   std::map<int, size_t> last_use;  // slot -> step index
   for (const Node& node : graph.nodes) {
     Step step;
@@ -96,7 +100,10 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     }
     plan->steps_.push_back(std::move(step));
   }
-  for (const ValueInfo& in : graph.inputs) plan->input_host_shadow_.push_back(shadow_of[in.name]);
+  for (const ValueInfo& in : graph.inputs) {
+    auto shadow = shadow_of.find(in.name);
+    plan->input_host_shadow_.push_back(shadow == shadow_of.end() ? -1 : shadow->second);
+  }
   std::set<int> keep;  // graph outputs, inputs and constants are never released
   for (const ValueInfo& out : graph.outputs) {
     auto it = plan->slot_of_.find(out.name);

@@ -48,7 +48,8 @@ class FakeDeviceAllocator : public Allocator {
 const char* const kDeviceOps[] = {"Gemm", "MatMul", "Relu", "Add", "Sub", "Mul", "Div", "Neg", "Expand", "Sum",
                                   "ReduceMean", "ReduceSum", "Reshape", "Transpose", "Identity"};
 const char* const kDeviceTandemOps[] = {"ReluGrad", "MeanScale", "AdamUpdate", "SGDUpdate",
-                                        "FusedGemm", "FusedMatMul", "SumToShape", "ScalarLike"};
+                                        "FusedGemm", "FusedMatMul", "SumToShape", "ScalarLike",
+                                        "MSELoss", "MSELossGrad"};
 
 const KernelRegistry& FakeRegistry() {
   static const KernelRegistry* r = [] {

@@ -57,6 +57,8 @@ TEST(SumToShape, MatchesFloat64Reference) {
       {{3, 64, 20, 20}, {64, 1, 1}},  // conv bias: rows summed to one element, partials
       {{200, 300}, {200, 1}},         // trailing dim reduced
       {{6, 50, 7, 9}, {50, 1, 9}},    // mixed kept/reduced
+      {{1, 3}, {3}},                  // batch 1: only 1-sized dims differ (a reshape)
+      {{1, 20, 1}, {20, 1}},          // the same with a trailing 1
   };
   for (int threads : {1, 2}) {
     auto s = MakeSumToShape(threads);

@@ -116,7 +116,9 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
     }
     g.inputs.push_back(ValueInfo{target, tt, ts});
   }
-  const std::string red = reduction == Reduction::kMean ? "mean" : "sum";
+  Attribute red;  // the fused loss ops' "reduction"
+  red.kind = Attribute::Kind::kString;
+  red.s = reduction == Reduction::kMean ? "mean" : "sum";
   Builder b(g, "loss_" + LossName(kind), pred_type);
 
   // Scalar mean or sum over every element (no axes: all axes at every opset).
@@ -126,8 +128,7 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
   };
   switch (kind) {
     case LossKind::kMse: {
-      std::string d = b.Add("Sub", {prediction, target});
-      reduce_all(b.Add("Mul", {d, d}));
+      b.Add("MSELoss", {prediction, target}, {{"reduction", red}}, kTandemDomain);
       break;
     }
     case LossKind::kL1: {
@@ -138,17 +139,11 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
       break;
     }
     case LossKind::kCrossEntropy: {
-      Attribute r;
-      r.kind = Attribute::Kind::kString;
-      r.s = red;
-      b.Add("SoftmaxCrossEntropyLoss", {prediction, target}, {{"reduction", r}});
+      b.Add("SoftmaxCrossEntropyLoss", {prediction, target}, {{"reduction", red}});
       break;
     }
     case LossKind::kBceWithLogits: {
-      Attribute r;
-      r.kind = Attribute::Kind::kString;
-      r.s = red;
-      b.Add("BCEWithLogitsLoss", {prediction, target}, {{"reduction", r}}, kTandemDomain);
+      b.Add("BCEWithLogitsLoss", {prediction, target}, {{"reduction", red}}, kTandemDomain);
       break;
     }
   }

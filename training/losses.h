@@ -1,7 +1,7 @@
 // Losses as graph fragments: AddLoss appends to a graph the nodes that compute a scalar
 // loss from a prediction and a target, so autograd (training/gradient_builder.h)
 // differentiates them like the rest of the model.
-//   mse             mean/sum of (p - t)^2             Sub, Mul, ReduceMean|ReduceSum
+//   mse             mean/sum of (p - t)^2             ai.tandem MSELoss (fused; t of p's shape)
 //   l1              mean/sum of |p - t|               Sub, Relu(d) + Relu(-d), Reduce*
 //   cross_entropy   p: logits [N, C, ...], t: int64 class indices [N, ...]
 //                   ONNX SoftmaxCrossEntropyLoss (needs ai.onnx opset >= 12)

@@ -57,6 +57,21 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   return t;
 }
 
+namespace {
+
+// `held` set to a scalar `value`: rewritten in place while nothing else holds its buffer
+// (the previous step's feed, released when that run ended), else a fresh scalar.
+template <typename T>
+const Tensor& RefillScalar(Tensor& held, T value) {
+  if (held.dtype() == DataTypeOf<T>::value && held.buffer() && held.buffer().use_count() == 1)
+    *held.data<T>() = value;
+  else
+    held = Tensor::Scalar<T>(value);
+  return held;
+}
+
+}  // namespace
+
 absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs,
                                      const Tensor& target) {
   const std::vector<ValueInfo>& want = train_session_->inputs();
@@ -67,8 +82,8 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
     const std::string& name = want[i].name;
     if (bound_inputs_[i]) feeds[i] = *bound_inputs_[i];
     else if (name == graph_.target) feeds[i] = target;
-    else if (name == graph_.step) feeds[i] = Tensor::Scalar<int64_t>(next);
-    else if (name == graph_.lr) feeds[i] = Tensor::Scalar<float>(next_learning_rate());
+    else if (name == graph_.step) feeds[i] = RefillScalar(step_feed_, next);
+    else if (name == graph_.lr) feeds[i] = RefillScalar(lr_feed_, next_learning_rate());
     else if (auto it = inputs.find(name); it != inputs.end()) feeds[i] = it->second, ++used;
   }
   if (used != inputs.size())  // some name the model does not have: say which

@@ -85,6 +85,7 @@ class Trainer {
   std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats
   std::vector<const Tensor*> bound_inputs_;  // per training-graph input: its params_/state_ entry
   int64_t step_ = 0;
+  Tensor step_feed_, lr_feed_;  // the step counter and learning rate fed to each step, reused
 };
 
 }  // namespace tandem::training

@@ -118,7 +118,21 @@ TEST(CudaKernels, GradientOps) {
   for (const char* op : {"ReluGrad", "TanhGrad", "SigmoidGrad", "LeakyReluGrad"})
     ExpectMatchesCpu({"ai.tandem", op, {{"dy", Random({5, 17}, 14)}, {"y", Random({5, 17}, 15)}}});
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({8, 3, 4}, 16)}, {"like", Random({3, 1}, 17)}}});
+  ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({1, 3}, 16)}, {"like", Random({3}, 17)}}});  // a reshape
   ExpectMatchesCpu({"ai.tandem", "MeanScale", {{"g", Random({2, 3}, 18)}, {"x", Random({6, 2, 3}, 19)}, {"y", Random({2, 3}, 20)}}});
+}
+
+TEST(CudaKernels, MseLossAndGradient) {
+  REQUIRE_GPU();
+  for (const char* r : {"mean", "sum", "none"}) {
+    const std::map<std::string, Attribute> attrs = {{"reduction", StringAttribute(r)}};
+    ExpectMatchesCpu({"ai.tandem", "MSELoss", {{"x", Random({40000, 1}, 44)}, {"t", Random({40000, 1}, 45)}}, attrs},
+                     1e-5, 1e-6);
+    const Tensor dy = std::string(r) == "none" ? Random({5, 3}, 46) : Random({}, 46);
+    NodeCase grad{"ai.tandem", "MSELossGrad", {{"dy", dy}, {"x", Random({5, 3}, 47)}, {"t", Random({5, 3}, 48)}}, attrs};
+    grad.outputs = 2;  // dX and dT
+    ExpectMatchesCpu(grad);
+  }
 }
 
 TEST(CudaKernels, Reductions) {

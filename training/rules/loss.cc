@@ -3,6 +3,7 @@
 //     normaliser (+ the log_prob output's gradient when it is used). No gradient flows to
 //     the labels or the class weights.
 //   ai.tandem BCEWithLogitsLoss: dX = (sigmoid(x) - t) * dY', dT = -x * dY'.
+//   ai.tandem MSELoss: dX = 2 (x - t) * dY', dT = -dX.
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {
@@ -30,18 +31,21 @@ void RegisterLossGradients(GradientRegistry& r) {
                               CopyAttrs(c.node(), {"reduction", "ignore_index"}), kTandemDomain));
     return absl::OkStatus();
   });
-  r.Add(
-      "BCEWithLogitsLoss",
-      [](GradientContext& c) -> absl::Status {
-        if (!c.has_dY(0)) return absl::OkStatus();
-        int outputs = c.wants(1) ? 2 : 1;
-        auto g = c.Emit("BCEWithLogitsLossGrad", {c.dY(0), c.X(0), c.X(1)}, outputs,
-                        CopyAttrs(c.node(), {"reduction"}), kTandemDomain);
-        if (c.wants(0)) c.SetInputGrad(0, g[0]);
-        if (c.wants(1)) c.SetInputGrad(1, g[1]);
-        return absl::OkStatus();
-      },
-      kTandemDomain);
+  // Element-wise losses of (x, target) with a fused `<op>Grad(dY, x, t) -> (dX [, dT])`.
+  for (const char* op : {"BCEWithLogitsLoss", "MSELoss"}) {
+    r.Add(
+        op,
+        [grad = std::string(op) + "Grad"](GradientContext& c) -> absl::Status {
+          if (!c.has_dY(0)) return absl::OkStatus();
+          int outputs = c.wants(1) ? 2 : 1;
+          auto g = c.Emit(grad, {c.dY(0), c.X(0), c.X(1)}, outputs, CopyAttrs(c.node(), {"reduction"}),
+                          kTandemDomain);
+          if (c.wants(0)) c.SetInputGrad(0, g[0]);
+          if (c.wants(1)) c.SetInputGrad(1, g[1]);
+          return absl::OkStatus();
+        },
+        kTandemDomain);
+  }
 }
 
 }  // namespace tandem::training::rules

@@ -11,6 +11,7 @@
 #include <dnnl.hpp>
 
 #include "graph/node.h"
+#include "providers/cpu/kernels/fast_tanh.h"
 
 namespace tandem::cpu {
 
@@ -45,14 +46,18 @@ class FusedActivation {
   // In-place on float data, for paths that do not go through oneDNN.
   void Apply(float* p, int64_t n) const {
     if (!active()) return;
-    for (int64_t i = 0; i < n; ++i) {
-      const float x = p[i];
-      switch (alg_) {
-        case dnnl::algorithm::eltwise_relu: p[i] = x >= 0.f ? x : x * alpha_; break;
-        case dnnl::algorithm::eltwise_clip_v2: p[i] = x < alpha_ ? alpha_ : (x > beta_ ? beta_ : x); break;
-        case dnnl::algorithm::eltwise_logistic: p[i] = 1.f / (1.f + std::exp(-x)); break;
-        default: p[i] = std::tanh(x); break;
-      }
+    const float a = alpha_, b = beta_;
+    switch (alg_) {
+      case dnnl::algorithm::eltwise_relu:
+        for (int64_t i = 0; i < n; ++i) p[i] = p[i] >= 0.f ? p[i] : p[i] * a;
+        break;
+      case dnnl::algorithm::eltwise_clip_v2:
+        for (int64_t i = 0; i < n; ++i) p[i] = p[i] < a ? a : (p[i] > b ? b : p[i]);
+        break;
+      case dnnl::algorithm::eltwise_logistic:
+        for (int64_t i = 0; i < n; ++i) p[i] = 1.f / (1.f + std::exp(-p[i]));
+        break;
+      default: TanhInto(p, p, n); break;
     }
   }
 

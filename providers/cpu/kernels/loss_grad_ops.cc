@@ -4,6 +4,10 @@
 //       per element max(x,0) - x*t + log(1 + exp(-|x|))  (stable; torch's formula)
 //   BCEWithLogitsLossGrad(dY, x, t) -> (dX [, dT])
 //       dX = (sigmoid(x) - t) * dY',  dT = -x * dY'  (dY' = dY/numel | dY | dY elementwise)
+//   MSELoss(x, t) -> loss                    attr reduction = mean | sum | none
+//       per element (x - t)^2; x and t of the same shape (no broadcasting, like BCE)
+//   MSELossGrad(dY, x, t) -> (dX [, dT])
+//       dX = 2 (x - t) * dY',  dT = -dX
 //   SoftmaxCrossEntropyLossGrad(dY, logits, labels [, weight] [, dLogProb]) -> dLogits
 //       gradient of ONNX SoftmaxCrossEntropyLoss (attrs reduction, ignore_index) with the
 //       same normalisation as its forward kernel in loss.cc: mean divides by N*D without
@@ -13,25 +17,19 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/loss_reduction.h"
 
 namespace tandem::cpu {
 namespace {
 
 constexpr char kDomain[] = "ai.tandem";
 
-enum class Reduction { kNone, kSum, kMean };
-
-absl::StatusOr<Reduction> ParseReduction(const Node& n) {
-  std::string r = n.attr_string("reduction", "mean");
-  if (r == "none") return Reduction::kNone;
-  if (r == "sum") return Reduction::kSum;
-  if (r == "mean") return Reduction::kMean;
-  return absl::InvalidArgumentError("attribute 'reduction' must be none, sum or mean, got '" + r + "'");
-}
+using Reduction = LossReduction;
 
 std::vector<double> AsDoubles(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
@@ -75,7 +73,8 @@ double Sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-absl::Status CheckBce(const Tensor* x, const Tensor* t) {
+// x and target (t) of one floating type and the same shape (BCE and MSE losses).
+absl::Status CheckSameShapeFloats(const Tensor* x, const Tensor* t) {
   if (!x || !t) return absl::InvalidArgumentError("expects inputs (x, target)");
   if (!IsFloatOrDouble(*x) || t->dtype() != x->dtype())
     return absl::InvalidArgumentError("x and target must both be float or both double");
@@ -87,12 +86,12 @@ absl::Status CheckBce(const Tensor* x, const Tensor* t) {
 
 class BceWithLogits : public Kernel {
  public:
-  explicit BceWithLogits(const KernelInfo& info) : reduction_(ParseReduction(info.node)) {}
+  explicit BceWithLogits(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
   absl::Status Compute(KernelContext& ctx) override {
     if (!reduction_.ok()) return reduction_.status();
     const Tensor* x = ctx.input(0);
     const Tensor* t = ctx.input(1);
-    if (auto s = CheckBce(x, t); !s.ok()) return s;
+    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
     std::vector<double> l(xv.size());
     double sum = 0;
@@ -118,13 +117,13 @@ class BceWithLogits : public Kernel {
 
 class BceWithLogitsGrad : public Kernel {
  public:
-  explicit BceWithLogitsGrad(const KernelInfo& info) : reduction_(ParseReduction(info.node)) {}
+  explicit BceWithLogitsGrad(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
   absl::Status Compute(KernelContext& ctx) override {
     if (!reduction_.ok()) return reduction_.status();
     const Tensor* dy = ctx.input(0);
     const Tensor* x = ctx.input(1);
     const Tensor* t = ctx.input(2);
-    if (auto s = CheckBce(x, t); !s.ok()) return s;
+    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
     if (auto s = CheckDy(dy, *reduction_, x->dims(), x->dtype()); !s.ok()) return s;
     const size_t n = static_cast<size_t>(x->numel());
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
@@ -153,10 +152,89 @@ class BceWithLogitsGrad : public Kernel {
   absl::StatusOr<Reduction> reduction_;
 };
 
+// MSELoss and MSELossGrad: one pass over x and t each (the training loss of regression
+// models, where the decomposed Sub/Mul/ReduceMean and its gradient cost ten nodes).
+template <typename T>
+double SquaredErrorSum(const T* x, const T* t, T* per_element, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(t[i]);
+    if (per_element) per_element[i] = static_cast<T>(d * d);
+    sum += d * d;
+  }
+  return sum;
+}
+
+class MseLoss : public Kernel {
+ public:
+  explicit MseLoss(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!reduction_.ok()) return reduction_.status();
+    const Tensor* x = ctx.input(0);
+    const Tensor* t = ctx.input(1);
+    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
+    const bool none = *reduction_ == Reduction::kNone;
+    Tensor& out = ctx.AllocateOutput(0, x->dtype(), none ? x->dims() : Dims{});
+    const int64_t n = x->numel();
+    auto run = [&](auto* out_data) {
+      using T = std::remove_pointer_t<decltype(out_data)>;
+      const double sum = SquaredErrorSum(x->data<T>(), t->data<T>(), none ? out_data : nullptr, n);
+      if (!none) out_data[0] = static_cast<T>(*reduction_ == Reduction::kSum ? sum : sum / static_cast<double>(n));
+    };
+    if (x->dtype() == DataType::kFloat) run(out.data<float>());
+    else run(out.data<double>());
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<Reduction> reduction_;
+};
+
+class MseLossGrad : public Kernel {
+ public:
+  explicit MseLossGrad(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    if (!reduction_.ok()) return reduction_.status();
+    const Tensor* dy = ctx.input(0);
+    const Tensor* x = ctx.input(1);
+    const Tensor* t = ctx.input(2);
+    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
+    if (auto s = CheckDy(dy, *reduction_, x->dims(), x->dtype()); !s.ok()) return s;
+    const bool want_dx = ctx.output_wanted(0), want_dt = ctx.num_outputs() > 1 && ctx.output_wanted(1);
+    Tensor* dx = want_dx ? &ctx.AllocateOutput(0, x->dtype(), x->dims()) : nullptr;
+    Tensor* dt = want_dt ? &ctx.AllocateOutput(1, x->dtype(), x->dims()) : nullptr;
+    const int64_t n = x->numel();
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      const T* xv = x->data<T>();
+      const T* tv = t->data<T>();
+      const T* dv = dy ? dy->data<T>() : nullptr;
+      // dY' per element: dY itself (none), dY (sum) or dY / n (mean); 0 without dY.
+      const double scale = !dv || *reduction_ == Reduction::kNone ? 1.0
+                           : *reduction_ == Reduction::kSum        ? static_cast<double>(dv[0])
+                                                                   : static_cast<double>(dv[0]) / static_cast<double>(n);
+      T* gx = dx ? dx->data<T>() : nullptr;
+      T* gt = dt ? dt->data<T>() : nullptr;
+      for (int64_t i = 0; i < n; ++i) {
+        const double g = !dv ? 0.0 : *reduction_ == Reduction::kNone ? static_cast<double>(dv[i]) : scale;
+        const double v = 2.0 * (static_cast<double>(xv[i]) - static_cast<double>(tv[i])) * g;
+        if (gx) gx[i] = static_cast<T>(v);
+        if (gt) gt[i] = static_cast<T>(-v);
+      }
+    };
+    if (x->dtype() == DataType::kFloat) run(float{});
+    else run(double{});
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<Reduction> reduction_;
+};
+
 class SoftmaxCrossEntropyGrad : public Kernel {
  public:
   explicit SoftmaxCrossEntropyGrad(const KernelInfo& info)
-      : reduction_(ParseReduction(info.node)),
+      : reduction_(ParseLossReduction(info.node)),
         has_ignore_(info.node.has_attr("ignore_index")),
         ignore_index_(info.node.attr_int("ignore_index", 0)) {}
 
@@ -256,6 +334,8 @@ KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
 void RegisterLossGradKernels(KernelRegistry& r) {
   r.Add(Def("BCEWithLogitsLoss", 0, Make<BceWithLogits>()));
   r.Add(Def("BCEWithLogitsLossGrad", 1, Make<BceWithLogitsGrad>()));
+  r.Add(Def("MSELoss", 0, Make<MseLoss>()));
+  r.Add(Def("MSELossGrad", 1, Make<MseLossGrad>()));
   r.Add(Def("SoftmaxCrossEntropyLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
 }
 

@@ -39,7 +39,7 @@ void RegisterPoolGradKernels(KernelRegistry& r);     // pool_grad.cc: MaxPoolGra
 void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNormalizationGrad, LayerNormalizationGrad
 void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
-void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), SoftmaxCrossEntropyLossGrad
+void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), MSELoss(+Grad), SoftmaxCrossEntropyLossGrad
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterGradKernels(r);

@@ -4,8 +4,10 @@
 // function; other types and functions use reference loops.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "providers/cpu/kernels/elementwise.h"
+#include "providers/cpu/kernels/fast_tanh.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -96,7 +98,10 @@ struct HardSwishOp : FloatOnly {
 };
 struct TanhOp : FloatOnly {
   explicit TanhOp(const Node&) {}
-  template <typename C> C operator()(C x) const { return std::tanh(x); }
+  template <typename C> C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) return TanhOne(x);  // fast_tanh.h: vectorizable
+    else return std::tanh(x);
+  }
   SIMPLE_DNNL(alg::eltwise_tanh, 0.f, 0.f)
 };
 template <typename C> C Softplus(C x) {

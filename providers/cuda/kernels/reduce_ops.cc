@@ -91,12 +91,12 @@ class SumToShape : public Kernel {
     const Tensor& dy = *ctx.input(0);
     if (!ctx.input(1)) return absl::InvalidArgumentError("missing input 1 (like)");
     const Dims& like = ctx.input(1)->dims();
-    if (like == dy.dims()) {
-      ctx.SetOutput(0, dy);
-      return absl::OkStatus();
-    }
     if (like.size() > dy.dims().size())
       return absl::InvalidArgumentError("cannot sum " + DimsToString(dy.dims()) + " to " + DimsToString(like));
+    if (NumElements(like) == dy.numel()) {  // only 1-sized dims differ: nothing to sum
+      ctx.SetOutput(0, dy.Reshaped(like));
+      return absl::OkStatus();
+    }
     const size_t shift = dy.dims().size() - like.size();
     std::vector<bool> reduced(dy.rank());
     for (size_t d = 0; d < dy.dims().size(); ++d)

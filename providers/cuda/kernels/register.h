@@ -10,6 +10,7 @@ void RegisterReduceKernels(KernelRegistry& r);       // reduce_ops.cc: ReduceSum
 void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape & co (aliases), Expand, Transpose
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm, FusedGemm/FusedMatMul (cuBLASLt)
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: SGD/Momentum/Adam(W)Update
+void RegisterLossKernels(KernelRegistry& r);         // loss_ops.cc: ai.tandem MSELoss(+Grad)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -17,6 +18,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterShapeKernels(r);
   RegisterMatMulKernels(r);
   RegisterOptimizerKernels(r);
+  RegisterLossKernels(r);
 }
 
 // Attribute variants a registered kernel does not implement (the CPU runs those).
