@@ -58,9 +58,13 @@ absl::StatusOr<std::map<std::string, std::string>> AddGradients(
     seed_owner.name = "loss_seed";
     seed_owner.outputs = {loss};
     GradientContext seed(graph, seed_owner, {}, {}, &emitted, &counter);
+    // d loss / d loss = ones of the loss's shape: a ScalarLike alone when the graph knows
+    // the loss is a scalar (AddLoss records that), else expanded to its run-time shape.
     std::string one = seed.ScalarLike(1.0, loss);
-    std::string shape = seed.Emit1("Shape", {loss});
-    contributions[loss].push_back(seed.Emit1("Expand", {one, shape}));
+    const ValueInfo* info = graph.FindValueInfo(loss);
+    if (!(info && info->shape.rank_known && info->shape.dims.empty()))
+      one = seed.Emit1("Expand", {one, seed.Emit1("Shape", {loss})});
+    contributions[loss].push_back(one);
   }
   // `relevant` is in reverse topological order already.
   for (size_t k : relevant) {

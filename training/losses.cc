@@ -56,6 +56,8 @@ class Builder {
     g_.value_info.erase(g_.nodes.back().outputs[0]);
     g_.nodes.back().outputs[0] = name;
     Record(name);
+    g_.value_info[name].name = name;
+    g_.value_info[name].shape = Shape::Of({});  // every loss here reduces to a scalar
     return name;
   }
 
