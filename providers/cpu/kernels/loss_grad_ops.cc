@@ -84,14 +84,30 @@ absl::Status CheckSameShapeFloats(const Tensor* x, const Tensor* t) {
   return absl::OkStatus();
 }
 
-class BceWithLogits : public Kernel {
- public:
-  explicit BceWithLogits(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
-  absl::Status Compute(KernelContext& ctx) override {
+// Base of the element-wise (x, target) loss kernels: the parsed reduction, and the inputs
+// checked — (x, t) for a loss, (dY, x, t) for its gradient.
+class ElementwiseLoss : public Kernel {
+ protected:
+  explicit ElementwiseLoss(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  absl::Status Inputs(KernelContext& ctx, const Tensor** dy, const Tensor*& x, const Tensor*& t) const {
     if (!reduction_.ok()) return reduction_.status();
-    const Tensor* x = ctx.input(0);
-    const Tensor* t = ctx.input(1);
+    const int first = dy ? 1 : 0;
+    x = ctx.input(first);
+    t = ctx.input(first + 1);
     if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
+    if (!dy) return absl::OkStatus();
+    *dy = ctx.input(0);
+    return CheckDy(*dy, *reduction_, x->dims(), x->dtype());
+  }
+  absl::StatusOr<Reduction> reduction_;
+};
+
+class BceWithLogits : public ElementwiseLoss {
+ public:
+  explicit BceWithLogits(const KernelInfo& info) : ElementwiseLoss(info) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor *x, *t;
+    if (auto s = Inputs(ctx, nullptr, x, t); !s.ok()) return s;
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
     std::vector<double> l(xv.size());
     double sum = 0;
@@ -110,21 +126,14 @@ class BceWithLogits : public Kernel {
     StoreDoubles({v}, out);
     return absl::OkStatus();
   }
-
- private:
-  absl::StatusOr<Reduction> reduction_;
 };
 
-class BceWithLogitsGrad : public Kernel {
+class BceWithLogitsGrad : public ElementwiseLoss {
  public:
-  explicit BceWithLogitsGrad(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  explicit BceWithLogitsGrad(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    if (!reduction_.ok()) return reduction_.status();
-    const Tensor* dy = ctx.input(0);
-    const Tensor* x = ctx.input(1);
-    const Tensor* t = ctx.input(2);
-    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
-    if (auto s = CheckDy(dy, *reduction_, x->dims(), x->dtype()); !s.ok()) return s;
+    const Tensor *dy, *x, *t;
+    if (auto s = Inputs(ctx, &dy, x, t); !s.ok()) return s;
     const size_t n = static_cast<size_t>(x->numel());
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
     std::vector<double> g(n, 0.0);
@@ -147,9 +156,6 @@ class BceWithLogitsGrad : public Kernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  absl::StatusOr<Reduction> reduction_;
 };
 
 // MSELoss and MSELossGrad: one pass over x and t each (the training loss of regression
@@ -165,14 +171,12 @@ double SquaredErrorSum(const T* x, const T* t, T* per_element, int64_t n) {
   return sum;
 }
 
-class MseLoss : public Kernel {
+class MseLoss : public ElementwiseLoss {
  public:
-  explicit MseLoss(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  explicit MseLoss(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    if (!reduction_.ok()) return reduction_.status();
-    const Tensor* x = ctx.input(0);
-    const Tensor* t = ctx.input(1);
-    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
+    const Tensor *x, *t;
+    if (auto s = Inputs(ctx, nullptr, x, t); !s.ok()) return s;
     const bool none = *reduction_ == Reduction::kNone;
     Tensor& out = ctx.AllocateOutput(0, x->dtype(), none ? x->dims() : Dims{});
     const int64_t n = x->numel();
@@ -185,21 +189,14 @@ class MseLoss : public Kernel {
     else run(out.data<double>());
     return absl::OkStatus();
   }
-
- private:
-  absl::StatusOr<Reduction> reduction_;
 };
 
-class MseLossGrad : public Kernel {
+class MseLossGrad : public ElementwiseLoss {
  public:
-  explicit MseLossGrad(const KernelInfo& info) : reduction_(ParseLossReduction(info.node)) {}
+  explicit MseLossGrad(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    if (!reduction_.ok()) return reduction_.status();
-    const Tensor* dy = ctx.input(0);
-    const Tensor* x = ctx.input(1);
-    const Tensor* t = ctx.input(2);
-    if (auto s = CheckSameShapeFloats(x, t); !s.ok()) return s;
-    if (auto s = CheckDy(dy, *reduction_, x->dims(), x->dtype()); !s.ok()) return s;
+    const Tensor *dy, *x, *t;
+    if (auto s = Inputs(ctx, &dy, x, t); !s.ok()) return s;
     const bool want_dx = ctx.output_wanted(0), want_dt = ctx.num_outputs() > 1 && ctx.output_wanted(1);
     Tensor* dx = want_dx ? &ctx.AllocateOutput(0, x->dtype(), x->dims()) : nullptr;
     Tensor* dt = want_dt ? &ctx.AllocateOutput(1, x->dtype(), x->dims()) : nullptr;
@@ -226,9 +223,6 @@ class MseLossGrad : public Kernel {
     else run(double{});
     return absl::OkStatus();
   }
-
- private:
-  absl::StatusOr<Reduction> reduction_;
 };
 
 class SoftmaxCrossEntropyGrad : public Kernel {
