@@ -278,6 +278,9 @@ std::vector<double> TrainPeaks(const std::vector<std::string>& providers, int st
   o.num_threads = 1;
   o.providers = providers;
   o.spec.optimizer.lr = 0.01f;
+  // Unfused on both sides, for bit-identical losses: a CPU-only trainer would otherwise
+  // fuse the MLP into a DenseChain, which the stand-in device does not have.
+  o.fusion = false;
   auto t = training::Trainer::Create(g, o);
   EXPECT_TRUE(t.ok()) << t.status();
   if (!t.ok()) return {};

@@ -62,6 +62,7 @@ const char kUsage[] =
     "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
     "  --quiet                   only the final summary\n"
     "  --profile                 per-node time table of the training graph at the end\n"
+    "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
     TANDEM_LIMITS_HELP;
 
 struct Options {
@@ -106,7 +107,8 @@ int Train(int argc, char** argv) {
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
                   "--history", "--step-log", "--export", "--checkpoint-dir"},
-                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile", "--resume"}, kUsage);
+                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile", "--resume",
+                  "--no-fusion"}, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -140,6 +142,7 @@ int Train(int argc, char** argv) {
   o.trainer.schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
   o.trainer.profiling = a.has("--profile");
+  o.trainer.fusion = !a.has("--no-fusion");
   o.epochs = a.get_int("--epochs", 1);
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
   spec.seed = o.seed;

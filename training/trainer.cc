@@ -9,7 +9,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   std::unique_ptr<Trainer> t(new Trainer());
   t->inference_ = InferenceMode(inference);
   t->options_ = options;
-  auto tg = BuildTrainingGraph(inference, options.spec);
+  TrainingSpec spec = options.spec;
+  spec.fuse_dense_chains = options.fusion && std::all_of(options.providers.begin(), options.providers.end(),
+                                                         [](const std::string& p) { return p == "cpu"; });
+  auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
   t->graph_ = std::move(*tg);
   for (const auto& [stat, updated] : t->graph_.running_stats)
@@ -22,6 +25,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   SessionOptions so;
   so.num_threads = options.num_threads;
   so.profiling = options.profiling;
+  so.fusion = options.fusion;
   so.providers = options.providers;
   so.outputs_on_host = false;  // loss and running stats stay where they were computed
   auto train = Session::FromGraph(t->graph_.graph, so);

@@ -26,6 +26,9 @@ struct TrainerOptions {
   LrSchedule schedule;
   int num_threads = 0;
   bool profiling = false;  // per-node timings of the training graph, see profile()
+  // Graph fusions (SessionOptions::fusion) and, when the CPU runs everything, dense
+  // chains fused before the gradients are built (TrainingSpec::fuse_dense_chains).
+  bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see runtime/device_selection.h
 };
 

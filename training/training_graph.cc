@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "runtime/dense_chain_fusion.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
 
@@ -122,6 +123,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
   g.inputs.push_back(ValueInfo{tg.lr, DataType::kFloat, Shape::Of({})});
   auto mode = EnterTrainingMode(g, spec.seed, tg.step, tg.running_stats);
   if (!mode.ok()) return mode;
+  if (spec.fuse_dense_chains) FuseDenseChains(g);
 
   std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;
   tg.target = "target";  // AddLoss declares it as a graph input

@@ -36,6 +36,9 @@ struct TrainingSpec {
   std::vector<std::string> freeze;           // exact names or prefixes ending in '*'
   OptimizerSpec optimizer;
   uint64_t seed = 0;                         // Dropout masks, for nodes without a seed attribute
+  // Gemm + activation chains become ai.tandem DenseChain before the gradients are built
+  // (runtime/dense_chain_fusion.h); only the CPU has its kernels.
+  bool fuse_dense_chains = false;
 };
 
 struct TrainingGraph {

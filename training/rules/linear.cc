@@ -1,4 +1,5 @@
-// Gradients of MatMul and Gemm, written with MatMul/Gemm/Transpose themselves.
+// Gradients of MatMul and Gemm, written with MatMul/Gemm/Transpose themselves, and of
+// ai.tandem DenseChain (runtime/dense_chain_fusion.h) as one fused DenseChainGrad.
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {
@@ -60,6 +61,23 @@ void RegisterLinearGradients(GradientRegistry& r) {
     }
     return absl::OkStatus();
   });
+
+  // (X, W_1, B_1, ..., W_n, B_n) -> Y: DenseChainGrad(dY, X, W_1, ...) -> (dX, dW_1, dB_1, ...),
+  // the same attributes; outputs nobody reads are dropped by the gradient builder.
+  r.Add(
+      "DenseChain",
+      [](GradientContext& c) -> absl::Status {
+        if (!c.has_dY(0)) return absl::OkStatus();
+        const Node& n = c.node();
+        std::vector<std::string> inputs = {c.dY(0)};
+        inputs.insert(inputs.end(), n.inputs.begin(), n.inputs.end());
+        auto grads = c.Emit("DenseChainGrad", inputs, static_cast<int>(n.inputs.size()), n.attributes,
+                            kTandemDomain);
+        for (size_t i = 0; i < grads.size(); ++i)
+          if (c.wants(i)) c.SetInputGrad(i, grads[i]);
+        return absl::OkStatus();
+      },
+      kTandemDomain);
 }
 
 }  // namespace tandem::training::rules

@@ -5,7 +5,7 @@
 namespace tandem::training::rules {
 
 void RegisterArithmeticGradients(GradientRegistry& r);  // arithmetic.cc: Add, Sub, Mul, Div, Neg, ...
-void RegisterLinearGradients(GradientRegistry& r);      // linear.cc: MatMul, Gemm
+void RegisterLinearGradients(GradientRegistry& r);      // linear.cc: MatMul, Gemm, ai.tandem DenseChain
 void RegisterActivationGradients(GradientRegistry& r);  // activation.cc: Relu, Tanh, Sigmoid, ...
 void RegisterReductionGradients(GradientRegistry& r);   // reduction.cc: ReduceSum, ReduceMean
 void RegisterLossGradients(GradientRegistry& r);        // loss.cc: SoftmaxCrossEntropyLoss, ai.tandem BCEWithLogitsLoss, MSELoss

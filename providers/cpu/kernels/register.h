@@ -39,6 +39,7 @@ void RegisterPoolGradKernels(KernelRegistry& r);     // pool_grad.cc: MaxPoolGra
 void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNormalizationGrad, LayerNormalizationGrad
 void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
+void RegisterDenseChainKernels(KernelRegistry& r);  // dense_chain_ops.cc: ai.tandem DenseChain(+Grad)
 void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), MSELoss(+Grad), SoftmaxCrossEntropyLossGrad
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
@@ -49,6 +50,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterGradMathKernels(r);
   RegisterOptimizerKernels(r);
   RegisterLossGradKernels(r);
+  RegisterDenseChainKernels(r);
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
   RegisterVariadicKernels(r);

@@ -1,0 +1,292 @@
+// ai.tandem DenseChain and DenseChainGrad (float32): a chain of dense layers with
+// activations, fused so that a batch streams through it in tiles of rows that stay in
+// cache (runtime/dense_chain_fusion.h makes them out of Gemm + activation chains):
+//   DenseChain(X, W_1, B_1, ..., W_n, B_n) -> Y
+//   DenseChainGrad(dY, X, W_1, B_1, ..., W_n, B_n) -> (dX, dW_1, dB_1, ..., dW_n, dB_n)
+// X is [M, K_0]; W_l is [K_l, K_{l-1}] (trans_b[l] = 1, PyTorch's Linear) or [K_{l-1}, K_l]
+// (trans_b[l] = 0); B_l holds K_l elements ([K_l] or [1, K_l]); attribute `activations`
+// names each layer's Identity, Relu, Tanh or Sigmoid. The gradient kernel recomputes the
+// forward activations tile by tile instead of reading them from memory; any of its
+// outputs may be omitted. Weight and bias gradients are summed in double, per thread in
+// row order, then across threads in thread order (results depend only on the thread count).
+#include <algorithm>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/dense_chain_tiles.h"
+#include "providers/cpu/kernels/fast_tanh.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+
+namespace dense_chain {
+
+extern const TileKernels kBaselineTileKernels;
+#ifdef TANDEM_DENSE_CHAIN_AVX2
+extern const TileKernels kAvx2TileKernels;
+#endif
+
+std::vector<const TileKernels*> RunnableTileKernels() {
+  std::vector<const TileKernels*> all = {&kBaselineTileKernels};
+#ifdef TANDEM_DENSE_CHAIN_AVX2
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all.push_back(&kAvx2TileKernels);
+#endif
+  return all;
+}
+
+const TileKernels& TileKernelsForThisCpu() {
+  static const TileKernels* best = RunnableTileKernels().back();
+  return *best;
+}
+
+void ActivateTranscendental(Act act, float* v, int64_t n) {
+  if (act == Act::kTanh) {
+    TanhInto(v, v, n);
+  } else if (act == Act::kSigmoid) {
+    for (int64_t i = 0; i < n; ++i) v[i] = 1.f / (1.f + std::exp(-v[i]));
+  }
+}
+
+void Chain::Finish() {
+  max_width = in();
+  width_before.assign(1, 0);
+  sum_offset.clear();
+  sums = 0;
+  for (const Layer& L : layers) {
+    max_width = std::max(max_width, L.out);
+    width_before.push_back(width_before.back() + L.in);
+    sum_offset.push_back(sums);
+    sums += (L.in + 1) * L.out;
+  }
+  width_before.push_back(width_before.back() + out());
+}
+
+}  // namespace dense_chain
+
+namespace {
+
+using dense_chain::Act;
+using dense_chain::Chain;
+using dense_chain::kNarrow;
+using dense_chain::kWide;
+using dense_chain::Layer;
+
+constexpr int64_t kParallelRows = 2048;
+constexpr int kFlushTiles = 16;  // wide tiles between adding the float lanes into the double sums
+
+// The tiles of M rows: M / kWide wide ones, then the rest in narrow ones.
+struct Tiling {
+  explicit Tiling(int64_t m) : rows(m), wide(m / kWide), count(wide + (m % kWide + kNarrow - 1) / kNarrow) {}
+  int64_t begin(int64_t i) const { return i < wide ? i * kWide : wide * kWide + (i - wide) * kNarrow; }
+  int64_t size(int64_t i) const { return std::min<int64_t>(i < wide ? kWide : kNarrow, rows - begin(i)); }
+  int64_t rows, wide, count;
+};
+
+class DenseChainBase : public Kernel {
+ public:
+  DenseChainBase(std::vector<Act> acts, std::vector<int64_t> trans_b)
+      : acts_(std::move(acts)), trans_b_(std::move(trans_b)) {}
+
+ protected:
+  // Reads X (input x_index) and the layers after it into chain_, checking shapes;
+  // weights stored [in][out] are transposed into packed_.
+  absl::Status ReadChain(KernelContext& ctx, int x_index) {
+    const Tensor* x = ctx.input(x_index);
+    const size_t n = acts_.size();
+    if (!x || ctx.num_inputs() != x_index + 1 + 2 * static_cast<int>(n))
+      return absl::InvalidArgumentError("expects X and a weight and bias per layer (" + std::to_string(n) +
+                                        " layers)");
+    if (x->dtype() != DataType::kFloat || x->rank() != 2)
+      return absl::InvalidArgumentError("X must be a float32 matrix, got " + DimsToString(x->dims()));
+    chain_.layers.resize(n);
+    packed_.resize(n);
+    int64_t width = x->dims()[1];
+    for (size_t l = 0; l < n; ++l) {
+      const Tensor* w = ctx.input(x_index + 1 + 2 * static_cast<int>(l));
+      const Tensor* b = ctx.input(x_index + 2 + 2 * static_cast<int>(l));
+      const std::string layer = "layer " + std::to_string(l + 1) + ": ";
+      if (!w || !b || w->dtype() != DataType::kFloat || b->dtype() != DataType::kFloat || w->rank() != 2)
+        return absl::InvalidArgumentError(layer + "W must be a float32 matrix and B a float32 vector");
+      const int64_t in = w->dims()[trans_b_[l] ? 1 : 0], out = w->dims()[trans_b_[l] ? 0 : 1];
+      if (in != width || b->numel() != out || b->rank() > 2 || (b->rank() == 2 && b->dims()[0] != 1))
+        return absl::InvalidArgumentError(layer + "W " + DimsToString(w->dims()) + " and B " +
+                                          DimsToString(b->dims()) + " do not follow an input of width " +
+                                          std::to_string(width));
+      Layer& L = chain_.layers[l];
+      L.in = in;
+      L.out = out;
+      L.act = acts_[l];
+      L.b = b->data<float>();
+      if (trans_b_[l]) {
+        L.w = w->data<float>();
+      } else {
+        packed_[l].resize(static_cast<size_t>(in * out));
+        for (int64_t k = 0; k < in; ++k)
+          for (int64_t j = 0; j < out; ++j) packed_[l][j * in + k] = w->data<float>()[k * out + j];
+        L.w = packed_[l].data();
+      }
+      width = out;
+    }
+    chain_.Finish();
+    return absl::OkStatus();
+  }
+
+  // Threads sharing the tiles: all of them when the batch is large enough to pay for it.
+  static int Parts(const KernelContext& ctx, const Tiling& tiles) {
+    return tiles.rows >= kParallelRows
+               ? static_cast<int>(std::min<int64_t>(std::max(1, ctx.num_threads()), tiles.count))
+               : 1;
+  }
+
+  // Calls f(p, first tile, end tile, scratch) for each of `parts` parts of the tiles.
+  template <typename F>
+  void ForEachPart(int parts, const Tiling& tiles, F&& f) {
+    scratch_.resize(static_cast<size_t>(parts));
+    for (auto& s : scratch_) s.resize(static_cast<size_t>(chain_.ScratchFloats()));
+    ParallelForIf(parts > 1, parts, [&](int64_t p) {
+      f(static_cast<int>(p), tiles.count * p / parts, tiles.count * (p + 1) / parts, scratch_[p].data());
+    });
+  }
+
+  std::vector<Act> acts_;
+  std::vector<int64_t> trans_b_;
+  Chain chain_;
+  std::vector<std::vector<float>> packed_;
+  std::vector<std::vector<float>> scratch_;  // per part
+};
+
+class DenseChain : public DenseChainBase {
+ public:
+  using DenseChainBase::DenseChainBase;
+
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status st = ReadChain(ctx, 0);
+    if (!st.ok()) return st;
+    const float* x = ctx.input(0)->data<float>();
+    const Tiling tiles(ctx.input(0)->dims()[0]);
+    float* y = ctx.AllocateOutput(0, DataType::kFloat, {tiles.rows, chain_.out()}).data<float>();
+    const auto& k = dense_chain::TileKernelsForThisCpu();
+    ForEachPart(Parts(ctx, tiles), tiles, [&](int, int64_t begin, int64_t end, float* scratch) {
+      for (int64_t i = begin; i < end; ++i)
+        (i < tiles.wide ? k.forward_wide : k.forward_narrow)(chain_, x, tiles.begin(i), tiles.size(i), scratch, y);
+    });
+    return absl::OkStatus();
+  }
+};
+
+class DenseChainGrad : public DenseChainBase {
+ public:
+  using DenseChainBase::DenseChainBase;
+
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status st = ReadChain(ctx, 1);
+    if (!st.ok()) return st;
+    const Tensor* dy = ctx.input(0);
+    const Tensor& x = *ctx.input(1);
+    const Tiling tiles(x.dims()[0]);
+    if (!dy || dy->dtype() != DataType::kFloat || dy->dims() != Dims{tiles.rows, chain_.out()})
+      return absl::InvalidArgumentError("dY must be float32 [" + std::to_string(tiles.rows) + "," +
+                                        std::to_string(chain_.out()) + "]");
+    float* dx = ctx.output_wanted(0) ? ctx.AllocateOutput(0, DataType::kFloat, x.dims()).data<float>() : nullptr;
+    const auto& k = dense_chain::TileKernelsForThisCpu();
+    const size_t sums = static_cast<size_t>(chain_.sums);
+    const int parts = Parts(ctx, tiles);
+    sums_.resize(static_cast<size_t>(parts));
+    lanes_.resize(static_cast<size_t>(parts));
+    ForEachPart(parts, tiles, [&](int p, int64_t begin, int64_t end, float* scratch) {
+      std::vector<double>& total = sums_[p];
+      std::vector<float>& lanes = lanes_[p];
+      total.assign(sums, 0.0);
+      const bool wide = begin < tiles.wide;
+      if (wide) lanes.assign(sums * dense_chain::kLanes, 0.f);
+      for (int64_t i = begin; i < end; ++i) {
+        if (i < tiles.wide) {
+          k.backward_wide(chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch,
+                          lanes.data(), dx);
+          if ((i - begin + 1) % kFlushTiles == 0) Flush(lanes, total);
+        } else {
+          k.backward_narrow(chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch,
+                            total.data(), dx);
+        }
+      }
+      if (wide) Flush(lanes, total);
+    });
+    // Sums of the parts in part order, written in each weight's own layout.
+    for (size_t l = 0; l < chain_.layers.size(); ++l) {
+      const Layer& L = chain_.layers[l];
+      const int wi = 1 + 2 * static_cast<int>(l), bi = wi + 1;
+      auto total = [&](int64_t j, int64_t k) {
+        double s = 0;
+        for (int p = 0; p < parts; ++p) s += sums_[p][chain_.sum_offset[l] + j * (L.in + 1) + k];
+        return static_cast<float>(s);
+      };
+      if (ctx.output_wanted(wi)) {
+        float* dw = ctx.AllocateOutput(wi, DataType::kFloat, ctx.input(1 + wi)->dims()).data<float>();
+        for (int64_t j = 0; j < L.out; ++j)
+          for (int64_t k = 0; k < L.in; ++k) dw[trans_b_[l] ? j * L.in + k : k * L.out + j] = total(j, k);
+      }
+      if (ctx.output_wanted(bi)) {
+        float* db = ctx.AllocateOutput(bi, DataType::kFloat, ctx.input(1 + bi)->dims()).data<float>();
+        for (int64_t j = 0; j < L.out; ++j) db[j] = total(j, L.in);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // total[i] += the kLanes partial sums of entry i; the lanes restart at zero.
+  static void Flush(std::vector<float>& lanes, std::vector<double>& total) {
+    for (size_t i = 0; i < total.size(); ++i) {
+      double s = 0;
+      for (int v = 0; v < dense_chain::kLanes; ++v) s += lanes[i * dense_chain::kLanes + v];
+      total[i] += s;
+    }
+    std::fill(lanes.begin(), lanes.end(), 0.f);
+  }
+
+  std::vector<std::vector<double>> sums_;  // per part: gradient sums, [out][in + 1] per layer
+  std::vector<std::vector<float>> lanes_;  // per part: their kLanes partial sums in wide tiles
+};
+
+absl::StatusOr<std::pair<std::vector<Act>, std::vector<int64_t>>> ReadAttributes(const Node& node) {
+  std::vector<Act> acts;
+  for (const std::string& a : node.attr_strings("activations")) {
+    if (a == "Identity") acts.push_back(Act::kIdentity);
+    else if (a == "Relu") acts.push_back(Act::kRelu);
+    else if (a == "Tanh") acts.push_back(Act::kTanh);
+    else if (a == "Sigmoid") acts.push_back(Act::kSigmoid);
+    else return absl::InvalidArgumentError(node.Describe() + ": unknown activation '" + a + "'");
+  }
+  std::vector<int64_t> trans_b = node.attr_ints("trans_b", std::vector<int64_t>(acts.size(), 1));
+  if (acts.empty() || trans_b.size() != acts.size())
+    return absl::InvalidArgumentError(node.Describe() + ": needs one activation and one trans_b per layer");
+  return std::make_pair(acts, trans_b);
+}
+
+template <typename K>
+KernelFactory MakeChain() {
+  return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
+    auto attrs = ReadAttributes(info.node);
+    if (!attrs.ok()) return attrs.status();
+    return std::unique_ptr<Kernel>(new K(std::move(attrs->first), std::move(attrs->second)));
+  };
+}
+
+KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
+  KernelDef d;
+  d.domain = "ai.tandem";
+  d.op = op;
+  d.since = 1;
+  d.types = {DataType::kFloat};
+  d.type_input = type_input;
+  d.create = std::move(f);
+  return d;
+}
+
+}  // namespace
+
+void RegisterDenseChainKernels(KernelRegistry& r) {
+  r.Add(Def("DenseChain", 0, MakeChain<DenseChain>()));
+  r.Add(Def("DenseChainGrad", 1, MakeChain<DenseChainGrad>()));
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,10 @@
+// The dense-chain tile loops for the baseline instruction set (see dense_chain_tiles.h).
+#define DENSE_CHAIN_ISA baseline
+#include "providers/cpu/kernels/dense_chain_tiles_impl.h"
+
+namespace tandem::cpu::dense_chain {
+
+extern const TileKernels kBaselineTileKernels = {baseline::ForwardTile<kWide>, baseline::ForwardTile<kNarrow>,
+                                                 baseline::BackwardWide, baseline::BackwardNarrow};
+
+}  // namespace tandem::cpu::dense_chain

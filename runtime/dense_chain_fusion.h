@@ -1,0 +1,26 @@
+// Dense-chain fusion: a run of Gemm layers, each optionally followed by Relu, Tanh or
+// Sigmoid, where every layer's output feeds only the next Gemm's A, becomes one
+// ai.tandem DenseChain node (providers/cpu/kernels/dense_chain_ops.cc), whose gradient is
+// one DenseChainGrad (training/rules/linear.cc). The CPU kernels stream the batch through
+// all layers in tiles of rows that stay in cache, so an MLP's activations never travel
+// to memory; a 2-20-5-1 MLP's training step drops from ~15 nodes to 2.
+//
+// A Gemm is a layer when transA = 0, alpha = beta = 1, its B (the weight) is a float32
+// matrix of known shape (an initializer or a graph input, e.g. a trained parameter) of at
+// most kMaxDenseChainWeights elements, and its C (the bias) holds one value per output
+// ([N] or [1, N]). Intermediate values must have no other reader and not be graph outputs.
+// Only the CPU has these kernels: callers apply it when the CPU runs the whole graph.
+#pragma once
+#include <cstdint>
+
+#include "graph/graph.h"
+
+namespace tandem {
+
+// Larger layers are left to the GEMM primitives, which block for cache themselves.
+constexpr int64_t kMaxDenseChainWeights = 1 << 16;
+
+// Returns the number of Gemm nodes fused into chains.
+int FuseDenseChains(Graph& graph);
+
+}  // namespace tandem
