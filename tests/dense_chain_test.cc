@@ -244,7 +244,7 @@ TEST(DenseChain, RefusesMismatchedLayers) {
 // Each instruction-set build of the tile loops (the baseline one never runs through the
 // kernels on an AVX2 machine), called directly on one wide and one narrow tile.
 TEST(DenseChain, EveryTileBuildMatchesFloat64) {
-  const ChainCase& c = Cases()[4];  // 64 rows: tiles [0, 32) wide, [32, 40) narrow
+  const ChainCase& c = Cases()[4];  // of its 64 rows: [0, 32) wide, [32, 40) narrow, 40 single
   ChainData d = MakeData(c, 13);
   Reference want = Float64(c, d);
   dense_chain::Chain chain;
@@ -265,7 +265,7 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
     chain.layers.push_back(L);
   }
   chain.Finish();
-  const int64_t rows = 40, in = c.widths.front(), out = c.widths.back();
+  const int64_t rows = 41, in = c.widths.front(), out = c.widths.back();
   for (const dense_chain::TileKernels* k : dense_chain::RunnableTileKernels()) {
     std::vector<float> scratch(static_cast<size_t>(chain.ScratchFloats()));
     std::vector<float> y(static_cast<size_t>(rows * out)), dx(static_cast<size_t>(rows * in));
@@ -273,12 +273,14 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
     std::vector<double> sums(static_cast<size_t>(chain.sums), 0.0);
     k->forward_wide(chain, d.x.data(), 0, 32, scratch.data(), y.data());
     k->forward_narrow(chain, d.x.data(), 32, 8, scratch.data(), y.data());
+    k->forward_single(chain, d.x.data(), 40, 1, scratch.data(), y.data());
     k->backward_wide(chain, d.dy.data(), d.x.data(), 0, 32, scratch.data(), lanes.data(), dx.data());
     k->backward_narrow(chain, d.dy.data(), d.x.data(), 32, 8, scratch.data(), sums.data(), dx.data());
+    k->backward_single(chain, d.dy.data(), d.x.data(), 40, 1, scratch.data(), sums.data(), dx.data());
     for (size_t i = 0; i < sums.size(); ++i)
       for (int v = 0; v < dense_chain::kLanes; ++v) sums[i] += lanes[i * dense_chain::kLanes + v];
     const std::string build = k == dense_chain::RunnableTileKernels().front() ? "baseline" : "avx2";
-    // The float64 answer over the first 40 rows.
+    // The float64 answer over the first 41 rows.
     ChainCase head = c;
     head.rows = rows;
     ChainData dh = d;

@@ -330,6 +330,10 @@ const Dataset* BatchIterator::Next() {
   const int64_t count = std::min(batch_size_, n - pos_);
   if (count <= 0 || (drop_last_ && count < batch_size_)) return nullptr;
   if (!bx_.defined() || !by_.defined() || data_.y.dim(0) != data_.x.dim(0)) return nullptr;
+  if (!shuffle_ && pos_ == 0 && count == n) {  // the whole dataset in order: itself, no copy
+    pos_ = n;
+    return &data_;
+  }
   if (current_.x.dims().empty() || current_.x.dim(0) != count) {
     current_.x = count == bx_.dim(0) ? bx_ : Tensor(bx_.dtype(), WithDim0(bx_.dims(), count), bx_.buffer());
     current_.y = count == by_.dim(0) ? by_ : Tensor(by_.dtype(), WithDim0(by_.dims(), count), by_.buffer());

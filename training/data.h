@@ -63,6 +63,7 @@ std::vector<int64_t> Permutation(int64_t n, std::mt19937_64& rng);
 // the sequence of epochs depends only on the seed.
 // Batches are gathered into two tensors allocated once; Next returns views of them, valid
 // until the next call to Next (a final partial batch is a view with a smaller dim 0).
+// Without shuffling, a batch of the whole dataset is the dataset's own tensors (no copy).
 //
 //   BatchIterator it(train, 64, /*shuffle=*/true, /*seed=*/1);
 //   for (int e = 0; e < epochs; ++e) { it.Reset(); while (const Dataset* b = it.Next()) ...; }

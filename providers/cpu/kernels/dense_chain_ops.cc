@@ -73,12 +73,18 @@ using dense_chain::Layer;
 constexpr int64_t kParallelRows = 2048;
 constexpr int kFlushTiles = 16;  // wide tiles between adding the float lanes into the double sums
 
-// The tiles of M rows: M / kWide wide ones, then the rest in narrow ones.
+// The tiles of M rows: M / kWide wide ones, then narrow ones, then single rows.
 struct Tiling {
-  explicit Tiling(int64_t m) : rows(m), wide(m / kWide), count(wide + (m % kWide + kNarrow - 1) / kNarrow) {}
-  int64_t begin(int64_t i) const { return i < wide ? i * kWide : wide * kWide + (i - wide) * kNarrow; }
-  int64_t size(int64_t i) const { return std::min<int64_t>(i < wide ? kWide : kNarrow, rows - begin(i)); }
-  int64_t rows, wide, count;
+  explicit Tiling(int64_t m)
+      : rows(m), wide(m / kWide), narrow(m % kWide / kNarrow), count(wide + narrow + m % kNarrow) {}
+  enum Kind { kWideTile, kNarrowTile, kSingleRow };
+  Kind kind(int64_t i) const { return i < wide ? kWideTile : i < wide + narrow ? kNarrowTile : kSingleRow; }
+  int64_t begin(int64_t i) const {
+    return i < wide ? i * kWide : i < wide + narrow ? wide * kWide + (i - wide) * kNarrow
+                                                    : wide * kWide + narrow * kNarrow + (i - wide - narrow);
+  }
+  int64_t size(int64_t i) const { return kind(i) == kWideTile ? kWide : kind(i) == kNarrowTile ? kNarrow : 1; }
+  int64_t rows, wide, narrow, count;
 };
 
 class DenseChainBase : public Kernel {
@@ -103,12 +109,12 @@ class DenseChainBase : public Kernel {
     for (size_t l = 0; l < n; ++l) {
       const Tensor* w = ctx.input(x_index + 1 + 2 * static_cast<int>(l));
       const Tensor* b = ctx.input(x_index + 2 + 2 * static_cast<int>(l));
-      const std::string layer = "layer " + std::to_string(l + 1) + ": ";
+      auto layer = [l] { return "layer " + std::to_string(l + 1) + ": "; };
       if (!w || !b || w->dtype() != DataType::kFloat || b->dtype() != DataType::kFloat || w->rank() != 2)
-        return absl::InvalidArgumentError(layer + "W must be a float32 matrix and B a float32 vector");
+        return absl::InvalidArgumentError(layer() + "W must be a float32 matrix and B a float32 vector");
       const int64_t in = w->dims()[trans_b_[l] ? 1 : 0], out = w->dims()[trans_b_[l] ? 0 : 1];
       if (in != width || b->numel() != out || b->rank() > 2 || (b->rank() == 2 && b->dims()[0] != 1))
-        return absl::InvalidArgumentError(layer + "W " + DimsToString(w->dims()) + " and B " +
+        return absl::InvalidArgumentError(layer() + "W " + DimsToString(w->dims()) + " and B " +
                                           DimsToString(b->dims()) + " do not follow an input of width " +
                                           std::to_string(width));
       Layer& L = chain_.layers[l];
@@ -166,8 +172,12 @@ class DenseChain : public DenseChainBase {
     float* y = ctx.AllocateOutput(0, DataType::kFloat, {tiles.rows, chain_.out()}).data<float>();
     const auto& k = dense_chain::TileKernelsForThisCpu();
     ForEachPart(Parts(ctx, tiles), tiles, [&](int, int64_t begin, int64_t end, float* scratch) {
-      for (int64_t i = begin; i < end; ++i)
-        (i < tiles.wide ? k.forward_wide : k.forward_narrow)(chain_, x, tiles.begin(i), tiles.size(i), scratch, y);
+      for (int64_t i = begin; i < end; ++i) {
+        const auto kind = tiles.kind(i);
+        (kind == Tiling::kWideTile     ? k.forward_wide
+         : kind == Tiling::kNarrowTile ? k.forward_narrow
+                                       : k.forward_single)(chain_, x, tiles.begin(i), tiles.size(i), scratch, y);
+      }
     });
     return absl::OkStatus();
   }
@@ -199,13 +209,14 @@ class DenseChainGrad : public DenseChainBase {
       const bool wide = begin < tiles.wide;
       if (wide) lanes.assign(sums * dense_chain::kLanes, 0.f);
       for (int64_t i = begin; i < end; ++i) {
-        if (i < tiles.wide) {
+        const auto kind = tiles.kind(i);
+        if (kind == Tiling::kWideTile) {
           k.backward_wide(chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch,
                           lanes.data(), dx);
           if ((i - begin + 1) % kFlushTiles == 0) Flush(lanes, total);
         } else {
-          k.backward_narrow(chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch,
-                            total.data(), dx);
+          (kind == Tiling::kNarrowTile ? k.backward_narrow : k.backward_single)(
+              chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch, total.data(), dx);
         }
       }
       if (wide) Flush(lanes, total);

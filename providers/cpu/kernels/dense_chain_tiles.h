@@ -16,6 +16,7 @@ namespace tandem::cpu::dense_chain {
 
 constexpr int kWide = 32;   // rows of a full tile
 constexpr int kNarrow = 8;  // rows of a tile of the remainder (and of batches under kWide)
+                            // below that, single rows (a batch-1 step computes one row, not 8)
 constexpr int kLanes = 8;   // partial sums per weight gradient within wide tiles
 
 enum class Act { kIdentity, kRelu, kTanh, kSigmoid };
@@ -49,11 +50,15 @@ struct TileKernels {
   // y rows [row, row + rows) of the chain's output, from the same rows of x.
   void (*forward_wide)(const Chain&, const float* x, int64_t row, int64_t rows, float* scratch, float* y);
   void (*forward_narrow)(const Chain&, const float* x, int64_t row, int64_t rows, float* scratch, float* y);
+  void (*forward_single)(const Chain&, const float* x, int64_t row, int64_t rows, float* scratch, float* y);
   // Gradients of rows [row, row + rows): the weight and bias sums are added to `lanes`
-  // ([sums][kLanes] floats, wide tiles) or to `sums` (narrow tiles); dx rows written when set.
+  // ([sums][kLanes] floats, wide tiles) or to `sums` (narrow and single-row tiles); dx rows
+  // written when set.
   void (*backward_wide)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
                         float* scratch, float* lanes, float* dx);
   void (*backward_narrow)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
+                          float* scratch, double* sums, float* dx);
+  void (*backward_single)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
                           float* scratch, double* sums, float* dx);
 };
 

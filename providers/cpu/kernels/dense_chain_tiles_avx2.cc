@@ -6,8 +6,9 @@
 
 namespace tandem::cpu::dense_chain {
 
-extern const TileKernels kAvx2TileKernels = {avx2::ForwardTile<kWide>, avx2::ForwardTile<kNarrow>,
-                                             avx2::BackwardWide, avx2::BackwardNarrow};
+extern const TileKernels kAvx2TileKernels = {
+    avx2::ForwardTile<kWide>,  avx2::ForwardTile<kNarrow>,         avx2::ForwardTile<1>,
+    avx2::BackwardWide,        avx2::BackwardSums<kNarrow>, avx2::BackwardSums<1>};
 
 }  // namespace tandem::cpu::dense_chain
 #endif

@@ -4,7 +4,8 @@
 
 namespace tandem::cpu::dense_chain {
 
-extern const TileKernels kBaselineTileKernels = {baseline::ForwardTile<kWide>, baseline::ForwardTile<kNarrow>,
-                                                 baseline::BackwardWide, baseline::BackwardNarrow};
+extern const TileKernels kBaselineTileKernels = {
+    baseline::ForwardTile<kWide>,  baseline::ForwardTile<kNarrow>,         baseline::ForwardTile<1>,
+    baseline::BackwardWide,        baseline::BackwardSums<kNarrow>, baseline::BackwardSums<1>};
 
 }  // namespace tandem::cpu::dense_chain

@@ -181,9 +181,10 @@ inline void BackwardWide(const Chain& c, const float* dy, const float* x, int64_
   BackwardTile<kWide>(c, dy, x, row, rows, scratch, lanes, nullptr, dx);
 }
 
-inline void BackwardNarrow(const Chain& c, const float* dy, const float* x, int64_t row, int64_t rows,
-                           float* scratch, double* sums, float* dx) {
-  BackwardTile<kNarrow>(c, dy, x, row, rows, scratch, nullptr, sums, dx);
+template <int T>
+void BackwardSums(const Chain& c, const float* dy, const float* x, int64_t row, int64_t rows, float* scratch,
+                  double* sums, float* dx) {
+  BackwardTile<T>(c, dy, x, row, rows, scratch, nullptr, sums, dx);
 }
 
 }  // namespace tandem::cpu::dense_chain::DENSE_CHAIN_ISA
