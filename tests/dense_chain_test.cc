@@ -246,7 +246,6 @@ TEST(DenseChain, RefusesMismatchedLayers) {
 TEST(DenseChain, EveryTileBuildMatchesFloat64) {
   const ChainCase& c = Cases()[4];  // of its 64 rows: [0, 32) wide, [32, 40) narrow, 40 single
   ChainData d = MakeData(c, 13);
-  Reference want = Float64(c, d);
   dense_chain::Chain chain;
   std::vector<std::vector<float>> packed(c.activations.size());
   const std::map<std::string, dense_chain::Act> acts = {{"Identity", dense_chain::Act::kIdentity},
@@ -304,7 +303,6 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
       ExpectClose(Tensor::FromVector(db, {L.out}), r.db[l], build + ": dB" + std::to_string(l + 1));
     }
   }
-  (void)want;
 }
 
 // x [B, 2] -> Gemm(+act) layers of widths 2-20-5-1 as PyTorch exports nn.Linear.
