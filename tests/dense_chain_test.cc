@@ -1,7 +1,7 @@
-// ai.tandem DenseChain / DenseChainGrad (providers/cpu/kernels/dense_chain_ops.cc) against
-// a float64 forward and backward pass written here, and the dense-chain fusion
-// (runtime/dense_chain_fusion.h): what it fuses, what it leaves, and a trainer with and
-// without it giving the same losses.
+// ai.tandem DenseChain / DenseChainGrad / DenseChainMseGrad (providers/cpu/kernels/
+// dense_chain_ops.cc) against a float64 forward and backward pass written here, and the
+// dense-chain fusions (runtime/dense_chain_fusion.h, training/dense_chain_loss_fusion.h):
+// what they fuse, what they leave, and a trainer with and without them giving the same losses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +14,9 @@
 #include "runtime/dense_chain_fusion.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
+#include "training/dense_chain_loss_fusion.h"
 #include "training/trainer.h"
+#include "training/training_graph.h"
 
 namespace tandem::testing {
 namespace {
@@ -80,7 +82,8 @@ struct Reference {
   std::vector<std::vector<double>> dw, db;  // dw in the case's layout
 };
 
-Reference Float64(const ChainCase& c, const ChainData& d) {
+// With `dy` set, the backward starts from it instead of d.dy.
+Reference Float64(const ChainCase& c, const ChainData& d, const std::vector<double>* dy = nullptr) {
   const size_t n = c.activations.size();
   const int64_t m = c.rows;
   Reference r;
@@ -96,7 +99,7 @@ Reference Float64(const ChainCase& c, const ChainData& d) {
       }
     r.acts.push_back(std::move(a));
   }
-  std::vector<double> g(d.dy.begin(), d.dy.end());  // gradient at a_{l+1}
+  std::vector<double> g = dy ? *dy : std::vector<double>(d.dy.begin(), d.dy.end());  // gradient at a_{l+1}
   r.dw.resize(n);
   r.db.resize(n);
   for (size_t l = n; l-- > 0;) {
@@ -120,6 +123,27 @@ Reference Float64(const ChainCase& c, const ChainData& d) {
   return r;
 }
 
+// The mean (or summed) squared error of the chain's output against `target` and its
+// gradients, in float64.
+struct MseReference {
+  double loss = 0;
+  Reference grads;
+};
+
+MseReference MseFloat64(const ChainCase& c, const ChainData& d, const std::vector<float>& target, bool mean) {
+  const std::vector<double> y = Float64(c, d).acts.back();
+  const double scale = mean ? 1.0 / static_cast<double>(y.size()) : 1.0;
+  MseReference r;
+  std::vector<double> dy(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double e = y[i] - target[i];
+    r.loss += scale * e * e;
+    dy[i] = 2 * scale * e;
+  }
+  r.grads = Float64(c, d, &dy);
+  return r;
+}
+
 // max |got - want| over max(1, max |want|): float32 sums of up to a few thousand terms.
 void ExpectClose(const Tensor& got, const std::vector<double>& want, const std::string& what) {
   ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
@@ -130,11 +154,13 @@ void ExpectClose(const Tensor& got, const std::vector<double>& want, const std::
 }
 
 // A one-node graph of `op` over (dy,) x, w1, b1, ... with the case's attributes.
+// (DenseChainMseGrad: x, t, w1, b1, ... with `reduction`).
 std::unique_ptr<Session> ChainSession(const ChainCase& c, const std::string& op,
-                                      const std::vector<std::string>& outputs) {
+                                      const std::vector<std::string>& outputs, const std::string& reduction = "") {
   std::vector<ValueInfo> inputs;
   if (op == "DenseChainGrad") inputs.push_back(ValueInfo{"dy", DataType::kFloat, Shape::Unknown()});
   inputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Unknown()});
+  if (op == "DenseChainMseGrad") inputs.push_back(ValueInfo{"t", DataType::kFloat, Shape::Unknown()});
   for (size_t l = 0; l < c.activations.size(); ++l) {
     inputs.push_back(ValueInfo{"w" + std::to_string(l), DataType::kFloat, Shape::Unknown()});
     inputs.push_back(ValueInfo{"b" + std::to_string(l), DataType::kFloat, Shape::Unknown()});
@@ -147,6 +173,7 @@ std::unique_ptr<Session> ChainSession(const ChainCase& c, const std::string& op,
   g.nodes[0].attributes["activations"].kind = Attribute::Kind::kStrings;
   g.nodes[0].attributes["activations"].strings = c.activations;
   g.nodes[0].attributes["trans_b"] = IntsAttribute(c.trans_b);
+  if (!reduction.empty()) g.nodes[0].attributes["reduction"] = StringAttribute(reduction);
   SessionOptions o;
   o.num_threads = c.threads;
   auto s = Session::FromGraph(g, o);
@@ -216,6 +243,36 @@ TEST(DenseChain, GradientMatchesFloat64) {
   }
 }
 
+// The folded MSE step: loss and gradients of mean(chain(X) - T)^2 (and the sum) in one node.
+TEST(DenseChain, MseGradientMatchesFloat64) {
+  for (bool mean : {true, false}) {
+    for (const ChainCase& c : Cases()) {
+      const std::string what = c.what + (mean ? ", mean" : ", sum");
+      ChainData d = MakeData(c, 17);
+      const std::vector<float>& target = d.dy;  // any values of Y's shape
+      MseReference want = MseFloat64(c, d, target, mean);
+      std::vector<std::string> outputs = {"loss", "dx"};
+      for (size_t l = 0; l < c.activations.size(); ++l) {
+        outputs.push_back("dw" + std::to_string(l));
+        outputs.push_back("db" + std::to_string(l));
+      }
+      auto s = ChainSession(c, "DenseChainMseGrad", outputs, mean ? "mean" : "sum");
+      ASSERT_TRUE(s);
+      auto feeds = Feeds(c, d, false);
+      feeds["t"] = Tensor::FromVector(target, {c.rows, c.widths.back()});
+      auto out = s->Run(feeds);
+      ASSERT_TRUE(out.ok()) << what << ": " << out.status();
+      EXPECT_EQ((*out)[0].dims(), Dims{}) << what;
+      EXPECT_NEAR((*out)[0].data<float>()[0], want.loss, 2e-5 * std::max(1.0, want.loss)) << what << ": loss";
+      ExpectClose((*out)[1], want.grads.dx, what + ": dX");
+      for (size_t l = 0; l < c.activations.size(); ++l) {
+        ExpectClose((*out)[2 + 2 * l], want.grads.dw[l], what + ": dW" + std::to_string(l + 1));
+        ExpectClose((*out)[3 + 2 * l], want.grads.db[l], what + ": dB" + std::to_string(l + 1));
+      }
+    }
+  }
+}
+
 TEST(DenseChain, GradientOutputsMayBeOmitted) {
   const ChainCase& c = Cases()[1];
   ChainData d = MakeData(c, 3);
@@ -265,42 +322,58 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
   }
   chain.Finish();
   const int64_t rows = 41, in = c.widths.front(), out = c.widths.back();
+  // The float64 answers over the first 41 rows: for a given dY, and for the MSE of Y
+  // against a target (d.dy's values) summed over the rows.
+  ChainCase head = c;
+  head.rows = rows;
+  ChainData dh = d;
+  dh.x.resize(static_cast<size_t>(rows * in));
+  dh.dy.resize(static_cast<size_t>(rows * out));
+  const Reference given = Float64(head, dh);
+  const MseReference mse = MseFloat64(head, dh, dh.dy, /*mean=*/false);
   for (const dense_chain::TileKernels* k : dense_chain::RunnableTileKernels()) {
-    std::vector<float> scratch(static_cast<size_t>(chain.ScratchFloats()));
-    std::vector<float> y(static_cast<size_t>(rows * out)), dx(static_cast<size_t>(rows * in));
-    std::vector<float> lanes(static_cast<size_t>(chain.sums * dense_chain::kLanes), 0.f);
-    std::vector<double> sums(static_cast<size_t>(chain.sums), 0.0);
-    k->forward_wide(chain, d.x.data(), 0, 32, scratch.data(), y.data());
-    k->forward_narrow(chain, d.x.data(), 32, 8, scratch.data(), y.data());
-    k->forward_single(chain, d.x.data(), 40, 1, scratch.data(), y.data());
-    k->backward_wide(chain, d.dy.data(), d.x.data(), 0, 32, scratch.data(), lanes.data(), dx.data());
-    k->backward_narrow(chain, d.dy.data(), d.x.data(), 32, 8, scratch.data(), sums.data(), dx.data());
-    k->backward_single(chain, d.dy.data(), d.x.data(), 40, 1, scratch.data(), sums.data(), dx.data());
-    for (size_t i = 0; i < sums.size(); ++i)
-      for (int v = 0; v < dense_chain::kLanes; ++v) sums[i] += lanes[i * dense_chain::kLanes + v];
-    const std::string build = k == dense_chain::RunnableTileKernels().front() ? "baseline" : "avx2";
-    // The float64 answer over the first 41 rows.
-    ChainCase head = c;
-    head.rows = rows;
-    ChainData dh = d;
-    dh.x.resize(static_cast<size_t>(rows * in));
-    dh.dy.resize(static_cast<size_t>(rows * out));
-    Reference r = Float64(head, dh);
-    ExpectClose(Tensor::FromVector(y, {rows, out}), r.acts.back(), build + ": Y");
-    ExpectClose(Tensor::FromVector(dx, {rows, in}), r.dx, build + ": dX");
-    for (size_t l = 0; l < chain.layers.size(); ++l) {
-      const auto& L = chain.layers[l];
-      std::vector<float> dw, db;
-      for (int64_t j = 0; j < L.out; ++j) {
-        for (int64_t k2 = 0; k2 < L.in; ++k2) dw.push_back(static_cast<float>(sums[chain.sum_offset[l] + j * (L.in + 1) + k2]));
-        db.push_back(static_cast<float>(sums[chain.sum_offset[l] + j * (L.in + 1) + L.in]));
+    for (bool with_target : {false, true}) {
+      const std::string build = std::string(k == dense_chain::RunnableTileKernels().front() ? "baseline" : "avx2") +
+                                (with_target ? ", MSE" : ", dY");
+      dense_chain::OutputGrad og;
+      if (with_target) {
+        og.target = d.dy.data();
+        og.scale = 2.f;
+      } else {
+        og.dy = d.dy.data();
       }
-      std::vector<double> want_dw(static_cast<size_t>(L.in * L.out));  // [out][in]
-      for (int64_t j = 0; j < L.out; ++j)
-        for (int64_t k2 = 0; k2 < L.in; ++k2)
-          want_dw[j * L.in + k2] = r.dw[l][c.trans_b[l] ? j * L.in + k2 : k2 * L.out + j];
-      ExpectClose(Tensor::FromVector(dw, {L.out, L.in}), want_dw, build + ": dW" + std::to_string(l + 1));
-      ExpectClose(Tensor::FromVector(db, {L.out}), r.db[l], build + ": dB" + std::to_string(l + 1));
+      std::vector<float> scratch(static_cast<size_t>(chain.ScratchFloats()));
+      std::vector<float> y(static_cast<size_t>(rows * out)), dx(static_cast<size_t>(rows * in));
+      std::vector<float> lanes(static_cast<size_t>(chain.sums * dense_chain::kLanes), 0.f);
+      std::vector<double> sums(static_cast<size_t>(chain.sums), 0.0);
+      double loss = 0;
+      k->forward_wide(chain, d.x.data(), 0, 32, scratch.data(), y.data());
+      k->forward_narrow(chain, d.x.data(), 32, 8, scratch.data(), y.data());
+      k->forward_single(chain, d.x.data(), 40, 1, scratch.data(), y.data());
+      k->backward_wide(chain, og, d.x.data(), 0, 32, scratch.data(), lanes.data(), &loss, dx.data());
+      k->backward_narrow(chain, og, d.x.data(), 32, 8, scratch.data(), sums.data(), &loss, dx.data());
+      k->backward_single(chain, og, d.x.data(), 40, 1, scratch.data(), sums.data(), &loss, dx.data());
+      for (size_t i = 0; i < sums.size(); ++i)
+        for (int v = 0; v < dense_chain::kLanes; ++v) sums[i] += lanes[i * dense_chain::kLanes + v];
+      const Reference& r = with_target ? mse.grads : given;
+      if (with_target) EXPECT_NEAR(loss, mse.loss, 1e-5 * mse.loss) << build << ": loss";
+      ExpectClose(Tensor::FromVector(y, {rows, out}), r.acts.back(), build + ": Y");
+      ExpectClose(Tensor::FromVector(dx, {rows, in}), r.dx, build + ": dX");
+      for (size_t l = 0; l < chain.layers.size(); ++l) {
+        const auto& L = chain.layers[l];
+        std::vector<float> dw, db;
+        for (int64_t j = 0; j < L.out; ++j) {
+          for (int64_t k2 = 0; k2 < L.in; ++k2)
+            dw.push_back(static_cast<float>(sums[chain.sum_offset[l] + j * (L.in + 1) + k2]));
+          db.push_back(static_cast<float>(sums[chain.sum_offset[l] + j * (L.in + 1) + L.in]));
+        }
+        std::vector<double> want_dw(static_cast<size_t>(L.in * L.out));  // [out][in]
+        for (int64_t j = 0; j < L.out; ++j)
+          for (int64_t k2 = 0; k2 < L.in; ++k2)
+            want_dw[j * L.in + k2] = r.dw[l][c.trans_b[l] ? j * L.in + k2 : k2 * L.out + j];
+        ExpectClose(Tensor::FromVector(dw, {L.out, L.in}), want_dw, build + ": dW" + std::to_string(l + 1));
+        ExpectClose(Tensor::FromVector(db, {L.out}), r.db[l], build + ": dB" + std::to_string(l + 1));
+      }
     }
   }
 }
@@ -370,6 +443,27 @@ TEST(DenseChainFusion, StopsAtValuesReadElsewhereAndUnsupportedGemms) {
   EXPECT_EQ(gemms, 1);
 }
 
+// The MSE fold needs the chain's output, the loss seed and dY to be read only by the step.
+TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
+  Graph g = Import(MlpModel({"Relu", "Relu", ""}));
+  ASSERT_EQ(FuseDenseChains(g), 3);
+  training::TrainingSpec spec;  // fuse_dense_chains off: the chain is already there, unfolded
+  auto tg = training::BuildTrainingGraph(g, spec);
+  ASSERT_TRUE(tg.ok()) << tg.status();
+  Graph pinned = tg->graph;
+  pinned.outputs.push_back(ValueInfo{"z2", DataType::kFloat, Shape::Unknown()});  // Y wanted too
+  EXPECT_EQ(training::FuseDenseChainMseLoss(pinned), 0);
+  Graph free = tg->graph;
+  EXPECT_EQ(training::FuseDenseChainMseLoss(free), 1);
+  EXPECT_EQ(free.nodes.size(), tg->graph.nodes.size() - 4);  // 5 nodes became 1
+  EXPECT_TRUE(free.Validate().ok()) << free.Validate();
+  // Another loss keeps the chain and its gradient apart.
+  spec.loss = training::LossKind::kL1;
+  auto l1 = training::BuildTrainingGraph(g, spec);
+  ASSERT_TRUE(l1.ok()) << l1.status();
+  EXPECT_EQ(training::FuseDenseChainMseLoss(l1->graph), 0);
+}
+
 // Losses of `steps` Adam steps on a fixed batch, with or without fusion (CPU only).
 std::vector<double> TrainMlp(bool fusion, int steps) {
   Graph g = Import(MlpModel({"Relu", "Relu", ""}));
@@ -380,9 +474,13 @@ std::vector<double> TrainMlp(bool fusion, int steps) {
   auto t = training::Trainer::Create(g, o);
   EXPECT_TRUE(t.ok()) << t.status();
   if (!t.ok()) return {};
-  int chains = 0;
-  for (const Node& n : (*t)->training_graph().graph.nodes) chains += n.op_type == "DenseChainGrad";
-  EXPECT_EQ(chains, fusion ? 1 : 0);
+  // Fused, the whole step before the optimizer is one node: forward, MSE loss, backward.
+  std::map<std::string, int> ops;
+  for (const Node& n : (*t)->training_graph().graph.nodes) ++ops[n.op_type];
+  EXPECT_EQ(ops["DenseChainMseGrad"], fusion ? 1 : 0);
+  EXPECT_EQ(ops["MSELoss"], fusion ? 0 : 1);
+  EXPECT_EQ(ops["DenseChain"] + ops["DenseChainGrad"], 0);
+  if (fusion) EXPECT_EQ(ops["Gemm"], 0);
   std::vector<float> xs(3000 * 2), ys(3000);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
   for (size_t i = 0; i < ys.size(); ++i) ys[i] = xs[2 * i] * xs[2 * i + 1];

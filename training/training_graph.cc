@@ -3,6 +3,7 @@
 #include <set>
 
 #include "runtime/dense_chain_fusion.h"
+#include "training/dense_chain_loss_fusion.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
 
@@ -192,6 +193,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     g.outputs.push_back(ValueInfo{u.outputs[0], pinfo.dtype, pinfo.shape});
     g.nodes.push_back(std::move(u));
   }
+  if (spec.fuse_dense_chains) FuseDenseChainMseLoss(g);
   return tg;
 }
 

@@ -3,6 +3,10 @@
 // cache (runtime/dense_chain_fusion.h makes them out of Gemm + activation chains):
 //   DenseChain(X, W_1, B_1, ..., W_n, B_n) -> Y
 //   DenseChainGrad(dY, X, W_1, B_1, ..., W_n, B_n) -> (dX, dW_1, dB_1, ..., dW_n, dB_n)
+//   DenseChainMseGrad(X, T, W_1, B_1, ..., W_n, B_n) -> (loss, dX, dW_1, dB_1, ..., dW_n, dB_n)
+//       the chain's mean squared error against T (attribute reduction: mean or sum, as
+//       MSELoss) and its gradients, in one pass: the training step of an MLP regressor
+//       (training/dense_chain_loss_fusion.h) without a separate forward or loss node
 // X is [M, K_0]; W_l is [K_l, K_{l-1}] (trans_b[l] = 1, PyTorch's Linear) or [K_{l-1}, K_l]
 // (trans_b[l] = 0); B_l holds K_l elements ([K_l] or [1, K_l]); attribute `activations`
 // names each layer's Identity, Relu, Tanh or Sigmoid. The gradient kernel recomputes the
@@ -10,11 +14,13 @@
 // outputs may be omitted. Weight and bias gradients are summed in double, per thread in
 // row order, then across threads in thread order (results depend only on the thread count).
 #include <algorithm>
+#include <optional>
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/dense_chain_tiles.h"
 #include "providers/cpu/kernels/fast_tanh.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/loss_reduction.h"
 
 namespace tandem::cpu {
 
@@ -93,12 +99,12 @@ class DenseChainBase : public Kernel {
       : acts_(std::move(acts)), trans_b_(std::move(trans_b)) {}
 
  protected:
-  // Reads X (input x_index) and the layers after it into chain_, checking shapes;
-  // weights stored [in][out] are transposed into packed_.
-  absl::Status ReadChain(KernelContext& ctx, int x_index) {
+  // Reads X (input x_index) and the layers (inputs from `first_layer` on, the last ones)
+  // into chain_, checking shapes; weights stored [in][out] are transposed into packed_.
+  absl::Status ReadChain(KernelContext& ctx, int x_index, int first_layer) {
     const Tensor* x = ctx.input(x_index);
     const size_t n = acts_.size();
-    if (!x || ctx.num_inputs() != x_index + 1 + 2 * static_cast<int>(n))
+    if (!x || ctx.num_inputs() != first_layer + 2 * static_cast<int>(n))
       return absl::InvalidArgumentError("expects X and a weight and bias per layer (" + std::to_string(n) +
                                         " layers)");
     if (x->dtype() != DataType::kFloat || x->rank() != 2)
@@ -107,8 +113,8 @@ class DenseChainBase : public Kernel {
     packed_.resize(n);
     int64_t width = x->dims()[1];
     for (size_t l = 0; l < n; ++l) {
-      const Tensor* w = ctx.input(x_index + 1 + 2 * static_cast<int>(l));
-      const Tensor* b = ctx.input(x_index + 2 + 2 * static_cast<int>(l));
+      const Tensor* w = ctx.input(first_layer + 2 * static_cast<int>(l));
+      const Tensor* b = ctx.input(first_layer + 1 + 2 * static_cast<int>(l));
       auto layer = [l] { return "layer " + std::to_string(l + 1) + ": "; };
       if (!w || !b || w->dtype() != DataType::kFloat || b->dtype() != DataType::kFloat || w->rank() != 2)
         return absl::InvalidArgumentError(layer() + "W must be a float32 matrix and B a float32 vector");
@@ -165,7 +171,7 @@ class DenseChain : public DenseChainBase {
   using DenseChainBase::DenseChainBase;
 
   absl::Status Compute(KernelContext& ctx) override {
-    absl::Status st = ReadChain(ctx, 0);
+    absl::Status st = ReadChain(ctx, 0, 1);
     if (!st.ok()) return st;
     const float* x = ctx.input(0)->data<float>();
     const Tiling tiles(ctx.input(0)->dims()[0]);
@@ -183,25 +189,41 @@ class DenseChain : public DenseChainBase {
   }
 };
 
+// DenseChainGrad, or with a target DenseChainMseGrad (`mse` set: inputs X, T, layers;
+// outputs loss, dX, then the layers' gradients).
 class DenseChainGrad : public DenseChainBase {
  public:
-  using DenseChainBase::DenseChainBase;
+  DenseChainGrad(std::vector<Act> acts, std::vector<int64_t> trans_b, std::optional<LossReduction> mse)
+      : DenseChainBase(std::move(acts), std::move(trans_b)), mse_(mse) {}
 
   absl::Status Compute(KernelContext& ctx) override {
-    absl::Status st = ReadChain(ctx, 1);
+    const int x_index = mse_ ? 0 : 1, first_layer = 2, dx_output = mse_ ? 1 : 0;
+    absl::Status st = ReadChain(ctx, x_index, first_layer);
     if (!st.ok()) return st;
-    const Tensor* dy = ctx.input(0);
-    const Tensor& x = *ctx.input(1);
+    const Tensor& x = *ctx.input(x_index);
     const Tiling tiles(x.dims()[0]);
-    if (!dy || dy->dtype() != DataType::kFloat || dy->dims() != Dims{tiles.rows, chain_.out()})
-      return absl::InvalidArgumentError("dY must be float32 [" + std::to_string(tiles.rows) + "," +
-                                        std::to_string(chain_.out()) + "]");
-    float* dx = ctx.output_wanted(0) ? ctx.AllocateOutput(0, DataType::kFloat, x.dims()).data<float>() : nullptr;
+    const Tensor* given = ctx.input(mse_ ? 1 : 0);
+    if (!given || given->dtype() != DataType::kFloat || given->dims() != Dims{tiles.rows, chain_.out()})
+      return absl::InvalidArgumentError(std::string(mse_ ? "T" : "dY") + " must be float32 [" +
+                                        std::to_string(tiles.rows) + "," + std::to_string(chain_.out()) + "], got " +
+                                        DimsToString(given ? given->dims() : Dims{}));
+    dense_chain::OutputGrad og;
+    const double elements = static_cast<double>(tiles.rows * chain_.out());
+    if (mse_) {
+      og.target = given->data<float>();
+      og.scale = static_cast<float>(*mse_ == LossReduction::kMean ? 2.0 / std::max(elements, 1.0) : 2.0);
+    } else {
+      og.dy = given->data<float>();
+    }
+    float* dx = ctx.output_wanted(dx_output)
+                    ? ctx.AllocateOutput(dx_output, DataType::kFloat, x.dims()).data<float>()
+                    : nullptr;
     const auto& k = dense_chain::TileKernelsForThisCpu();
     const size_t sums = static_cast<size_t>(chain_.sums);
     const int parts = Parts(ctx, tiles);
     sums_.resize(static_cast<size_t>(parts));
     lanes_.resize(static_cast<size_t>(parts));
+    loss_.assign(static_cast<size_t>(parts), 0.0);
     ForEachPart(parts, tiles, [&](int p, int64_t begin, int64_t end, float* scratch) {
       std::vector<double>& total = sums_[p];
       std::vector<float>& lanes = lanes_[p];
@@ -211,33 +233,45 @@ class DenseChainGrad : public DenseChainBase {
       for (int64_t i = begin; i < end; ++i) {
         const auto kind = tiles.kind(i);
         if (kind == Tiling::kWideTile) {
-          k.backward_wide(chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch,
-                          lanes.data(), dx);
+          k.backward_wide(chain_, og, x.data<float>(), tiles.begin(i), tiles.size(i), scratch, lanes.data(),
+                          &loss_[p], dx);
           if ((i - begin + 1) % kFlushTiles == 0) Flush(lanes, total);
         } else {
           (kind == Tiling::kNarrowTile ? k.backward_narrow : k.backward_single)(
-              chain_, dy->data<float>(), x.data<float>(), tiles.begin(i), tiles.size(i), scratch, total.data(), dx);
+              chain_, og, x.data<float>(), tiles.begin(i), tiles.size(i), scratch, total.data(), &loss_[p], dx);
         }
       }
       if (wide) Flush(lanes, total);
     });
-    // Sums of the parts in part order, written in each weight's own layout.
+    if (mse_) {
+      double loss = 0;
+      for (double part : loss_) loss += part;
+      if (*mse_ == LossReduction::kMean) loss /= std::max(elements, 1.0);
+      ctx.AllocateOutput(0, DataType::kFloat, {}).data<float>()[0] = static_cast<float>(loss);
+    }
+    // The parts' sums added in part order, then written in each weight's own layout.
+    std::vector<double>& total = sums_[0];
+    for (int p = 1; p < parts; ++p)
+      for (size_t i = 0; i < sums; ++i) total[i] += sums_[p][i];
     for (size_t l = 0; l < chain_.layers.size(); ++l) {
       const Layer& L = chain_.layers[l];
-      const int wi = 1 + 2 * static_cast<int>(l), bi = wi + 1;
-      auto total = [&](int64_t j, int64_t k) {
-        double s = 0;
-        for (int p = 0; p < parts; ++p) s += sums_[p][chain_.sum_offset[l] + j * (L.in + 1) + k];
-        return static_cast<float>(s);
-      };
+      const double* layer_sums = total.data() + chain_.sum_offset[l];  // [out][in + 1], bias last
+      const int wi = dx_output + 1 + 2 * static_cast<int>(l), bi = wi + 1;
+      const int w_input = first_layer + 2 * static_cast<int>(l), b_input = w_input + 1;
       if (ctx.output_wanted(wi)) {
-        float* dw = ctx.AllocateOutput(wi, DataType::kFloat, ctx.input(1 + wi)->dims()).data<float>();
-        for (int64_t j = 0; j < L.out; ++j)
-          for (int64_t k = 0; k < L.in; ++k) dw[trans_b_[l] ? j * L.in + k : k * L.out + j] = total(j, k);
+        float* dw = ctx.AllocateOutput(wi, DataType::kFloat, ctx.input(w_input)->dims()).data<float>();
+        for (int64_t j = 0; j < L.out; ++j) {
+          const double* row = layer_sums + j * (L.in + 1);
+          if (trans_b_[l]) {
+            for (int64_t k = 0; k < L.in; ++k) dw[j * L.in + k] = static_cast<float>(row[k]);
+          } else {
+            for (int64_t k = 0; k < L.in; ++k) dw[k * L.out + j] = static_cast<float>(row[k]);
+          }
+        }
       }
       if (ctx.output_wanted(bi)) {
-        float* db = ctx.AllocateOutput(bi, DataType::kFloat, ctx.input(1 + bi)->dims()).data<float>();
-        for (int64_t j = 0; j < L.out; ++j) db[j] = total(j, L.in);
+        float* db = ctx.AllocateOutput(bi, DataType::kFloat, ctx.input(b_input)->dims()).data<float>();
+        for (int64_t j = 0; j < L.out; ++j) db[j] = static_cast<float>(layer_sums[j * (L.in + 1) + L.in]);
       }
     }
     return absl::OkStatus();
@@ -256,6 +290,8 @@ class DenseChainGrad : public DenseChainBase {
 
   std::vector<std::vector<double>> sums_;  // per part: gradient sums, [out][in + 1] per layer
   std::vector<std::vector<float>> lanes_;  // per part: their kLanes partial sums in wide tiles
+  std::vector<double> loss_;               // per part: squared errors (DenseChainMseGrad)
+  std::optional<LossReduction> mse_;
 };
 
 absl::StatusOr<std::pair<std::vector<Act>, std::vector<int64_t>>> ReadAttributes(const Node& node) {
@@ -273,12 +309,27 @@ absl::StatusOr<std::pair<std::vector<Act>, std::vector<int64_t>>> ReadAttributes
   return std::make_pair(acts, trans_b);
 }
 
-template <typename K>
+// The kernel of a DenseChain (kForward), DenseChainGrad (kGrad) or DenseChainMseGrad (kMseGrad).
+enum class ChainOp { kForward, kGrad, kMseGrad };
+
+template <ChainOp kOp>
 KernelFactory MakeChain() {
   return [](const KernelInfo& info) -> absl::StatusOr<std::unique_ptr<Kernel>> {
     auto attrs = ReadAttributes(info.node);
     if (!attrs.ok()) return attrs.status();
-    return std::unique_ptr<Kernel>(new K(std::move(attrs->first), std::move(attrs->second)));
+    auto& [acts, trans_b] = *attrs;
+    if constexpr (kOp == ChainOp::kForward) {
+      return std::unique_ptr<Kernel>(new DenseChain(std::move(acts), std::move(trans_b)));
+    } else {
+      std::optional<LossReduction> mse;
+      if (kOp == ChainOp::kMseGrad) {
+        auto reduction = ParseLossReduction(info.node);
+        if (!reduction.ok() || *reduction == LossReduction::kNone)
+          return absl::InvalidArgumentError(info.node.Describe() + ": reduction must be mean or sum");
+        mse = *reduction;
+      }
+      return std::unique_ptr<Kernel>(new DenseChainGrad(std::move(acts), std::move(trans_b), mse));
+    }
   };
 }
 
@@ -296,8 +347,9 @@ KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
 }  // namespace
 
 void RegisterDenseChainKernels(KernelRegistry& r) {
-  r.Add(Def("DenseChain", 0, MakeChain<DenseChain>()));
-  r.Add(Def("DenseChainGrad", 1, MakeChain<DenseChainGrad>()));
+  r.Add(Def("DenseChain", 0, MakeChain<ChainOp::kForward>()));
+  r.Add(Def("DenseChainGrad", 1, MakeChain<ChainOp::kGrad>()));
+  r.Add(Def("DenseChainMseGrad", 0, MakeChain<ChainOp::kMseGrad>()));
 }
 
 }  // namespace tandem::cpu

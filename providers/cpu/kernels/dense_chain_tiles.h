@@ -46,6 +46,15 @@ struct Chain {
 // Tanh and Sigmoid in place (the baseline build's vectorized tanh; see fast_tanh.h).
 void ActivateTranscendental(Act act, float* v, int64_t n);
 
+// Where a backward tile's output gradient comes from: dY as given, or the mean squared
+// error of the chain's output against `target` (DenseChainMseGrad): dY = scale (Y - target),
+// with the tile's squared errors added to the loss sum.
+struct OutputGrad {
+  const float* dy = nullptr;
+  const float* target = nullptr;
+  float scale = 0.f;
+};
+
 struct TileKernels {
   // y rows [row, row + rows) of the chain's output, from the same rows of x.
   void (*forward_wide)(const Chain&, const float* x, int64_t row, int64_t rows, float* scratch, float* y);
@@ -53,13 +62,13 @@ struct TileKernels {
   void (*forward_single)(const Chain&, const float* x, int64_t row, int64_t rows, float* scratch, float* y);
   // Gradients of rows [row, row + rows): the weight and bias sums are added to `lanes`
   // ([sums][kLanes] floats, wide tiles) or to `sums` (narrow and single-row tiles); dx rows
-  // written when set.
-  void (*backward_wide)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
-                        float* scratch, float* lanes, float* dx);
-  void (*backward_narrow)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
-                          float* scratch, double* sums, float* dx);
-  void (*backward_single)(const Chain&, const float* dy, const float* x, int64_t row, int64_t rows,
-                          float* scratch, double* sums, float* dx);
+  // written when set; with a target, the rows' squared errors are added to *loss.
+  void (*backward_wide)(const Chain&, const OutputGrad&, const float* x, int64_t row, int64_t rows,
+                        float* scratch, float* lanes, double* loss, float* dx);
+  void (*backward_narrow)(const Chain&, const OutputGrad&, const float* x, int64_t row, int64_t rows,
+                          float* scratch, double* sums, double* loss, float* dx);
+  void (*backward_single)(const Chain&, const OutputGrad&, const float* x, int64_t row, int64_t rows,
+                          float* scratch, double* sums, double* loss, float* dx);
 };
 
 const TileKernels& TileKernelsForThisCpu();
