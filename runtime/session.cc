@@ -11,6 +11,7 @@
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
 #include "runtime/constant_folding.h"
+#include "runtime/dense_chain_fusion.h"
 #include "runtime/fusion.h"
 #include "runtime/layer_norm_fusion.h"
 
@@ -71,8 +72,13 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
     s->stats_.nodes_folded = *folded;
   }
   s->stats_.nodes_removed = EliminateDeadCode(graph);
-  // A provider without a fused kernel declines the fused node and the CPU runs it.
-  if (options.fusion) s->stats_.nodes_fused = FuseLayerNorm(graph) + FuseActivations(graph);
+  // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
+  // chains only when the CPU runs everything: a GPU would otherwise lose the MLP's layers.
+  if (options.fusion) {
+    const bool cpu_only = std::all_of(s->providers_.begin(), s->providers_.end(),
+                                      [](const auto& p) { return p->name() == "cpu"; });
+    s->stats_.nodes_fused = (cpu_only ? FuseDenseChains(graph) : 0) + FuseLayerNorm(graph) + FuseActivations(graph);
+  }
   std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;
   for (auto& p : s->providers_) {

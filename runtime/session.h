@@ -42,7 +42,7 @@ struct SessionOptions {
 struct SessionStats {
   int nodes_folded = 0;
   int nodes_removed = 0;
-  int nodes_fused = 0;              // activations into their producer, LayerNorm patterns
+  int nodes_fused = 0;              // activations into their producer, LayerNorm patterns, dense-chain layers
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
   int nodes_provider_rewritten = 0;  // by ExecutionProvider::OptimizeGraph (e.g. CPU layout)

@@ -443,6 +443,35 @@ TEST(DenseChainFusion, StopsAtValuesReadElsewhereAndUnsupportedGemms) {
   EXPECT_EQ(gemms, 1);
 }
 
+// A CPU inference session runs the MLP as one DenseChain, with the unfused outputs.
+TEST(DenseChainFusion, InferenceSessionMatchesTheUnfusedOne) {
+  const Graph g = Import(MlpModel({"Tanh", "Relu", ""}));
+  std::vector<float> xs(3000 * 2);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i)));
+  const std::map<std::string, Tensor> feeds = {{"x", Tensor::FromVector(xs, {3000, 2})}};
+  std::vector<Tensor> outputs;
+  for (bool fusion : {true, false}) {
+    SessionOptions o;
+    o.num_threads = 2;
+    o.fusion = fusion;
+    auto s = Session::FromGraph(g, o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    int chains = 0;
+    for (const Node& n : (*s)->graph().nodes) chains += n.op_type == "DenseChain";
+    EXPECT_EQ(chains, fusion ? 1 : 0);
+    auto out = (*s)->Run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status();
+    outputs.push_back((*out)[0]);
+  }
+  ASSERT_EQ(outputs[0].dims(), outputs[1].dims());
+  double err = 0, scale = 1e-3;
+  for (int64_t i = 0; i < outputs[1].numel(); ++i) {
+    err = std::max(err, static_cast<double>(std::fabs(outputs[0].data<float>()[i] - outputs[1].data<float>()[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(outputs[1].data<float>()[i])));
+  }
+  EXPECT_LE(err / scale, 1e-5);
+}
+
 // The MSE fold needs the chain's output, the loss seed and dY to be read only by the step.
 TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
   Graph g = Import(MlpModel({"Relu", "Relu", ""}));
