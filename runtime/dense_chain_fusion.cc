@@ -46,7 +46,7 @@ bool IsActivation(const Node& n) {
 
 }  // namespace
 
-int FuseDenseChains(Graph& graph) {
+int FuseDenseChains(Graph& graph, int min_layers) {
   if (!graph.SortTopologically().ok()) return 0;
   const ValueReaders readers(graph);
   std::set<size_t> removed;
@@ -85,6 +85,7 @@ int FuseDenseChains(Graph& graph) {
                              graph.nodes[next].inputs[0] == out;
       layer = continues ? next : -1;
     }
+    if (static_cast<int>(trans_b.size()) < min_layers) continue;
     chain.attributes["activations"].kind = Attribute::Kind::kStrings;
     chain.attributes["activations"].strings = acts;
     chain.attributes["trans_b"] = IntsAttribute(trans_b);

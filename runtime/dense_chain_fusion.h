@@ -20,7 +20,9 @@ namespace tandem {
 // Larger layers are left to the GEMM primitives, which block for cache themselves.
 constexpr int64_t kMaxDenseChainWeights = 1 << 16;
 
-// Returns the number of Gemm nodes fused into chains.
-int FuseDenseChains(Graph& graph);
+// Returns the number of Gemm nodes fused into chains of at least `min_layers` layers.
+// Training takes single layers too (DenseChainGrad replaces a Gemm's backward nodes);
+// inference asks for 2, leaving a lone Gemm to FusedGemm and its oneDNN post-ops.
+int FuseDenseChains(Graph& graph, int min_layers = 1);
 
 }  // namespace tandem

@@ -73,11 +73,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   }
   s->stats_.nodes_removed = EliminateDeadCode(graph);
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
-  // chains only when the CPU runs everything: a GPU would otherwise lose the MLP's layers.
+  // chains (of two layers or more) only when the CPU runs everything: a GPU would
+  // otherwise lose the MLP's layers.
   if (options.fusion) {
     const bool cpu_only = std::all_of(s->providers_.begin(), s->providers_.end(),
                                       [](const auto& p) { return p->name() == "cpu"; });
-    s->stats_.nodes_fused = (cpu_only ? FuseDenseChains(graph) : 0) + FuseLayerNorm(graph) + FuseActivations(graph);
+    s->stats_.nodes_fused = (cpu_only ? FuseDenseChains(graph, 2) : 0) + FuseLayerNorm(graph) + FuseActivations(graph);
   }
   std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;

@@ -437,10 +437,14 @@ TEST(DenseChainFusion, StopsAtValuesReadElsewhereAndUnsupportedGemms) {
   EXPECT_EQ(pinned.nodes[1].inputs[0], "h0");
   // A Gemm with alpha != 1 is not a layer: chains of one layer on either side of it.
   Graph scaled = Import(MlpModel({"Relu", "Relu", ""}, false, /*scaled_second=*/true));
+  Graph scaled_for_inference = Import(MlpModel({"Relu", "Relu", ""}, false, /*scaled_second=*/true));
   EXPECT_EQ(FuseDenseChains(scaled), 2);
   int gemms = 0;
   for (const Node& n : scaled.nodes) gemms += n.op_type == "Gemm";
   EXPECT_EQ(gemms, 1);
+  // Inference asks for two layers or more: single layers stay Gemms.
+  EXPECT_EQ(FuseDenseChains(scaled_for_inference, 2), 0);
+  EXPECT_EQ(scaled_for_inference.nodes.size(), 5u);
 }
 
 // A CPU inference session runs the MLP as one DenseChain, with the unfused outputs.
