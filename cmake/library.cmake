@@ -53,6 +53,8 @@ if(TARGET tandem_cuda)
   install(TARGETS tandem_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 
+include(${PROJECT_SOURCE_DIR}/cmake/python_fastrun.cmake)
+
 # The C API's per-call overhead against Session::Run and the kernels (docs/BENCHMARKS.md).
 add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/tools/bench/c_api_overhead.cc)
 target_link_libraries(tandem_c_api_bench PRIVATE tandem_shared tandem_runtime)

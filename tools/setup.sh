@@ -7,7 +7,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev
-  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-venv
+  python3 python3-dev python3-numpy python3-onnx python3-torch python3-torchvision python3-venv
   libopenblas0-openmp
   libonnx-testdata dataset-fashion-mnist
 )

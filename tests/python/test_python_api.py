@@ -518,6 +518,12 @@ def main():
     cli, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
     print(f"tandem {tandem.version()} (C API {tandem.api_version()}) from {tandem.library_path}")
+    # The build says whether it made the compiled run path (cmake/python_fastrun.cmake);
+    # TANDEM_PYTHON_FASTRUN=0 runs every check through the ctypes path instead.
+    from tandem import _fastrun
+    want = os.environ.get("TANDEM_EXPECT_FASTRUN") == "1" and os.environ.get("TANDEM_PYTHON_FASTRUN") != "0"
+    check(f"Session.run goes through {'the compiled path' if want else 'ctypes'}",
+          (_fastrun.module is not None) == want, f"module {_fastrun.module}")
     for group in (basics, inference, training, errors, lookup, leaks):
         print(f"-- {group.__name__}")
         group(cli, work)
