@@ -211,13 +211,23 @@ step "run the Python examples with $PYTHON and the installed module"
 cd "$WORK"  # not the source tree: `import tandem` must come from the prefix
 PYENV=(env -u LD_LIBRARY_PATH -u TANDEM_LIBRARY "PYTHONPATH=$PYDIR" PYTHONDONTWRITEBYTECODE=1)
 run_logged "$WORK/py_where.log" "${PYENV[@]}" "$PYTHON" -c \
-  'import tandem; print(tandem.__file__); print(tandem.library_path); print(tandem.version())'
+  'import tandem; from tandem import _fastrun; print(tandem.__file__); print(tandem.library_path); print(tandem.version()); print(_fastrun.module)'
 where_module=$(sed -n 1p "$WORK/py_where.log")
 where_lib=$(sed -n 2p "$WORK/py_where.log")
 [[ "$where_module" == "$PYDIR/tandem/"* ]] || fail "tandem was imported from $where_module, not $PYDIR"
 [[ "$(realpath "$where_lib")" == "$(realpath "$PREFIX/lib/libtandem.so.0")" ]] ||
   fail "the Python module loaded $where_lib, not the installed library"
 echo "the module and the library both come from the prefix"
+# The compiled Session.run, when this build made one, is installed beside the library
+# and loaded from there.
+if compgen -G "$BUILD/_tandem_fastrun*.so" >/dev/null; then
+  compgen -G "$PREFIX/lib/_tandem_fastrun*.so" >/dev/null ||
+    fail "the build has _tandem_fastrun but the install lacks lib/_tandem_fastrun*.so"
+  where_fast=$(sed -n 4p "$WORK/py_where.log")
+  [[ "$where_fast" == *"$PREFIX/lib/_tandem_fastrun"* ]] ||
+    fail "the installed module did not load the installed _tandem_fastrun (got: $where_fast)"
+  echo "compiled Session.run loaded from the prefix"
+fi
 for name in ode_mlp peaks_mlp; do
   run_logged "$WORK/py_inf_$name.log" "${PYENV[@]}" "$PYTHON" "$SRC/examples/python_inference.py" \
     "$MODELS/$name.onnx" 3
