@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -112,6 +113,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
     plan->output_slots_.push_back(it->second);
     keep.insert(it->second);
   }
+  for (int slot : plan->output_slots_)
+    plan->output_slot_repeats_.push_back(
+        std::count(plan->output_slots_.begin(), plan->output_slots_.end(), slot) > 1);
   for (const auto& [slot, step] : last_use)
     if (!keep.count(slot)) plan->steps_[step].release_after.push_back(slot);
   return plan;
@@ -217,8 +221,7 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
-                                              const OuterScope& outer) {
+absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const OuterScope& outer) {
   // Every slot is emptied on the way out (inputs and constants are not held between runs);
   // the vector itself is kept.
   std::vector<Tensor>& values = values_;
@@ -239,12 +242,13 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
                                                    input_slots_.size(), " inputs, got ", inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) continue;
-    values[input_slots_[i]] = inputs[i];
     const int shadow = input_host_shadow_[i];
-    if (shadow < 0) continue;
-    auto host = CopyToHost(providers_, inputs[i]);
-    if (!host.ok()) return host.status();
-    values[shadow] = std::move(*host);
+    if (shadow >= 0) {
+      auto host = CopyToHost(providers_, inputs[i]);
+      if (!host.ok()) return host.status();
+      values[shadow] = std::move(*host);
+    }
+    values[input_slots_[i]] = std::move(inputs[i]);  // a tensor copy costs a Dims allocation
   }
   for (Step& step : steps_) {
     absl::Status s = RunStep(step, values, outer);
@@ -254,7 +258,9 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     if (!values[output_slots_[i]].defined())
       return absl::InvalidArgumentError("graph output '" + graph_.outputs[i].name + "' has no value");
-    out.push_back(values[output_slots_[i]]);
+    // The values are cleared on the way out: an output named once is moved, not copied.
+    Tensor& v = values[output_slots_[i]];
+    out.push_back(output_slot_repeats_[i] ? v : std::move(v));
   }
   return out;
 }

@@ -36,8 +36,9 @@ class Plan {
   // Runs with inputs in the order of graph.inputs (undefined Tensor for an absent one),
   // returning graph.outputs in order. An input may live on any provider's device: host
   // kernels that read it directly get a host copy, device kernels the tensor itself.
-  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
-                                          const OuterScope& outer = nullptr);
+  // The inputs are taken by value and moved into the plan's slots (callers that are done
+  // with theirs pass them with std::move: a Tensor copy allocates its dims).
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const OuterScope& outer = nullptr);
 
   const Graph& graph() const { return graph_; }
   void set_profiling(bool on);
@@ -75,6 +76,7 @@ class Plan {
   std::vector<std::string> slot_names_;
   std::vector<std::pair<int, const Tensor*>> constants_;  // initializer slots
   std::vector<int> input_slots_, output_slots_;
+  std::vector<bool> output_slot_repeats_;  // per output: its slot is also another output's
   std::vector<int> input_host_shadow_;  // per graph input: slot its host readers use, or -1
   std::vector<ExecutionProvider*> providers_;
   std::vector<std::pair<int, std::string>> outer_slots_;  // filled from OuterScope

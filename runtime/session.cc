@@ -218,7 +218,7 @@ absl::StatusOr<std::vector<Tensor>> Session::RunInOrder(std::vector<Tensor> inpu
       omp_set_num_threads(caller_threads);
     }
   } give_back{this, *plan, omp_get_max_threads()};
-  return (*plan)->Run(inputs);
+  return (*plan)->Run(std::move(inputs));
 }
 
 std::string FeedMismatch(const ValueInfo& vi, const Tensor& t) {
