@@ -256,6 +256,7 @@ int Train(int argc, char** argv) {
     if (!o.quiet) std::printf("dataset resident on the device for the whole run\n");
   }
   auto start = std::chrono::steady_clock::now();
+  auto after_first_step = start;  // the first step also builds the kernels' primitives
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     batches.Reset();
     double sum = 0;
@@ -265,6 +266,7 @@ int Train(int argc, char** argv) {
       auto l = t.Step({{input, b->x}}, b->y);
       if (!l.ok()) return Fail(l.status());
       ++step_in_epoch;
+      if (t.steps_taken() == steps_before + 1) after_first_step = std::chrono::steady_clock::now();
       if (!std::isfinite(*l))  // the update has already spread it into the weights
         return stop("[train] step " + std::to_string(t.steps_taken()) + " (epoch " +
                     std::to_string(epoch) + ", batch " + std::to_string(step_in_epoch) +
@@ -320,8 +322,13 @@ int Train(int argc, char** argv) {
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t steps_here = t.steps_taken() - steps_before;
-  std::printf("done: %lld steps in %s (%.4g ms/step)", static_cast<long long>(steps_here),
+  std::printf("done: %lld steps in %s (%.4g ms/step", static_cast<long long>(steps_here),
               Duration(total).c_str(), 1000 * total / static_cast<double>(std::max<int64_t>(1, steps_here)));
+  if (steps_here > 1) {
+    const double rest = std::chrono::duration<double>(std::chrono::steady_clock::now() - after_first_step).count();
+    std::printf(", %.4g after the first", 1000 * rest / static_cast<double>(steps_here - 1));
+  }
+  std::printf(")");
   if (!history.empty()) std::printf(", final train loss %.6g", history.back());
   if (!val_acc.empty()) std::printf(", validation accuracy %.2f%%", 100 * val_acc.back());
   std::printf("\n");

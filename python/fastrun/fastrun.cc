@@ -174,9 +174,16 @@ PyObject* Run(PyObject*, PyObject* args) {
       if (status) return PyLong_FromVoidPtr(status);
       Py_RETURN_NONE;
     }
+    // Never NULL arrays: NULL output names would mean "all outputs" to the C API.
+    static const char* const kNone[1] = {nullptr};
+    static void* const kNoTensor[1] = {nullptr};
+    void* no_output[1] = {nullptr};
+    const char* const* in_names = w.names.empty() ? kNone : w.names.data();
+    void* const* in_tensors = w.tensors.empty() ? kNoTensor : w.tensors.data();
+    const char* const* names = out_names.empty() ? kNone : out_names.data();
+    void** out_tensors = outs.empty() ? no_output : outs.data();
     Py_BEGIN_ALLOW_THREADS
-    status = api.session_run(session, w.names.data(), w.tensors.data(), w.tensors.size(), out_names.data(),
-                             out_names.size(), outs.data());
+    status = api.session_run(session, in_names, in_tensors, w.tensors.size(), names, out_names.size(), out_tensors);
     Py_END_ALLOW_THREADS
   }
   if (status) return PyLong_FromVoidPtr(status);

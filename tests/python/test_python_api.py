@@ -153,6 +153,7 @@ def inference(cli, work):
         y2 = s.run({"x": np.asfortranarray(x)}, output_names=["y"])["y"]
         check("non-contiguous input and output_names give the same result",
               np.array_equal(y, y2))
+        check("output_names=[] runs and returns nothing", s.run({"x": x}, output_names=[]) == {})
         y3 = s.run(x, output_names="y")["y"]
         check("single-input model accepts a bare array", np.array_equal(y, y3))
         y1 = s.run({"x": x[2:3]})["y"]

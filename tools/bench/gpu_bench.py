@@ -50,7 +50,7 @@ def tandem_seconds(tandem, device, model, xp, yp, loss, lr, epochs, batch):
     out = subprocess.run([tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer", "adam",
                           "--lr", str(lr), "--epochs", str(epochs), "--batch-size", str(batch), "--no-shuffle",
                           "--device", device, "--quiet"], capture_output=True, text=True, check=True)
-    steps, ms = re.search(r"done: (\d+) steps in \S+ \(([0-9.]+) ms/step\)", out.stdout).groups()
+    steps, ms = re.search(r"done: (\d+) steps in \S+ \(([0-9.e+-]+) ms/step[,)]", out.stdout).groups()
     return int(steps) * float(ms) / 1000, int(steps)
 
 
