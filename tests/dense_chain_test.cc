@@ -513,6 +513,7 @@ std::vector<double> TrainMlp(bool fusion, int steps) {
   EXPECT_EQ(ops["DenseChainMseGrad"], fusion ? 1 : 0);
   EXPECT_EQ(ops["MSELoss"], fusion ? 0 : 1);
   EXPECT_EQ(ops["DenseChain"] + ops["DenseChainGrad"], 0);
+  EXPECT_EQ(ops["AdamUpdate"], fusion ? 1 : 6);  // one update node for all parameters
   if (fusion) EXPECT_EQ(ops["Gemm"], 0);
   std::vector<float> xs(3000 * 2), ys(3000);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));

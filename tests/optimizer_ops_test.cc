@@ -207,6 +207,57 @@ TEST(OptimizerOps, LargeTensorParallelPath) {
   }
 }
 
+// One AdamUpdate node for two parameters (13 and 5 elements): each follows torch.optim.
+TEST(OptimizerOps, SeveralParametersInOneNode) {
+  const std::vector<std::string> names = {"p0", "g0", "m0", "v0", "p1", "g1", "m1", "v1", "step", "lr"};
+  std::vector<ValueInfo> inputs;
+  for (const std::string& n : names)
+    inputs.push_back(ValueInfo{n, n == "step" ? DataType::kInt64 : DataType::kFloat, Shape::Unknown()});
+  Graph g = TandemOpGraph("AdamUpdate", inputs, {"o0", "o1"});
+  auto s = Session::FromGraph(g);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const int sizes[2] = {kN, 5};
+  std::vector<Tensor> params, state;
+  for (int k = 0; k < 2; ++k) {
+    params.push_back(Tensor::Host(DataType::kFloat, {sizes[k]}));
+    for (int i = 0; i < sizes[k]; ++i) params[k].data<float>()[i] = static_cast<float>(ParamInit(i));
+    state.push_back(Tensor::Host(DataType::kFloat, {sizes[k]}));
+    state.push_back(Tensor::Host(DataType::kFloat, {sizes[k]}));
+  }
+  const Hyper h;
+  for (int t = 1; t <= kSteps; ++t) {
+    std::map<std::string, Tensor> feeds = {{"step", Tensor::Scalar<int64_t>(t)}, {"lr", Tensor::Scalar<float>(h.lr)}};
+    for (int k = 0; k < 2; ++k) {
+      Tensor grad = Tensor::Host(DataType::kFloat, {sizes[k]});
+      for (int i = 0; i < sizes[k]; ++i) grad.data<float>()[i] = static_cast<float>(GradAt(t, i));
+      const std::string n = std::to_string(k);
+      feeds["p" + n] = params[k];
+      feeds["g" + n] = grad;
+      feeds["m" + n] = state[2 * k];
+      feeds["v" + n] = state[2 * k + 1];
+    }
+    auto out = (*s)->Run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[1].raw(), params[1].raw()) << "each output aliases its param";
+  }
+  const std::vector<double> want = Reference("adam", h);
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < sizes[k]; ++i)
+      EXPECT_NEAR(params[k].data<float>()[i], want[i], 2e-5 * std::max(1.0, std::fabs(want[i])))
+          << "parameter " << k << " element " << i;
+  // Inputs that do not split into (param, grad, m, v) groups are refused.
+  std::vector<ValueInfo> odd(inputs.begin(), inputs.end());
+  odd.erase(odd.begin() + 7);  // v1
+  auto bad = Session::FromGraph(TandemOpGraph("AdamUpdate", odd, {"o0", "o1"}));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  std::map<std::string, Tensor> feeds = {{"step", Tensor::Scalar<int64_t>(1)}, {"lr", Tensor::Scalar<float>(0.1f)}};
+  for (const ValueInfo& vi : odd)
+    if (!feeds.count(vi.name)) feeds[vi.name] = Tensor::Host(DataType::kFloat, {3});
+  auto refused = (*bad)->Run(feeds);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("per parameter"), std::string::npos) << refused.status();
+}
+
 TEST(OptimizerOps, RejectsBadInputs) {
   auto s = MakeUpdate("MomentumUpdate", 1, DataType::kFloat, {});
   ASSERT_TRUE(s);

@@ -12,6 +12,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   TrainingSpec spec = options.spec;
   spec.fuse_dense_chains = options.fusion && std::all_of(options.providers.begin(), options.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
+  spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
   t->graph_ = std::move(*tg);

@@ -27,7 +27,8 @@ struct TrainerOptions {
   int num_threads = 0;
   bool profiling = false;  // per-node timings of the training graph, see profile()
   // Graph fusions (SessionOptions::fusion) and, when the CPU runs everything, dense
-  // chains fused before the gradients are built (TrainingSpec::fuse_dense_chains).
+  // chains fused before the gradients are built and one node for all optimizer updates
+  // (TrainingSpec::fuse_dense_chains, one_update_node).
   bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see runtime/device_selection.h
 };

@@ -167,6 +167,8 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     case OptimizerKind::kAdam: op = "AdamUpdate"; break;
     case OptimizerKind::kAdamW: op = "AdamWUpdate"; break;
   }
+  // One update node per parameter, or one for all of them (spec.one_update_node).
+  Node all;
   for (size_t k = 0; k < tg.params.size(); ++k) {
     const std::string& p = tg.params[k];
     const ValueInfo pinfo = *g.FindValueInfo(p);  // a copy: g.inputs grows below
@@ -181,8 +183,6 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
       tg.state[p].push_back(s);
       u.inputs.push_back(s);
     }
-    u.inputs.push_back(tg.step);
-    u.inputs.push_back(tg.lr);
     u.attributes["momentum"] = FloatAttribute(opt.momentum);
     u.attributes["nesterov"] = IntAttribute(opt.nesterov ? 1 : 0);
     u.attributes["beta1"] = FloatAttribute(opt.beta1);
@@ -191,7 +191,25 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     u.attributes["weight_decay"] = FloatAttribute(opt.weight_decay);
     u.outputs = {p + "/updated"};
     g.outputs.push_back(ValueInfo{u.outputs[0], pinfo.dtype, pinfo.shape});
+    if (spec.one_update_node) {
+      if (all.op_type.empty()) {
+        all = u;
+        all.name = "train/update";
+        all.inputs.clear();
+        all.outputs.clear();
+      }
+      all.inputs.insert(all.inputs.end(), u.inputs.begin(), u.inputs.end());
+      all.outputs.push_back(u.outputs[0]);
+      continue;
+    }
+    u.inputs.push_back(tg.step);
+    u.inputs.push_back(tg.lr);
     g.nodes.push_back(std::move(u));
+  }
+  if (spec.one_update_node) {
+    all.inputs.push_back(tg.step);
+    all.inputs.push_back(tg.lr);
+    g.nodes.push_back(std::move(all));
   }
   if (spec.fuse_dense_chains) FuseDenseChainMseLoss(g);
   return tg;

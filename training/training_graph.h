@@ -40,6 +40,9 @@ struct TrainingSpec {
   // (runtime/dense_chain_fusion.h), and a chain's MSE loss with its gradient is folded into
   // one node (training/dense_chain_loss_fusion.h); only the CPU has their kernels.
   bool fuse_dense_chains = false;
+  // Every parameter's optimizer update in one node (the CPU kernels take several
+  // parameters per node; the CUDA ones one).
+  bool one_update_node = false;
 };
 
 struct TrainingGraph {

@@ -5,6 +5,9 @@
 //       (attrs momentum, dampening, nesterov, weight_decay; buf = g on step 1)
 //   AdamUpdate(param, grad, m, v, step, lr)           torch.optim.Adam (L2 weight_decay)
 //   AdamWUpdate(param, grad, m, v, step, lr)          torch.optim.AdamW (p *= 1 - lr*wd first)
+//   Each update op may carry several parameters in one node: (param, grad, state...) once
+//   per parameter, then step and lr, with one output per parameter (the trainer's CPU
+//   graphs update every parameter in one node).
 //   GlobalNormClip(g_1..g_N, max_norm) -> (g_1'..g_N' [, total_norm])
 //       torch.nn.utils.clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)).
 //       max_norm may instead be a float attribute `max_norm` (then every input is a gradient).
@@ -90,51 +93,59 @@ class OptimizerUpdate : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     if (!a_.invalid.empty()) return absl::InvalidArgumentError(a_.invalid);
     const int ns = NumState(kind_);
-    const int expected = 4 + ns;
-    if (ctx.num_inputs() != expected)
-      return absl::InvalidArgumentError("expects " + std::to_string(expected) +
-                                        " inputs (param, grad, " +
-                                        (ns == 0 ? "" : ns == 1 ? "velocity, " : "m, v, ") +
-                                        "step, lr), got " + std::to_string(ctx.num_inputs()));
-    const Tensor* param = ctx.input(0);
-    if (!param) return absl::InvalidArgumentError("missing input 0 (param)");
-    for (int i = 0; i <= ns; ++i) {  // grad, then the state inputs
-      const Tensor* t = ctx.input(1 + i);
-      if (t && t->dtype() == param->dtype() && t->dims() == param->dims()) continue;
-      const std::string what = i == 0 ? "grad" : "state input " + std::to_string(i + 1);
-      if (!t) return absl::InvalidArgumentError("missing " + what);
-      if (t->dtype() != param->dtype())
-        return absl::InvalidArgumentError(what + " has type " + DataTypeName(t->dtype()) +
-                                          ", param has " + DataTypeName(param->dtype()));
-      if (t->dims() != param->dims())
-        return absl::InvalidArgumentError(what + " has shape " + DimsToString(t->dims()) +
-                                          ", param has " + DimsToString(param->dims()));
-    }
-    for (int i = 0; i < ns; ++i)
-      if (ctx.input(2 + i)->raw() == param->raw() && param->numel() > 0)
-        return absl::InvalidArgumentError("state input shares memory with param");
-    auto step = ScalarAsDouble(ctx.input(2 + ns), "step");
+    const int group = 2 + ns;  // param, grad, state...
+    const int groups = (ctx.num_inputs() - 2) / group;
+    if (ctx.num_inputs() < group + 2 || (ctx.num_inputs() - 2) % group != 0)
+      return absl::InvalidArgumentError("expects (param, grad, " +
+                                        std::string(ns == 0 ? "" : ns == 1 ? "velocity, " : "m, v, ") +
+                                        ") per parameter, then step and lr: " + std::to_string(group) +
+                                        " inputs per parameter + 2, got " + std::to_string(ctx.num_inputs()));
+    if (ctx.num_outputs() != groups)
+      return absl::InvalidArgumentError("expects one output per parameter (" + std::to_string(groups) +
+                                        "), got " + std::to_string(ctx.num_outputs()));
+    auto step = ScalarAsDouble(ctx.input(groups * group), "step");
     if (!step.ok()) return step.status();
-    auto lr = ScalarAsDouble(ctx.input(3 + ns), "lr");
+    auto lr = ScalarAsDouble(ctx.input(groups * group + 1), "lr");
     if (!lr.ok()) return lr.status();
     if (*step < 1) return absl::InvalidArgumentError("step must be >= 1 (1-based), got " +
                                                      std::to_string(static_cast<int64_t>(*step)));
-    if (param->dtype() == DataType::kFloat) Update<float>(ctx, ns, *step, *lr);
-    else if (param->dtype() == DataType::kDouble) Update<double>(ctx, ns, *step, *lr);
-    else return absl::InvalidArgumentError("param must be float or double");
-    ctx.SetOutput(0, *param);
+    for (int k = 0; k < groups; ++k) {
+      const int base = k * group;
+      const std::string which = groups > 1 ? "parameter " + std::to_string(k + 1) + ": " : "";
+      const Tensor* param = ctx.input(base);
+      if (!param) return absl::InvalidArgumentError(which + "missing param");
+      for (int i = 0; i <= ns; ++i) {  // grad, then the state inputs
+        const Tensor* t = ctx.input(base + 1 + i);
+        if (t && t->dtype() == param->dtype() && t->dims() == param->dims()) continue;
+        const std::string what = which + (i == 0 ? "grad" : "state input " + std::to_string(i + 1));
+        if (!t) return absl::InvalidArgumentError("missing " + what);
+        if (t->dtype() != param->dtype())
+          return absl::InvalidArgumentError(what + " has type " + DataTypeName(t->dtype()) +
+                                            ", param has " + DataTypeName(param->dtype()));
+        return absl::InvalidArgumentError(what + " has shape " + DimsToString(t->dims()) + ", param has " +
+                                          DimsToString(param->dims()));
+      }
+      for (int i = 0; i < ns; ++i)
+        if (ctx.input(base + 2 + i)->raw() == param->raw() && param->numel() > 0)
+          return absl::InvalidArgumentError(which + "state input shares memory with param");
+      if (param->dtype() == DataType::kFloat) Update<float>(ctx, base, ns, *step, *lr);
+      else if (param->dtype() == DataType::kDouble) Update<double>(ctx, base, ns, *step, *lr);
+      else return absl::InvalidArgumentError(which + "param must be float or double");
+      ctx.SetOutput(k, *param);
+    }
     return absl::OkStatus();
   }
 
  private:
+  // Updates the parameter whose (param, grad, state...) inputs start at `base`.
   template <typename T>
-  void Update(KernelContext& ctx, int ns, double step, double lr_d) {
+  void Update(KernelContext& ctx, int base, int ns, double step, double lr_d) {
     // In-place update of the trainer's buffers (see the file header).
-    T* p = const_cast<T*>(ctx.input(0)->data<T>());
-    const T* g = ctx.input(1)->data<T>();
-    T* s0 = ns > 0 ? const_cast<T*>(ctx.input(2)->data<T>()) : nullptr;
-    T* s1 = ns > 1 ? const_cast<T*>(ctx.input(3)->data<T>()) : nullptr;
-    const int64_t n = ctx.input(0)->numel();
+    T* p = const_cast<T*>(ctx.input(base)->data<T>());
+    const T* g = ctx.input(base + 1)->data<T>();
+    T* s0 = ns > 0 ? const_cast<T*>(ctx.input(base + 2)->data<T>()) : nullptr;
+    T* s1 = ns > 1 ? const_cast<T*>(ctx.input(base + 3)->data<T>()) : nullptr;
+    const int64_t n = ctx.input(base)->numel();
     const T lr = static_cast<T>(lr_d);
     const T wd = static_cast<T>(a_.weight_decay);
     switch (kind_) {
