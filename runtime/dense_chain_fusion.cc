@@ -25,18 +25,53 @@ std::optional<Dims> FloatDims(const Graph& g, const std::string& v) {
   return d;
 }
 
-// Whether node n is a Gemm that DenseChain computes (see the header).
-bool IsLayer(const Graph& g, const Node& n) {
-  if (!n.domain.empty() || n.op_type != "Gemm" || n.inputs.size() != 3 || !n.has_input(2) ||
-      !n.has_output(0) || n.outputs.size() != 1)
-    return false;
-  if (n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.f) != 1.f || n.attr_float("beta", 1.f) != 1.f)
-    return false;
-  auto w = FloatDims(g, n.inputs[1]);
-  auto b = FloatDims(g, n.inputs[2]);
-  if (!w || !b || w->size() != 2 || NumElements(*w) > kMaxDenseChainWeights) return false;
-  const int64_t out = (*w)[n.attr_int("transB", 0) ? 0 : 1];
-  return (b->size() == 1 && (*b)[0] == out) || (b->size() == 2 && (*b)[0] == 1 && (*b)[1] == out);
+// One dense layer of a chain: a Gemm, or a MatMul followed by an Add of the bias.
+struct LayerMatch {
+  std::vector<size_t> nodes;  // the layer's nodes (an activation is added by the caller)
+  std::string input, weight, bias, output;
+  int64_t trans_b = 0;
+};
+
+// Whether the bias `b` holds one value per output column `out` ([N] or [1, N]).
+bool IsBias(const Graph& g, const std::string& b, int64_t out) {
+  auto dims = FloatDims(g, b);
+  return dims && ((dims->size() == 1 && (*dims)[0] == out) ||
+                  (dims->size() == 2 && (*dims)[0] == 1 && (*dims)[1] == out));
+}
+
+// A float32 weight matrix of known shape, small enough to stay in cache.
+std::optional<Dims> WeightDims(const Graph& g, const std::string& w) {
+  auto dims = FloatDims(g, w);
+  if (!dims || dims->size() != 2 || NumElements(*dims) > kMaxDenseChainWeights) return std::nullopt;
+  return dims;
+}
+
+// The layer that node k starts (see the header), if any.
+std::optional<LayerMatch> MatchLayer(const Graph& g, const ValueReaders& readers, size_t k) {
+  const Node& n = g.nodes[k];
+  if (!n.domain.empty() || !n.has_output(0) || n.outputs.size() != 1) return std::nullopt;
+  if (n.op_type == "Gemm") {
+    if (n.inputs.size() != 3 || !n.has_input(2) || n.attr_int("transA", 0) != 0 ||
+        n.attr_float("alpha", 1.f) != 1.f || n.attr_float("beta", 1.f) != 1.f)
+      return std::nullopt;
+    auto w = WeightDims(g, n.inputs[1]);
+    const int64_t trans_b = n.attr_int("transB", 0) ? 1 : 0;
+    if (!w || !IsBias(g, n.inputs[2], (*w)[trans_b ? 0 : 1])) return std::nullopt;
+    return LayerMatch{{k}, n.inputs[0], n.inputs[1], n.inputs[2], n.outputs[0], trans_b};
+  }
+  // MatMul(A, W) + B (Keras / tf2onnx Dense, PyTorch Linear without Gemm): A must be a
+  // matrix, since the chain's kernels take [M, K] rows.
+  if (n.op_type != "MatMul" || n.inputs.size() != 2) return std::nullopt;
+  const ValueInfo* a = g.FindValueInfo(n.inputs[0]);
+  auto w = WeightDims(g, n.inputs[1]);
+  if (!a || !a->shape.rank_known || a->shape.dims.size() != 2 || !w) return std::nullopt;
+  const int add = readers.Sole(n.outputs[0]);
+  if (add < 0) return std::nullopt;
+  const Node& sum = g.nodes[add];
+  if (!sum.domain.empty() || sum.op_type != "Add" || sum.inputs.size() != 2 || !sum.has_output(0)) return std::nullopt;
+  const std::string& bias = sum.inputs[0] == n.outputs[0] ? sum.inputs[1] : sum.inputs[0];
+  if (!IsBias(g, bias, (*w)[1])) return std::nullopt;
+  return LayerMatch{{k, static_cast<size_t>(add)}, n.inputs[0], n.inputs[1], bias, sum.outputs[0], 0};
 }
 
 bool IsActivation(const Node& n) {
@@ -53,24 +88,25 @@ int FuseDenseChains(Graph& graph, int min_layers) {
   std::vector<std::pair<size_t, Node>> chains;  // placed where the chain's last node was
   int fused = 0;
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    if (removed.count(k) || !IsLayer(graph, graph.nodes[k])) continue;
+    if (removed.count(k)) continue;
+    std::optional<LayerMatch> layer = MatchLayer(graph, readers, k);
+    if (!layer) continue;
     Node chain;
     chain.op_type = "DenseChain";
     chain.domain = kDomain;
     chain.name = graph.nodes[k].name + "/DenseChain";
-    chain.inputs = {graph.nodes[k].inputs[0]};
+    chain.inputs = {layer->input};
     std::vector<std::string> acts;
     std::vector<int64_t> trans_b;
     std::vector<size_t> members;
     size_t last = k;
-    for (int layer = static_cast<int>(k); layer >= 0;) {
-      const Node& gemm = graph.nodes[layer];
-      members.push_back(layer);
-      chain.inputs.push_back(gemm.inputs[1]);
-      chain.inputs.push_back(gemm.inputs[2]);
-      trans_b.push_back(gemm.attr_int("transB", 0) ? 1 : 0);
-      std::string out = gemm.outputs[0];
-      last = layer;
+    while (layer) {
+      members.insert(members.end(), layer->nodes.begin(), layer->nodes.end());
+      chain.inputs.push_back(layer->weight);
+      chain.inputs.push_back(layer->bias);
+      trans_b.push_back(layer->trans_b);
+      std::string out = layer->output;
+      last = layer->nodes.back();
       acts.push_back("Identity");
       int next = readers.Sole(out);
       if (next >= 0 && IsActivation(graph.nodes[next])) {
@@ -81,9 +117,10 @@ int FuseDenseChains(Graph& graph, int min_layers) {
         next = readers.Sole(out);
       }
       chain.outputs = {out};
-      const bool continues = next >= 0 && !removed.count(next) && IsLayer(graph, graph.nodes[next]) &&
-                             graph.nodes[next].inputs[0] == out;
-      layer = continues ? next : -1;
+      layer.reset();
+      if (next >= 0 && !removed.count(next))
+        if (auto following = MatchLayer(graph, readers, next); following && following->input == out)
+          layer = following;
     }
     if (static_cast<int>(trans_b.size()) < min_layers) continue;
     chain.attributes["activations"].kind = Attribute::Kind::kStrings;

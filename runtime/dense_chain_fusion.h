@@ -1,5 +1,6 @@
-// Dense-chain fusion: a run of Gemm layers, each optionally followed by Relu, Tanh or
-// Sigmoid, where every layer's output feeds only the next Gemm's A, becomes one
+// Dense-chain fusion: a run of dense layers (Gemm, or MatMul + Add), each optionally
+// followed by Relu, Tanh or Sigmoid, where every layer's output feeds only the next
+// layer's input, becomes one
 // ai.tandem DenseChain node (providers/cpu/kernels/dense_chain_ops.cc), whose gradient is
 // one DenseChainGrad (training/rules/linear.cc). The CPU kernels stream the batch through
 // all layers in tiles of rows that stay in cache, so an MLP's activations never travel
@@ -8,7 +9,9 @@
 // A Gemm is a layer when transA = 0, alpha = beta = 1, its B (the weight) is a float32
 // matrix of known shape (an initializer or a graph input, e.g. a trained parameter) of at
 // most kMaxDenseChainWeights elements, and its C (the bias) holds one value per output
-// ([N] or [1, N]). Intermediate values must have no other reader and not be graph outputs.
+// ([N] or [1, N]). So is a MatMul(A, W) whose only reader is an Add of such a bias (Keras
+// and tf2onnx Dense layers), when A is known to be a matrix. Intermediate values must
+// have no other reader and not be graph outputs.
 // Only the CPU has these kernels: callers apply it when the CPU runs the whole graph.
 #pragma once
 #include <cstdint>

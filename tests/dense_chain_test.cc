@@ -409,6 +409,33 @@ onnx::ModelProto MlpModel(const std::vector<std::string>& activations, bool hidd
   return m;
 }
 
+// The same 2-20-5-1 MLP as Keras / tf2onnx write Dense layers: MatMul(A, W [in, out]) then
+// Add of the bias (the second layer's Add takes the bias first); x is [batch, 2], or
+// [batch, 1, 2] when `rank3` (a MatMul the chain cannot take).
+onnx::ModelProto MatMulMlpModel(bool rank3 = false) {
+  onnx::ModelProto m = EmptyModel(13, "mlp");
+  onnx::GraphProto* g = m.mutable_graph();
+  const std::vector<int64_t> widths = {2, 20, 5, 1};
+  SetFloatType(g->add_input(), "x", rank3 ? std::vector<int64_t>{3000, 1, 2} : std::vector<int64_t>{3000, 2});
+  const std::vector<std::string> acts = {"Tanh", "Relu", ""};
+  std::string prev = "x";
+  for (size_t l = 0; l < 3; ++l) {
+    const std::string n = std::to_string(l), w = "w" + n, b = "b" + n;
+    AddFloatInitializer(g, w, {widths[l], widths[l + 1]}, 0.1f, 0.01f * static_cast<float>(l));
+    AddFloatInitializer(g, b, {widths[l + 1]}, 0.05f);
+    AddNode(g, "MatMul", "matmul" + n, {prev, w}, {"m" + n});
+    AddNode(g, "Add", "add" + n, l == 1 ? std::vector<std::string>{b, "m" + n} : std::vector<std::string>{"m" + n, b},
+            {"z" + n});
+    prev = "z" + n;
+    if (!acts[l].empty()) {
+      AddNode(g, acts[l], "act" + n, {prev}, {"h" + n});
+      prev = "h" + n;
+    }
+  }
+  SetFloatType(g->add_output(), prev, rank3 ? std::vector<int64_t>{3000, 1, 1} : std::vector<int64_t>{3000, 1});
+  return m;
+}
+
 Graph Import(const onnx::ModelProto& m) {
   const std::string bytes = Serialize(m);
   auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "mlp");
@@ -447,9 +474,20 @@ TEST(DenseChainFusion, StopsAtValuesReadElsewhereAndUnsupportedGemms) {
   EXPECT_EQ(scaled_for_inference.nodes.size(), 5u);
 }
 
+TEST(DenseChainFusion, TakesMatMulAddLayers) {
+  Graph g = Import(MatMulMlpModel());
+  EXPECT_EQ(FuseDenseChains(g), 3);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].attr_strings("activations"), (std::vector<std::string>{"Tanh", "Relu", "Identity"}));
+  EXPECT_EQ(g.nodes[0].attr_ints("trans_b"), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "w0", "b0", "w1", "b1", "w2", "b2"}));
+  EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"z2"}));
+  Graph rank3 = Import(MatMulMlpModel(/*rank3=*/true));
+  EXPECT_EQ(FuseDenseChains(rank3), 0);
+}
+
 // A CPU inference session runs the MLP as one DenseChain, with the unfused outputs.
-TEST(DenseChainFusion, InferenceSessionMatchesTheUnfusedOne) {
-  const Graph g = Import(MlpModel({"Tanh", "Relu", ""}));
+void ExpectFusedInferenceMatches(const Graph& g) {
   std::vector<float> xs(3000 * 2);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::cos(1.3 * static_cast<double>(i)));
   const std::map<std::string, Tensor> feeds = {{"x", Tensor::FromVector(xs, {3000, 2})}};
@@ -476,6 +514,11 @@ TEST(DenseChainFusion, InferenceSessionMatchesTheUnfusedOne) {
   EXPECT_LE(err / scale, 1e-5);
 }
 
+TEST(DenseChainFusion, InferenceSessionMatchesTheUnfusedOne) {
+  ExpectFusedInferenceMatches(Import(MlpModel({"Tanh", "Relu", ""})));
+  ExpectFusedInferenceMatches(Import(MatMulMlpModel()));
+}
+
 // The MSE fold needs the chain's output, the loss seed and dY to be read only by the step.
 TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
   Graph g = Import(MlpModel({"Relu", "Relu", ""}));
@@ -498,8 +541,8 @@ TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
 }
 
 // Losses of `steps` Adam steps on a fixed batch, with or without fusion (CPU only).
-std::vector<double> TrainMlp(bool fusion, int steps) {
-  Graph g = Import(MlpModel({"Relu", "Relu", ""}));
+std::vector<double> TrainMlp(const onnx::ModelProto& model, bool fusion, int steps) {
+  Graph g = Import(model);
   training::TrainerOptions o;
   o.num_threads = 2;
   o.fusion = fusion;
@@ -514,7 +557,7 @@ std::vector<double> TrainMlp(bool fusion, int steps) {
   EXPECT_EQ(ops["MSELoss"], fusion ? 0 : 1);
   EXPECT_EQ(ops["DenseChain"] + ops["DenseChainGrad"], 0);
   EXPECT_EQ(ops["AdamUpdate"], fusion ? 1 : 6);  // one update node for all parameters
-  if (fusion) EXPECT_EQ(ops["Gemm"], 0);
+  if (fusion) EXPECT_EQ(ops["Gemm"] + ops["MatMul"], 0);
   std::vector<float> xs(3000 * 2), ys(3000);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
   for (size_t i = 0; i < ys.size(); ++i) ys[i] = xs[2 * i] * xs[2 * i + 1];
@@ -530,11 +573,13 @@ std::vector<double> TrainMlp(bool fusion, int steps) {
 }
 
 TEST(DenseChainFusion, TrainerLossesMatchTheUnfusedGraph) {
-  const std::vector<double> fused = TrainMlp(true, 30), plain = TrainMlp(false, 30);
-  ASSERT_EQ(fused.size(), plain.size());
-  ASSERT_EQ(fused.size(), 30u);
-  for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5 * plain[0]) << "step " << i + 1;
-  EXPECT_LT(plain.back(), plain.front());  // it trains
+  for (const onnx::ModelProto& model : {MlpModel({"Relu", "Relu", ""}), MatMulMlpModel()}) {
+    const std::vector<double> fused = TrainMlp(model, true, 30), plain = TrainMlp(model, false, 30);
+    ASSERT_EQ(fused.size(), plain.size());
+    ASSERT_EQ(fused.size(), 30u);
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5 * plain[0]) << "step " << i + 1;
+    EXPECT_LT(plain.back(), plain.front());  // it trains
+  }
 }
 
 }  // namespace
