@@ -121,6 +121,14 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
   return plan;
 }
 
+void Plan::ResetProfile() {
+  for (Step& s : steps_) {
+    s.total_us = 0;
+    s.calls = 0;
+    for (auto& [k, sub] : s.subplans) sub->ResetProfile();
+  }
+}
+
 void Plan::set_profiling(bool on) {
   profiling_ = on;
   for (Step& s : steps_)

@@ -42,6 +42,8 @@ class Plan {
 
   const Graph& graph() const { return graph_; }
   void set_profiling(bool on);
+  // Zeroes the per-node totals (e.g. after a warm-up run that built the primitives).
+  void ResetProfile();
   std::vector<StepProfile> profile() const;
 
  private:

@@ -126,6 +126,11 @@ void Session::ReleasePlan(Plan* plan) {
   idle_plans_.push_back(plan);
 }
 
+void Session::ResetProfile() {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  for (auto& p : plans_) p->ResetProfile();
+}
+
 std::vector<StepProfile> Session::profile() const {
   std::lock_guard<std::mutex> lock(plans_mu_);
   std::vector<StepProfile> total = plans_.front()->profile();

@@ -71,8 +71,10 @@ class Session {
   // The same with one tensor per graph input, in the order of inputs(): no name lookups,
   // for callers that run a step many times (the trainer). Same checks and errors.
   absl::StatusOr<std::vector<Tensor>> RunInOrder(std::vector<Tensor> inputs);
-  // Per-node timings summed over every plan the session has run.
+  // Per-node timings summed over every plan the session has run (since creation or the
+  // last ResetProfile(): callers drop a warm-up run, whose first calls build primitives).
   std::vector<StepProfile> profile() const;
+  void ResetProfile();
   size_t peak_memory_bytes() const;
 
   // The session's providers, in order of preference (the host provider is always there).

@@ -1,4 +1,4 @@
-// Runtime: buffer reuse by liveness, constant folding, dead-code elimination.
+// Runtime: buffer reuse by liveness, profiling, constant folding, dead-code elimination.
 #include <gtest/gtest.h>
 
 #include <omp.h>
@@ -52,6 +52,31 @@ TEST(Runtime, RunLeavesTheCallersOpenMPTeamSizeAsItWas) {
   auto out = (*s)->Run({{"x", Tensor::Host(DataType::kFloat, {8})}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(omp_get_max_threads(), 3);
+}
+
+// The profile counts every call since creation or the last ResetProfile (which `tandem
+// run --profile` calls after its warm-up run, so first-call primitive creation is left out).
+TEST(Runtime, ProfileCountsCallsSinceTheLastReset) {
+  auto g = Import(UnaryChainModel({"Neg", "Abs"}, 8));
+  ASSERT_TRUE(g.ok()) << g.status();
+  SessionOptions o;
+  o.num_threads = 1;
+  o.profiling = true;
+  auto s = Session::FromGraph(*g, o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::map<std::string, Tensor> feeds = {{"x", Tensor::Host(DataType::kFloat, {8})}};
+  auto calls = [&] {
+    std::vector<int64_t> c;
+    for (const StepProfile& p : (*s)->profile()) c.push_back(p.calls);
+    return c;
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*s)->Run(feeds).ok());
+  EXPECT_EQ(calls(), (std::vector<int64_t>{3, 3}));
+  (*s)->ResetProfile();
+  EXPECT_EQ(calls(), (std::vector<int64_t>{0, 0}));
+  for (const StepProfile& p : (*s)->profile()) EXPECT_EQ(p.total_us, 0.0);
+  ASSERT_TRUE((*s)->Run(feeds).ok());
+  EXPECT_EQ(calls(), (std::vector<int64_t>{1, 1}));
 }
 
 TEST(Runtime, FoldsConstantSubgraphsAndRemovesDeadNodes) {

@@ -61,7 +61,8 @@ const char kUsage[] =
     "                            and keeps the last good checkpoint\n"
     "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
     "  --quiet                   only the final summary\n"
-    "  --profile                 per-node time table of the training graph at the end\n"
+    "  --profile                 per-node time table of the training graph at the end (over\n"
+    "                            the steps after the first, which builds the primitives)\n"
     "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
     TANDEM_LIMITS_HELP;
 
@@ -266,7 +267,10 @@ int Train(int argc, char** argv) {
       auto l = t.Step({{input, b->x}}, b->y);
       if (!l.ok()) return Fail(l.status());
       ++step_in_epoch;
-      if (t.steps_taken() == steps_before + 1) after_first_step = std::chrono::steady_clock::now();
+      if (t.steps_taken() == steps_before + 1) {
+        if (o.trainer.profiling) t.ResetProfile();
+        after_first_step = std::chrono::steady_clock::now();
+      }
       if (!std::isfinite(*l))  // the update has already spread it into the weights
         return stop("[train] step " + std::to_string(t.steps_taken()) + " (epoch " +
                     std::to_string(epoch) + ", batch " + std::to_string(step_in_epoch) +
