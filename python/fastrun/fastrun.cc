@@ -80,10 +80,24 @@ PyObject* Bind(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// References kept for one call (released with the GIL held): the run releases the GIL,
+// and another thread may change the dict or list the names and arrays came from.
+struct Held {
+  std::vector<PyObject*> objects;
+  PyObject* Keep(PyObject* o) {
+    objects.push_back(Py_NewRef(o));
+    return o;
+  }
+  ~Held() {
+    for (PyObject* o : objects) Py_DECREF(o);
+  }
+};
+
 // Input tensors wrapped for one call, released on the way out.
 struct Wrapped {
   std::vector<const char*> names;
   std::vector<void*> tensors;
+  Held held;  // their names and arrays
   ~Wrapped() {
     for (void* t : tensors) api.tensor_release(t);
   }
@@ -115,6 +129,8 @@ bool WrapFeeds(PyObject* feeds, Wrapped& w, Status* status) {
     if (*status) return false;
     w.names.push_back(name);
     w.tensors.push_back(tensor);
+    w.held.Keep(key);
+    w.held.Keep(value);
   }
   return true;
 }
@@ -157,9 +173,10 @@ PyObject* Run(PyObject*, PyObject* args) {
   }
   void* session = PyLong_AsVoidPtr(session_obj);
   if (PyErr_Occurred()) return nullptr;
+  Held held_names;
   std::vector<const char*> out_names(static_cast<size_t>(PyList_GET_SIZE(output_names)));
   for (size_t i = 0; i < out_names.size(); ++i) {
-    PyObject* n = PyList_GET_ITEM(output_names, static_cast<Py_ssize_t>(i));
+    PyObject* n = held_names.Keep(PyList_GET_ITEM(output_names, static_cast<Py_ssize_t>(i)));
     out_names[i] = PyUnicode_Check(n) ? PyUnicode_AsUTF8(n) : nullptr;
     if (!out_names[i]) {
       PyErr_Clear();
