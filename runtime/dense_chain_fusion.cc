@@ -5,24 +5,18 @@
 #include <set>
 
 #include "graph/value_readers.h"
+#include "providers/partitioner.h"
 
 namespace tandem {
 namespace {
-
-constexpr char kDomain[] = "ai.tandem";
 
 // Shape of an initializer or typed graph value, when float32 and fully known.
 std::optional<Dims> FloatDims(const Graph& g, const std::string& v) {
   if (auto it = g.initializers.find(v); it != g.initializers.end())
     return it->second.dtype() == DataType::kFloat ? std::optional<Dims>(it->second.dims()) : std::nullopt;
   const ValueInfo* vi = g.FindValueInfo(v);
-  if (!vi || vi->dtype != DataType::kFloat || !vi->shape.rank_known) return std::nullopt;
-  Dims d;
-  for (const Dim& x : vi->shape.dims) {
-    if (!x.known()) return std::nullopt;
-    d.push_back(x.value);
-  }
-  return d;
+  if (!vi || vi->dtype != DataType::kFloat || !vi->shape.fully_known()) return std::nullopt;
+  return vi->shape.ToDims();
 }
 
 // One dense layer of a chain: a Gemm, or a MatMul followed by an Add of the bias.
@@ -93,7 +87,7 @@ int FuseDenseChains(Graph& graph, int min_layers) {
     if (!layer) continue;
     Node chain;
     chain.op_type = "DenseChain";
-    chain.domain = kDomain;
+    chain.domain = kTandemDomain;
     chain.name = graph.nodes[k].name + "/DenseChain";
     chain.inputs = {layer->input};
     std::vector<std::string> acts;
@@ -140,7 +134,7 @@ int FuseDenseChains(Graph& graph, int min_layers) {
     for (; c < chains.size() && chains[c].first == k; ++c) nodes.push_back(std::move(chains[c].second));
   }
   graph.nodes = std::move(nodes);
-  graph.opsets[kDomain] = std::max(graph.opset(kDomain), 1);
+  graph.opsets[kTandemDomain] = std::max(graph.opset(kTandemDomain), 1);
   return fused;
 }
 

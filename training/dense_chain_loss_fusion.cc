@@ -6,13 +6,12 @@
 #include <vector>
 
 #include "graph/value_readers.h"
+#include "training/gradient_rules.h"
 
 namespace tandem::training {
 namespace {
 
-constexpr char kDomain[] = "ai.tandem";
-
-bool Is(const Node& n, const char* op) { return n.domain == kDomain && n.op_type == op; }
+bool Is(const Node& n, const char* op) { return n.domain == kTandemDomain && n.op_type == op; }
 
 // The nodes of one foldable step (indices into graph.nodes).
 struct Step {
@@ -91,7 +90,7 @@ int FuseDenseChainMseLoss(Graph& graph) {
     const Node& chain_grad = graph.nodes[s.chain_grad];
     Node n;
     n.op_type = "DenseChainMseGrad";
-    n.domain = kDomain;
+    n.domain = kTandemDomain;
     n.name = chain.name + "/MseGrad";
     n.inputs = {chain.inputs[0], graph.nodes[s.loss].inputs[1]};
     n.inputs.insert(n.inputs.end(), chain.inputs.begin() + 1, chain.inputs.end());
