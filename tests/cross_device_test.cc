@@ -17,6 +17,7 @@
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "runtime/session.h"
+#include "tests/test_models.h"
 #include "training/trainer.h"
 
 namespace tandem {
@@ -284,14 +285,7 @@ std::vector<double> TrainPeaks(const std::vector<std::string>& providers, int st
   auto t = training::Trainer::Create(g, o);
   EXPECT_TRUE(t.ok()) << t.status();
   if (!t.ok()) return {};
-  Tensor x = Ramp({32, 2}, 0.03f), y = Ramp({32, 1}, 0.01f);
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) {
-    auto l = (*t)->Step({{"x", x}}, y);
-    EXPECT_TRUE(l.ok()) << l.status();
-    if (!l.ok()) break;
-    losses.push_back(*l);
-  }
+  std::vector<double> losses = testing::StepLosses(**t, "x", Ramp({32, 2}, 0.03f), Ramp({32, 1}, 0.01f), steps);
   *keep = std::move(*t);
   return losses;
 }

@@ -356,7 +356,9 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
       for (size_t i = 0; i < sums.size(); ++i)
         for (int v = 0; v < dense_chain::kLanes; ++v) sums[i] += lanes[i * dense_chain::kLanes + v];
       const Reference& r = with_target ? mse.grads : given;
-      if (with_target) EXPECT_NEAR(loss, mse.loss, 1e-5 * mse.loss) << build << ": loss";
+      if (with_target) {
+        EXPECT_NEAR(loss, mse.loss, 1e-5 * mse.loss) << build << ": loss";
+      }
       ExpectClose(Tensor::FromVector(y, {rows, out}), r.acts.back(), build + ": Y");
       ExpectClose(Tensor::FromVector(dx, {rows, in}), r.dx, build + ": dX");
       for (size_t l = 0; l < chain.layers.size(); ++l) {
@@ -557,19 +559,13 @@ std::vector<double> TrainMlp(const onnx::ModelProto& model, bool fusion, int ste
   EXPECT_EQ(ops["MSELoss"], fusion ? 0 : 1);
   EXPECT_EQ(ops["DenseChain"] + ops["DenseChainGrad"], 0);
   EXPECT_EQ(ops["AdamUpdate"], fusion ? 1 : 6);  // one update node for all parameters
-  if (fusion) EXPECT_EQ(ops["Gemm"] + ops["MatMul"], 0);
+  if (fusion) {
+    EXPECT_EQ(ops["Gemm"] + ops["MatMul"], 0);
+  }
   std::vector<float> xs(3000 * 2), ys(3000);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(std::sin(0.7 * static_cast<double>(i)));
   for (size_t i = 0; i < ys.size(); ++i) ys[i] = xs[2 * i] * xs[2 * i + 1];
-  Tensor x = Tensor::FromVector(xs, {3000, 2}), y = Tensor::FromVector(ys, {3000, 1});
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) {
-    auto l = (*t)->Step({{"x", x}}, y);
-    EXPECT_TRUE(l.ok()) << l.status();
-    if (!l.ok()) break;
-    losses.push_back(*l);
-  }
-  return losses;
+  return StepLosses(**t, "x", Tensor::FromVector(xs, {3000, 2}), Tensor::FromVector(ys, {3000, 1}), steps);
 }
 
 TEST(DenseChainFusion, TrainerLossesMatchTheUnfusedGraph) {

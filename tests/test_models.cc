@@ -4,6 +4,10 @@
 
 #include <fstream>
 
+#include <gtest/gtest.h>
+
+#include "training/trainer.h"
+
 namespace tandem::testing {
 
 namespace {
@@ -138,6 +142,18 @@ Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
   g.nodes.push_back(n);
   for (const std::string& o : outputs) g.outputs.push_back(ValueInfo{o, DataType::kUndefined, Shape::Unknown()});
   return g;
+}
+
+std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
+                               const Tensor& y, int steps) {
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) {
+    auto l = trainer.Step({{input, x}}, y);
+    EXPECT_TRUE(l.ok()) << l.status();
+    if (!l.ok()) break;
+    losses.push_back(*l);
+  }
+  return losses;
 }
 
 }  // namespace tandem::testing

@@ -1,4 +1,5 @@
-// Builders for small ONNX models used by the tests (written with libonnx's protobuf).
+// Builders for small ONNX models used by the tests (written with libonnx's protobuf), and
+// a few helpers the test files share.
 #pragma once
 #include <string>
 #include <vector>
@@ -6,6 +7,10 @@
 #include <onnx/onnx_pb.h>
 
 #include "graph/graph.h"
+
+namespace tandem::training {
+class Trainer;
+}
 
 namespace tandem::testing {
 
@@ -31,6 +36,10 @@ void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<
 // writes `outputs` as graph outputs (their types left to the kernel).
 Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
                     const std::vector<std::string>& outputs);
+// The losses of `steps` trainer steps on one fixed batch (x fed as input `input`, y the
+// target); a failed step is a test failure and ends the list there.
+std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
+                               const Tensor& y, int steps);
 // A fresh empty folder under the test temp dir.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);

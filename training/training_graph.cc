@@ -167,43 +167,42 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     case OptimizerKind::kAdam: op = "AdamUpdate"; break;
     case OptimizerKind::kAdamW: op = "AdamWUpdate"; break;
   }
-  // One update node per parameter, or one for all of them (spec.one_update_node).
-  Node all;
+  // The updates: one node per parameter, or one for all of them (spec.one_update_node),
+  // each taking (param, grad, state...) per parameter, then step and lr.
+  Node update;
+  update.op_type = op;
+  update.domain = kTandemDomain;
+  update.attributes["momentum"] = FloatAttribute(opt.momentum);
+  update.attributes["nesterov"] = IntAttribute(opt.nesterov ? 1 : 0);
+  update.attributes["beta1"] = FloatAttribute(opt.beta1);
+  update.attributes["beta2"] = FloatAttribute(opt.beta2);
+  update.attributes["epsilon"] = FloatAttribute(opt.epsilon);
+  update.attributes["weight_decay"] = FloatAttribute(opt.weight_decay);
+  Node all = update;
+  all.name = "train/update";
   for (size_t k = 0; k < tg.params.size(); ++k) {
     const std::string& p = tg.params[k];
     const ValueInfo pinfo = *g.FindValueInfo(p);  // a copy: g.inputs grows below
-    Node u;
-    u.op_type = op;
-    u.domain = kTandemDomain;
-    u.name = p + "/update";
-    u.inputs = {p, grad_names[k]};
+    std::vector<std::string> group = {p, grad_names[k]};
     for (const std::string& suffix : OptimizerStateSuffixes(opt.kind)) {
       std::string s = p + "/" + suffix;
       g.inputs.push_back(ValueInfo{s, pinfo.dtype, pinfo.shape});
       tg.state[p].push_back(s);
-      u.inputs.push_back(s);
+      group.push_back(s);
     }
-    u.attributes["momentum"] = FloatAttribute(opt.momentum);
-    u.attributes["nesterov"] = IntAttribute(opt.nesterov ? 1 : 0);
-    u.attributes["beta1"] = FloatAttribute(opt.beta1);
-    u.attributes["beta2"] = FloatAttribute(opt.beta2);
-    u.attributes["epsilon"] = FloatAttribute(opt.epsilon);
-    u.attributes["weight_decay"] = FloatAttribute(opt.weight_decay);
-    u.outputs = {p + "/updated"};
-    g.outputs.push_back(ValueInfo{u.outputs[0], pinfo.dtype, pinfo.shape});
+    const std::string updated = p + "/updated";
+    g.outputs.push_back(ValueInfo{updated, pinfo.dtype, pinfo.shape});
     if (spec.one_update_node) {
-      if (all.op_type.empty()) {
-        all = u;
-        all.name = "train/update";
-        all.inputs.clear();
-        all.outputs.clear();
-      }
-      all.inputs.insert(all.inputs.end(), u.inputs.begin(), u.inputs.end());
-      all.outputs.push_back(u.outputs[0]);
+      all.inputs.insert(all.inputs.end(), group.begin(), group.end());
+      all.outputs.push_back(updated);
       continue;
     }
+    Node u = update;
+    u.name = p + "/update";
+    u.inputs = std::move(group);
     u.inputs.push_back(tg.step);
     u.inputs.push_back(tg.lr);
+    u.outputs = {updated};
     g.nodes.push_back(std::move(u));
   }
   if (spec.one_update_node) {

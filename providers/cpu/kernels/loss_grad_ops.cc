@@ -99,6 +99,14 @@ class ElementwiseLoss : public Kernel {
     *dy = ctx.input(0);
     return CheckDy(*dy, *reduction_, x->dims(), x->dtype());
   }
+  // dY' of element i of n: dY[i] (reduction none), dY (sum) or dY / n (mean); 0 without dY.
+  template <typename T>
+  double DyAt(const T* dy, int64_t i, int64_t n) const {
+    if (!dy) return 0.0;
+    if (*reduction_ == Reduction::kNone) return static_cast<double>(dy[i]);
+    const double d = static_cast<double>(dy[0]);
+    return *reduction_ == Reduction::kSum ? d : d / static_cast<double>(n);
+  }
   absl::StatusOr<Reduction> reduction_;
 };
 
@@ -106,7 +114,7 @@ class BceWithLogits : public ElementwiseLoss {
  public:
   explicit BceWithLogits(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor *x, *t;
+    const Tensor *x = nullptr, *t = nullptr;
     if (auto s = Inputs(ctx, nullptr, x, t); !s.ok()) return s;
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
     std::vector<double> l(xv.size());
@@ -132,18 +140,14 @@ class BceWithLogitsGrad : public ElementwiseLoss {
  public:
   explicit BceWithLogitsGrad(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor *dy, *x, *t;
+    const Tensor *dy = nullptr, *x = nullptr, *t = nullptr;
     if (auto s = Inputs(ctx, &dy, x, t); !s.ok()) return s;
     const size_t n = static_cast<size_t>(x->numel());
     std::vector<double> xv = AsDoubles(*x), tv = AsDoubles(*t);
-    std::vector<double> g(n, 0.0);
-    if (dy) {
-      std::vector<double> dv = AsDoubles(*dy);
-      for (size_t i = 0; i < n; ++i) {
-        if (*reduction_ == Reduction::kNone) g[i] = dv[i];
-        else g[i] = *reduction_ == Reduction::kSum ? dv[0] : dv[0] / static_cast<double>(n);
-      }
-    }
+    const std::vector<double> dv = dy ? AsDoubles(*dy) : std::vector<double>();
+    std::vector<double> g(n);
+    for (size_t i = 0; i < n; ++i)
+      g[i] = DyAt(dy ? dv.data() : nullptr, static_cast<int64_t>(i), static_cast<int64_t>(n));
     if (ctx.output_wanted(0)) {
       std::vector<double> dx(n);
       for (size_t i = 0; i < n; ++i) dx[i] = (Sigmoid(xv[i]) - tv[i]) * g[i];
@@ -175,7 +179,7 @@ class MseLoss : public ElementwiseLoss {
  public:
   explicit MseLoss(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor *x, *t;
+    const Tensor *x = nullptr, *t = nullptr;
     if (auto s = Inputs(ctx, nullptr, x, t); !s.ok()) return s;
     const bool none = *reduction_ == Reduction::kNone;
     Tensor& out = ctx.AllocateOutput(0, x->dtype(), none ? x->dims() : Dims{});
@@ -195,7 +199,7 @@ class MseLossGrad : public ElementwiseLoss {
  public:
   explicit MseLossGrad(const KernelInfo& info) : ElementwiseLoss(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor *dy, *x, *t;
+    const Tensor *dy = nullptr, *x = nullptr, *t = nullptr;
     if (auto s = Inputs(ctx, &dy, x, t); !s.ok()) return s;
     const bool want_dx = ctx.output_wanted(0), want_dt = ctx.num_outputs() > 1 && ctx.output_wanted(1);
     Tensor* dx = want_dx ? &ctx.AllocateOutput(0, x->dtype(), x->dims()) : nullptr;
@@ -206,15 +210,10 @@ class MseLossGrad : public ElementwiseLoss {
       const T* xv = x->data<T>();
       const T* tv = t->data<T>();
       const T* dv = dy ? dy->data<T>() : nullptr;
-      // dY' per element: dY itself (none), dY (sum) or dY / n (mean); 0 without dY.
-      const double scale = !dv || *reduction_ == Reduction::kNone ? 1.0
-                           : *reduction_ == Reduction::kSum        ? static_cast<double>(dv[0])
-                                                                   : static_cast<double>(dv[0]) / static_cast<double>(n);
       T* gx = dx ? dx->data<T>() : nullptr;
       T* gt = dt ? dt->data<T>() : nullptr;
       for (int64_t i = 0; i < n; ++i) {
-        const double g = !dv ? 0.0 : *reduction_ == Reduction::kNone ? static_cast<double>(dv[i]) : scale;
-        const double v = 2.0 * (static_cast<double>(xv[i]) - static_cast<double>(tv[i])) * g;
+        const double v = 2.0 * (static_cast<double>(xv[i]) - static_cast<double>(tv[i])) * DyAt(dv, i, n);
         if (gx) gx[i] = static_cast<T>(v);
         if (gt) gt[i] = static_cast<T>(-v);
       }

@@ -33,14 +33,26 @@ absl::StatusOr<Tensor> Difference(KernelContext& ctx, int out, const Tensor& x, 
   return d;
 }
 
-// MSELoss(x, t): (x - t)^2 per element, then summed (double accumulation) or averaged.
-class MseLoss : public Kernel {
- public:
-  explicit MseLoss(const KernelInfo& info)
+// Base of the two kernels: the provider's stream and the parsed reduction.
+class MseKernel : public Kernel {
+ protected:
+  explicit MseKernel(const KernelInfo& info)
       : stream_(ProviderOf(info).stream()), reduction_(ParseLossReduction(info.node)) {}
-  absl::Status Compute(KernelContext& ctx) override {
+  // A valid reduction and float32 `inputs`.
+  absl::Status Check(const KernelContext& ctx, std::initializer_list<int> inputs) const {
     if (!reduction_.ok()) return reduction_.status();
-    absl::Status s = RequireFloat(ctx, {0, 1});
+    return RequireFloat(ctx, inputs);
+  }
+  cudaStream_t stream_;
+  absl::StatusOr<Reduction> reduction_;
+};
+
+// MSELoss(x, t): (x - t)^2 per element, then summed (double accumulation) or averaged.
+class MseLoss : public MseKernel {
+ public:
+  explicit MseLoss(const KernelInfo& info) : MseKernel(info) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status s = Check(ctx, {0, 1});
     if (!s.ok()) return s;
     const Tensor& x = *ctx.input(0);
     const bool none = *reduction_ == Reduction::kNone;
@@ -64,21 +76,15 @@ class MseLoss : public Kernel {
     TANDEM_CUDA_RETURN(LaunchReduceSum(dv, (*y)->data<float>(), all, scale, stream_));
     return absl::OkStatus();
   }
-
- private:
-  cudaStream_t stream_;
-  absl::StatusOr<Reduction> reduction_;
 };
 
 // MSELossGrad(dY, x, t) -> (dX [, dT]): dX = 2 (x - t) dY' (dY' = dY per element, dY, or
 // dY / n), dT = -dX.
-class MseLossGrad : public Kernel {
+class MseLossGrad : public MseKernel {
  public:
-  explicit MseLossGrad(const KernelInfo& info)
-      : stream_(ProviderOf(info).stream()), reduction_(ParseLossReduction(info.node)) {}
+  explicit MseLossGrad(const KernelInfo& info) : MseKernel(info) {}
   absl::Status Compute(KernelContext& ctx) override {
-    if (!reduction_.ok()) return reduction_.status();
-    absl::Status s = RequireFloat(ctx, {0, 1, 2});
+    absl::Status s = Check(ctx, {0, 1, 2});
     if (!s.ok()) return s;
     if (!ctx.input(0)) return absl::UnimplementedError("MSELossGrad without dY");
     const Tensor& dy = *ctx.input(0);
@@ -107,10 +113,6 @@ class MseLossGrad : public Kernel {
     if (want_dt) TANDEM_CUDA_RETURN(LaunchUnary(UnaryOp::kNeg, g, (*dt)->data<float>(), n, 0.f, stream_));
     return absl::OkStatus();
   }
-
- private:
-  cudaStream_t stream_;
-  absl::StatusOr<Reduction> reduction_;
 };
 
 }  // namespace
