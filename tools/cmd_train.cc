@@ -324,12 +324,13 @@ int Train(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  double total = std::chrono::duration<double>(end - start).count();
   const int64_t steps_here = t.steps_taken() - steps_before;
   std::printf("done: %lld steps in %s (%.4g ms/step", static_cast<long long>(steps_here),
               Duration(total).c_str(), 1000 * total / static_cast<double>(std::max<int64_t>(1, steps_here)));
   if (steps_here > 1) {
-    const double rest = std::chrono::duration<double>(std::chrono::steady_clock::now() - after_first_step).count();
+    const double rest = std::chrono::duration<double>(end - after_first_step).count();
     std::printf(", %.4g after the first", 1000 * rest / static_cast<double>(steps_here - 1));
   }
   std::printf(")");

@@ -182,10 +182,9 @@ class Session(Owned):
                                 f"{len(self.inputs)} inputs {self.input_names}")
             feeds = {self.inputs[0].name: feeds}
         if output_names is None:
-            names, c_names = self._all_output_names, self._c_all_output_names
+            names = self._all_output_names
         else:
             names = [output_names] if isinstance(output_names, str) else list(output_names)
-            c_names = c_strings(names)
         if _fast is not None and type(feeds) is dict:
             done = _fast.run(h, feeds, names)
             if done is not None:
@@ -197,6 +196,7 @@ class Session(Owned):
                     converted = iter(take_outputs(handles))
                     arrays = [next(converted) if type(a) is int else a for a in arrays]
                 return dict(zip(names, arrays))
+        c_names = self._c_all_output_names if output_names is None else c_strings(names)
         n = len(names)
         outs = (ctypes.c_void_p * max(n, 1))()
         with Wrapped(feeds) as w:

@@ -111,13 +111,14 @@ class OptimizerUpdate : public Kernel {
                                                      std::to_string(static_cast<int64_t>(*step)));
     for (int k = 0; k < groups; ++k) {
       const int base = k * group;
-      const std::string which = groups > 1 ? "parameter " + std::to_string(k + 1) + ": " : "";
+      // Names the parameter in errors (built only then: this loop runs every step).
+      auto which = [&] { return groups > 1 ? "parameter " + std::to_string(k + 1) + ": " : std::string(); };
       const Tensor* param = ctx.input(base);
-      if (!param) return absl::InvalidArgumentError(which + "missing param");
+      if (!param) return absl::InvalidArgumentError(which() + "missing param");
       for (int i = 0; i <= ns; ++i) {  // grad, then the state inputs
         const Tensor* t = ctx.input(base + 1 + i);
         if (t && t->dtype() == param->dtype() && t->dims() == param->dims()) continue;
-        const std::string what = which + (i == 0 ? "grad" : "state input " + std::to_string(i + 1));
+        const std::string what = which() + (i == 0 ? "grad" : "state input " + std::to_string(i + 1));
         if (!t) return absl::InvalidArgumentError("missing " + what);
         if (t->dtype() != param->dtype())
           return absl::InvalidArgumentError(what + " has type " + DataTypeName(t->dtype()) +
@@ -127,10 +128,10 @@ class OptimizerUpdate : public Kernel {
       }
       for (int i = 0; i < ns; ++i)
         if (ctx.input(base + 2 + i)->raw() == param->raw() && param->numel() > 0)
-          return absl::InvalidArgumentError(which + "state input shares memory with param");
+          return absl::InvalidArgumentError(which() + "state input shares memory with param");
       if (param->dtype() == DataType::kFloat) Update<float>(ctx, base, ns, *step, *lr);
       else if (param->dtype() == DataType::kDouble) Update<double>(ctx, base, ns, *step, *lr);
-      else return absl::InvalidArgumentError(which + "param must be float or double");
+      else return absl::InvalidArgumentError(which() + "param must be float or double");
       ctx.SetOutput(k, *param);
     }
     return absl::OkStatus();
