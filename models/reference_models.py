@@ -53,6 +53,9 @@ def export(module, input_shape, path, opset=13):
     """Exports `module` in eval mode with a dynamic batch dimension named 'batch'."""
     module.eval()
     x = torch.randn(*input_shape)
+    # PyTorch 2.x defaults to its dynamo exporter (opset 18+); keep the TorchScript one,
+    # which writes the opset asked for, so every torch version exports the same graph.
+    legacy = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
     torch.onnx.export(module, x, path, input_names=["x"], output_names=["y"],
                       dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
-                      opset_version=opset, do_constant_folding=True)
+                      opset_version=opset, do_constant_folding=True, **legacy)

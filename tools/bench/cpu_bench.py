@@ -2,18 +2,21 @@
 """CPU inference latency: Tandem vs ONNX Runtime vs PyTorch, side by side in one run.
 
 usage: tools/bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5]
-                                [--cases NAME,...] [--markdown FILE]
-(the .sh sets up the environment; this script runs inside it)
+                                [--cases NAME,...] [--markdown FILE] [--no-torch2]
+(the .sh sets up the environments and passes --torch2-python; this script runs inside
+the ONNX Runtime one)
 
 Every case is one model file exported by Debian's PyTorch (opset 13, dynamic batch) and
-one seeded input, given to all three engines: Tandem through its Python API, ONNX
-Runtime's CPUExecutionProvider (all graph optimizations, as shipped), and PyTorch eager
-on the module the file was exported from (torch.inference_mode). Each engine runs in its
+one seeded input, given to every engine: Tandem through its Python API, ONNX Runtime's
+CPUExecutionProvider (all graph optimizations, as shipped), PyTorch eager on the module
+the file was exported from (torch.inference_mode; same weights), once as Debian's 1.13
+with OpenBLAS and, given --torch2-python, once as PyTorch 2.x from PyPI (oneDNN
+convolutions, MKL matrix products: the stronger reference). Each engine runs in its
 own process (no two thread pools spinning against each other), with the same thread
 count; rounds are interleaved (round 1: every engine on every case, then round 2, ...).
 A process warms up, then times single calls for --seconds and reports their median (p50).
 The table gives min and median over rounds of those p50s, and Tandem / ORT and
-Tandem / PyTorch of the medians (< 1: Tandem is faster), plus the largest difference
+Tandem / each PyTorch of the medians (< 1: Tandem is faster), plus the largest difference
 between Tandem's and ONNX Runtime's outputs as a check that they computed the same thing.
 """
 import argparse
@@ -65,29 +68,30 @@ CASES = {
     "peaks_mlp_40000": ("peaks_mlp", lambda: reference("peaks_mlp")(), (40000, 2)),
     "ode_mlp_b1": ("ode_mlp", lambda: reference("ode_mlp")(), (1, 3)),
 }
-ENGINES = ("tandem", "ort", "torch")
+ENGINE_NAMES = {"tandem": "Tandem", "ort": "ORT", "torch": "PyTorch 1.13", "torch2": "PyTorch 2.x"}
 
 
 def prepare(case, work):
-    """Exports the case's model once (seeded weights) and writes its input; returns paths."""
+    """Exports the case's model once (seeded weights) and writes its weights (a state dict,
+    which every torch version loads into the case's module) and input; returns paths."""
     import torch
     from reference_models import export
     model_name, make, shape = CASES[case]
     onnx_path = os.path.join(work, model_name + ".onnx")
-    module_path = os.path.join(work, model_name + ".pt")
+    state_path = os.path.join(work, model_name + ".state.pt")
     if not os.path.exists(onnx_path):
         torch.manual_seed(0)
         module = make().eval()
         export(module, (1,) + tuple(shape[1:]), onnx_path)
-        torch.save(module, module_path)
+        torch.save(module.state_dict(), state_path)
     x_path = os.path.join(work, case + ".npy")
     np.save(x_path, np.random.default_rng(1).standard_normal(shape, dtype=np.float32))
-    return onnx_path, module_path, x_path
+    return onnx_path, state_path, x_path
 
 
 # -- one engine, one case, in its own process ----------------------------------------------
 
-def make_runner(engine, onnx_path, module_path, x, threads):
+def make_runner(engine, case, onnx_path, state_path, x, threads):
     if engine == "tandem":
         import tandem
         session = tandem.Session(onnx_path, threads=threads)
@@ -99,9 +103,10 @@ def make_runner(engine, onnx_path, module_path, x, threads):
         so.inter_op_num_threads = 1
         session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
         return lambda: session.run(["y"], {"x": x})[0]
-    import torch
+    import torch  # Debian's 1.13 or PyTorch 2.x, whichever python runs this worker
     torch.set_num_threads(threads)
-    module = torch.load(module_path).eval()
+    module = CASES[case][1]().eval()
+    module.load_state_dict(torch.load(state_path))
     tx = torch.from_numpy(x)
 
     def run():
@@ -110,9 +115,9 @@ def make_runner(engine, onnx_path, module_path, x, threads):
     return run
 
 
-def worker(engine, onnx_path, module_path, x_path, threads, seconds, out_path):
+def worker(engine, case, onnx_path, state_path, x_path, threads, seconds, out_path):
     x = np.load(x_path)
-    run = make_runner(engine, onnx_path, module_path, x, threads)
+    run = make_runner(engine, case, onnx_path, state_path, x, threads)
     y = run()
     if out_path:
         np.save(out_path, y)
@@ -138,13 +143,19 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def versions():
+def versions(torch2_python):
     import onnxruntime
     import tandem
     import torch
     from inference_bench import blas_in_use  # imports torch: only here, never in a worker
-    return (f"Tandem {tandem.version()} ({tandem.library_path})", f"ONNX Runtime {onnxruntime.__version__}",
-            f"PyTorch {torch.__version__} (BLAS: {blas_in_use()})")
+    found = [f"Tandem {tandem.version()} ({tandem.library_path})", f"ONNX Runtime {onnxruntime.__version__}",
+             f"PyTorch {torch.__version__} (BLAS: {blas_in_use()})"]
+    if torch2_python:
+        found.append(subprocess.run(
+            [torch2_python, "-c", "import torch; print(f'PyTorch {torch.__version__} (oneDNN: "
+             "{torch.backends.mkldnn.is_available()}, MKL: {torch.backends.mkl.is_available()})')"],
+            capture_output=True, text=True, check=True).stdout.strip())
+    return found
 
 
 def fmt_ms(v):
@@ -158,12 +169,15 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.5, help="timed seconds per engine, case and round")
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, from: " + ", ".join(CASES))
     ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
-    ap.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
+    ap.add_argument("--torch2-python", help="python of a PyTorch 2.x environment "
+                    "(tools/bench/setup_torch2_env.sh makes one); without it that column is left out")
+    ap.add_argument("--worker", nargs=8, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        engine, onnx_path, module_path, x_path, threads, seconds, out_path = args.worker
-        worker(engine, onnx_path, module_path, x_path, int(threads), float(seconds), out_path)
+        engine, case, onnx_path, state_path, x_path, threads, seconds, out_path = args.worker
+        worker(engine, case, onnx_path, state_path, x_path, int(threads), float(seconds), out_path)
         return
+    engines = ("tandem", "ort", "torch") + (("torch2",) if args.torch2_python else ())
 
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases if c not in CASES]
@@ -171,10 +185,10 @@ def main():
         sys.exit(f"error: unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
     header = [f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, {args.threads} threads "
               f"per engine, {args.rounds} interleaved rounds of {args.seconds} s per engine and case",
-              *versions()]
+              *versions(args.torch2_python)]
     for line in header:
         print(line, flush=True)
-    if "openblas" not in header[-1]:
+    if "openblas" not in header[3]:
         print("WARNING: torch is not using OpenBLAS; install libopenblas0-openmp for a fair baseline")
 
     work = tempfile.mkdtemp(prefix="tandem_cpu_bench_")
@@ -182,33 +196,35 @@ def main():
     for case in cases:
         print(f"[bench] exporting {case}", file=sys.stderr, flush=True)
         paths[case] = prepare(case, work)
-    p50 = {(c, e): [] for c in cases for e in ENGINES}
+    p50 = {(c, e): [] for c in cases for e in engines}
     for r in range(args.rounds):
         for case in cases:
-            for engine in ENGINES:
-                onnx_path, module_path, x_path = paths[case]
+            for engine in engines:
+                onnx_path, state_path, x_path = paths[case]
                 out = os.path.join(work, f"{case}.{engine}.out.npy") if r == 0 else ""
-                res = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", engine, onnx_path,
-                                      module_path, x_path, str(args.threads), str(args.seconds), out],
+                python = args.torch2_python if engine == "torch2" else sys.executable
+                res = subprocess.run([python, os.path.abspath(__file__), "--worker", engine, case, onnx_path,
+                                      state_path, x_path, str(args.threads), str(args.seconds), out],
                                      capture_output=True, text=True)
                 if res.returncode != 0:
                     sys.exit(f"error: {engine} on {case} failed:\n{res.stderr.strip()}")
                 p50[(case, engine)].append(json.loads(res.stdout.strip().splitlines()[-1])["p50_ms"])
             print(f"[bench] round {r + 1}/{args.rounds}: {case} done", file=sys.stderr, flush=True)
 
-    rows = ["| case | Tandem p50 min / med (ms) | ORT p50 min / med (ms) | PyTorch p50 min / med (ms) "
-            "| Tandem / ORT | Tandem / PyTorch | max abs diff Tandem vs ORT |",
-            "|---|---|---|---|---|---|---|"]
+    others = engines[1:]
+    rows = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 min / med (ms)" for e in engines) + " | " +
+            " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in others) + " | max abs diff Tandem vs ORT |",
+            "|---|" + "---|" * (len(engines) + len(others) + 1)]
     for case in cases:
         cols = []
-        for engine in ENGINES:
+        for engine in engines:
             v = p50[(case, engine)]
             cols.append(f"{fmt_ms(min(v))} / {fmt_ms(statistics.median(v))}")
-        med = {e: statistics.median(p50[(case, e)]) for e in ENGINES}
+        med = {e: statistics.median(p50[(case, e)]) for e in engines}
         diff = np.abs(np.load(os.path.join(work, f"{case}.tandem.out.npy")) -
                       np.load(os.path.join(work, f"{case}.ort.out.npy"))).max()
-        rows.append(f"| {case} | {' | '.join(cols)} | {med['tandem'] / med['ort']:.2f} | "
-                    f"{med['tandem'] / med['torch']:.2f} | {diff:.2g} |")
+        ratios = " | ".join(f"{med['tandem'] / med[e]:.2f}" for e in others)
+        rows.append(f"| {case} | {' | '.join(cols)} | {ratios} | {diff:.2g} |")
     print("\n".join(rows))
     if args.markdown:
         with open(args.markdown, "w") as f:

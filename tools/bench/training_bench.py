@@ -1,16 +1,21 @@
 #!/usr/bin/python3
-"""Training speed: Tandem vs PyTorch CPU (OpenBLAS), side by side in the same run.
+"""Training speed: Tandem vs PyTorch CPU, side by side in the same run.
 
 usage: tools/bench/training_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
                                      [--peaks-epochs 2000] [--ode-steps 20000] [--cifar-steps 30]
+                                     [--torch2-python .venv-torch2/bin/python]
 
   peaks MLP: full-batch Adam (lr 0.08) on 40,000 points, --peaks-epochs epochs; ms per epoch
   ODE MLP:   the 3-100-3 tanh net, Adam steps at batch 1 (--ode-steps); microseconds per step
   CIFAR CNN: Adam steps on random 32x32 images at batch 32 and 128; images per second
-Each round runs both engines; the table gives min and median over rounds and the ratio
-of medians (>1: Tandem is faster). Both engines are timed at the rate of their steps after
-the first (which builds primitives, JIT-compiles kernels and warms allocators in each), so
-a short run measures what a long training run pays per step.
+PyTorch is Debian's 1.13 with OpenBLAS and, where a PyTorch 2.x environment exists
+(tools/bench/setup_torch2_env.sh makes .venv-torch2, the default --torch2-python), also
+PyTorch 2.x from PyPI (oneDNN convolutions, MKL matrix products). Each round runs every
+engine, each in its own process, on the same initial weights and batches; the table gives
+min and median over rounds and the ratio of medians (>1: Tandem is faster). Every engine
+is timed at the rate of its steps after the first (which builds primitives, JIT-compiles
+kernels and warms allocators in each), so a short run measures what a long training run
+pays per step.
 """
 import argparse
 import os
@@ -32,6 +37,10 @@ from peaks_data import peaks  # noqa: E402
 from reference_models import cifar_cnn, export, ode_mlp, peaks_mlp  # noqa: E402
 
 
+MODELS = {"peaks": peaks_mlp, "ode": ode_mlp, "cifar": lambda: cifar_cnn().eval()}
+LOSSES = {"mse": torch.nn.functional.mse_loss, "cross_entropy": torch.nn.functional.cross_entropy}
+
+
 def torch_train_seconds(module, x, y, loss_fn, lr, steps, batch):
     """Seconds for `steps` steps at the rate of the steps after the first."""
     opt = torch.optim.Adam(module.parameters(), lr=lr)
@@ -47,6 +56,21 @@ def torch_train_seconds(module, x, y, loss_fn, lr, steps, batch):
     return (time.perf_counter() - start) * steps / max(1, steps - 1)
 
 
+def torch_worker(model, state_path, xp, yp, loss, lr, steps, batch, threads):
+    """In the process of the torch under test: prints the seconds of torch_train_seconds."""
+    torch.set_num_threads(threads)
+    module = MODELS[model]()
+    module.load_state_dict(torch.load(state_path))
+    print(torch_train_seconds(module, torch.from_numpy(np.load(xp)), torch.from_numpy(np.load(yp)),
+                              LOSSES[loss], lr, steps, batch))
+
+
+def torch_train_seconds_in(python, model, state_path, xp, yp, loss, lr, steps, batch, threads):
+    out = subprocess.run([python, os.path.abspath(__file__), "--torch-worker", model, state_path, xp, yp, loss,
+                          str(lr), str(steps), str(batch), str(threads)], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def tandem_train_seconds(tandem, model, xp, yp, loss, lr, epochs, batch, threads):
     out = subprocess.run([tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer",
                           "adam", "--lr", str(lr), "--epochs", str(epochs), "--batch-size", str(batch),
@@ -58,12 +82,14 @@ def tandem_train_seconds(tandem, model, xp, yp, loss, lr, epochs, batch, threads
     return int(steps) * float(ms_after_first or ms) / 1000
 
 
-def row(label, unit, t_torch, t_tandem, higher_is_better):
-    med_t, med_d = statistics.median(t_torch), statistics.median(t_tandem)
-    ratio = med_d / med_t if higher_is_better else med_t / med_d
+def row(label, unit, times, higher_is_better):
+    """times: engine -> per-round values, Tandem last; ratios of Tandem against each torch."""
     best = max if higher_is_better else min
-    print(f"{label:<29}{best(t_torch):>10.4g}{med_t:>11.4g}{best(t_tandem):>12.4g}{med_d:>12.4g}"
-          f"  {unit:<9}{ratio:>6.2f}x")
+    med = {e: statistics.median(v) for e, v in times.items()}
+    cells = "".join(f"{best(v):>13.4g}{med[e]:>13.4g}" for e, v in times.items())
+    ratios = "".join(f"{(med['tandem'] / med[e] if higher_is_better else med[e] / med['tandem']):>9.2f}x"
+                     for e in times if e != "tandem")
+    print(f"{label:<29}{cells}  {unit:<9}{ratios}")
 
 
 def main():
@@ -74,59 +100,74 @@ def main():
     ap.add_argument("--peaks-epochs", type=int, default=2000)
     ap.add_argument("--ode-steps", type=int, default=20000)
     ap.add_argument("--cifar-steps", type=int, default=30)
+    ap.add_argument("--torch2-python", default=os.path.join(ROOT, ".venv-torch2", "bin", "python"),
+                    help="python of a PyTorch 2.x environment; left out if it does not exist")
+    ap.add_argument("--torch-worker", nargs=9, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.torch_worker:
+        model, state_path, xp, yp, loss, lr, steps, batch, threads = args.torch_worker
+        torch_worker(model, state_path, xp, yp, loss, float(lr), int(steps), int(batch), int(threads))
+        return
     torch.set_num_threads(args.threads)
+    pythons = {"torch": sys.executable}
     print(f"PyTorch {torch.__version__}, BLAS: {blas_in_use()}, threads: {args.threads}")
+    if os.path.exists(args.torch2_python):
+        pythons["torch2"] = args.torch2_python
+        print(subprocess.run([args.torch2_python, "-c", "import torch; print(f'PyTorch {torch.__version__} "
+                              "(oneDNN: {torch.backends.mkldnn.is_available()}, MKL: {torch.backends.mkl.is_available()})')"],
+                             capture_output=True, text=True, check=True).stdout.strip())
+    else:
+        print(f"no PyTorch 2.x environment at {args.torch2_python} (tools/bench/setup_torch2_env.sh makes one): "
+              "comparing with PyTorch 1.13 only")
     work = tempfile.mkdtemp(prefix="tandem_train_bench_")
-    print(f"{'case':<29}{'torch best':>10}{'torch med':>11}{'tandem best':>12}{'tandem med':>12}  {'unit':<9}{'ratio':>7}")
+    names = {"torch": "1.13", "torch2": "2.x", "tandem": "tandem"}
+    print(f"{'case':<29}" + "".join(f"{names[e] + ' best':>13}{names[e] + ' med':>13}" for e in [*pythons, "tandem"]) +
+          f"  {'unit':<9}" + "".join(f"{'vs ' + names[e]:>10}" for e in pythons))
 
-    def race(make, module, onnx_name, x, y, torch_loss, tandem_loss, lr, batch, steps):
-        """Seconds per round of `steps` Adam steps at `batch` (cycling through x, y) for
+    def race(model, onnx_name, x, y, loss, lr, batch, steps):
+        """Seconds per round of `steps` Adam steps at `batch` (cycling through x, y) for each
         PyTorch and for `tandem train` (steps * batch / len(x) epochs), same init and data."""
         xp, yp = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
         np.save(xp, x)
         np.save(yp, y)
         epochs = steps * batch // len(x)
-        tt, td = [], []
+        times = {e: [] for e in [*pythons, "tandem"]}
         for _ in range(args.rounds):
-            m = make()
-            m.load_state_dict(module.state_dict())
-            tt.append(torch_train_seconds(m, torch.from_numpy(x), torch.from_numpy(y), torch_loss, lr,
-                                          steps, batch))
-            td.append(tandem_train_seconds(args.tandem, os.path.join(work, onnx_name), xp, yp,
-                                           tandem_loss, lr, epochs, batch, args.threads))
-        return tt, td
+            for engine, python in pythons.items():
+                times[engine].append(torch_train_seconds_in(python, model, os.path.join(work, model + ".state.pt"),
+                                                            xp, yp, loss, lr, steps, batch, args.threads))
+            times["tandem"].append(tandem_train_seconds(args.tandem, os.path.join(work, onnx_name), xp, yp,
+                                                        loss, lr, epochs, batch, args.threads))
+        return times
 
-    mse = torch.nn.functional.mse_loss
-    torch.manual_seed(1)
-    mlp = peaks_mlp()
-    export(mlp, (1, 2), os.path.join(work, "peaks.onnx"))
+    def exported(model, seed, input_shape):
+        """The model's ONNX file and its initial weights (state dict) for every engine."""
+        torch.manual_seed(seed)
+        module = MODELS[model]()
+        export(module, input_shape, os.path.join(work, model + ".onnx"))
+        torch.save(module.state_dict(), os.path.join(work, model + ".state.pt"))
+        return model + ".onnx"
+
     X, Y = peaks()
-    tt, td = race(peaks_mlp, mlp, "peaks.onnx", X, Y, mse, "mse", 0.08, len(X), args.peaks_epochs)
-    per_epoch = [1e3 / args.peaks_epochs * t for t in tt], [1e3 / args.peaks_epochs * t for t in td]
-    row("peaks MLP epoch (40,000 pts)", "ms/epoch", *per_epoch, higher_is_better=False)
+    times = race("peaks", exported("peaks", 1, (1, 2)), X, Y, "mse", 0.08, len(X), args.peaks_epochs)
+    row("peaks MLP epoch (40,000 pts)", "ms/epoch", {e: [1e3 / args.peaks_epochs * t for t in v]
+                                                     for e, v in times.items()}, higher_is_better=False)
 
-    torch.manual_seed(3)
-    ode = ode_mlp()
-    export(ode, (1, 3), os.path.join(work, "ode.onnx"))
     rng = np.random.default_rng(3)
     Xo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
     Yo = rng.standard_normal((args.ode_steps, 3)).astype(np.float32)
-    tt, td = race(ode_mlp, ode, "ode.onnx", Xo, Yo, mse, "mse", 1e-3, 1, args.ode_steps)
-    per_step = [1e6 / args.ode_steps * t for t in tt], [1e6 / args.ode_steps * t for t in td]
-    row("3-100-3 step, batch 1", "us/step", *per_step, higher_is_better=False)
+    times = race("ode", exported("ode", 3, (1, 3)), Xo, Yo, "mse", 1e-3, 1, args.ode_steps)
+    row("3-100-3 step, batch 1", "us/step", {e: [1e6 / args.ode_steps * t for t in v] for e, v in times.items()},
+        higher_is_better=False)
 
-    torch.manual_seed(2)
-    cnn = cifar_cnn().eval()
-    export(cnn, (1, 3, 32, 32), os.path.join(work, "cifar.onnx"))
+    cifar = exported("cifar", 2, (1, 3, 32, 32))
     for batch in (32, 128):
         n = batch * args.cifar_steps
         rng = np.random.default_rng(batch)
         Xc = rng.standard_normal((n, 3, 32, 32)).astype(np.float32)
         Yc = rng.integers(0, 10, n).astype(np.int64)
-        tt, td = race(lambda: cifar_cnn().eval(), cnn, "cifar.onnx", Xc, Yc,
-                      torch.nn.functional.cross_entropy, "cross_entropy", 1e-3, batch, args.cifar_steps)
-        row(f"CIFAR CNN batch {batch}", "img/s", [n / t for t in tt], [n / t for t in td],
+        times = race("cifar", cifar, Xc, Yc, "cross_entropy", 1e-3, batch, args.cifar_steps)
+        row(f"CIFAR CNN batch {batch}", "img/s", {e: [n / t for t in v] for e, v in times.items()},
             higher_is_better=True)
 
 
