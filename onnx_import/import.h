@@ -19,8 +19,11 @@ struct ImportOptions {
   bool run_shape_inference = true;  // onnx::shape_inference (only for opsets ≤ 17)
 };
 
-// Highest ai.onnx opset this importer accepts, and the highest libonnx 1.12 knows.
-constexpr int kMaxSupportedOpset = 21;
+// Highest ai.onnx opset this importer accepts (onnx 1.23's), and the highest libonnx 1.12
+// knows. Past 21 most operator versions only added types (bfloat16, float4/6/8, int2/4),
+// which kernels refuse by dtype; kernels whose semantics changed there are registered
+// only up to the version they implement (Range, Mod, SpaceToDepth follow opset 27-28).
+constexpr int kMaxSupportedOpset = 28;
 constexpr int kMaxLibOnnxOpset = 17;
 
 absl::StatusOr<Graph> ImportModelFile(const std::string& path, const ImportOptions& options = {});

@@ -222,7 +222,8 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
   r.nodes_per_provider = s.stats().nodes_per_provider;
   for (const ValueInfo& vi : s.inputs())
     if (vi.kind == ValueKind::kTensor && vi.dtype == DataType::kUndefined)
-      return finish(BackendTestResult::kFail, "input '" + vi.name + "' has a type that is not supported (maps/sparse tensors)");
+      return finish(BackendTestResult::kFail, "input '" + vi.name +
+                    "' has a type Tandem does not hold (float8/float6/float4/int4/int2 elements, maps, sparse tensors)");
 
   for (const std::string& set : sets) {
     std::string sd = dir + "/" + set;

@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Regenerates expected_failures.txt from a run of the ONNX backend suite.
+# Regenerates an expected-failures list from a run of an ONNX backend suite: the 1.12
+# suite of Debian's libonnx-testdata (expected_failures.txt, default) or, with --current,
+# the suite of onnx from PyPI that tools/onnx_suite/make_suite.sh writes into
+# build/onnx-current (expected_failures_current.txt).
 # Each failing test is listed with a reason: a known category where one applies,
 # otherwise the runner's own failure message. Review the diff before committing.
-# Usage: tests/conformance/update_expected_failures.sh [path/to/tandem]
+# Usage: tests/conformance/update_expected_failures.sh [--current] [path/to/tandem]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+suite=1.12
+if [ "${1:-}" = --current ]; then suite=current; shift; fi
 tandem=${1:-$here/../../build/tandem}
-data=/usr/share/libonnx-testdata/data
-out=$here/expected_failures.txt
+if [ $suite = current ]; then
+  data=$here/../../build/onnx-current
+  bash "$here/../../tools/onnx_suite/make_suite.sh" "$data" >&2
+  dirs=("$data/node" "$data/simple")
+  out=$here/expected_failures_current.txt
+  title="the current ONNX backend suite (onnx $(cat "$data/ONNX_VERSION") from PyPI)"
+  test_name=onnx_conformance_current
+else
+  data=/usr/share/libonnx-testdata/data
+  dirs=("$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple")
+  out=$here/expected_failures.txt
+  title="the ONNX 1.12 backend suite (Debian's libonnx-testdata)"
+  test_name=onnx_conformance
+fi
 {
-  echo "# ONNX backend tests that Tandem fails today, one per line: <test> <reason>."
-  echo "# The onnx_conformance ctest fails if any other test fails or a listed one passes."
-  echo "# Regenerate with tests/conformance/update_expected_failures.sh."
-  "$tandem" test-onnx --quiet "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple" \
+  echo "# Tests of $title that Tandem fails today, one per line: <test> <reason>."
+  echo "# The $test_name ctest fails if any other test fails or a listed one passes."
+  echo "# Regenerate with tests/conformance/update_expected_failures.sh${suite/1.12/}" | sed 's/current$/ --current/'
+  "$tandem" test-onnx --quiet "${dirs[@]}" \
     | grep -E '^test_[^ ]+ +FAIL' \
     | sed -E 's/^(test_[^ ]+) +FAIL: (.*)$/\1\t\2/' \
-    | awk -F'\t' '
-        $1 ~ /^test_castlike_.*BFLOAT16/ { print $1 "\tsuite data contradicts the model: input like is stored as [1], the model declares [3,4]"; next }
+    | awk -F'\t' -v suite="$suite" '
+        suite == "1.12" && $1 ~ /^test_castlike_.*BFLOAT16/ { print $1 "\tsuite data contradicts the model: input like is stored as [1], the model declares [3,4]"; next }
         $1 == "test_adam_multiple" { print $1 "\tsuite data computed with epsilon=1e-2 while the node omits epsilon (spec default 1e-6); ours matches the spec"; next }
         $1 ~ /bernoulli|training_dropout/ { print $1 "\trandom output: the suite stores one draw of a random generator"; next }
         $2 ~ /no provider can run it \(no kernel for op/ { match($2, /no kernel for op [A-Za-z.]+/); print $1 "\tnot implemented: " substr($2, RSTART + 17, RLENGTH - 17); next }

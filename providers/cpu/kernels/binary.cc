@@ -120,7 +120,10 @@ struct ModOp : OpBase<Kind::kNumeric> {
       }
     } else {
       C r = std::fmod(a, b);
-      if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
+      if (fmod) return r;
+      // A - floor(A / B) * B (floats allowed from opset 28): the sign of B, zero included.
+      if (r == 0) return std::copysign(C(0), b);
+      if ((r < 0) != (b < 0)) r += b;
       return r;
     }
   }

@@ -18,8 +18,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 absl::StatusOr<bool> ReadCondition(const Tensor& t, const std::string& what) {
   if (!t.is_tensor() || t.numel() != 1 || t.dtype() == DataType::kString)
     return absl::InvalidArgumentError(what + " must be a single bool value, got " +

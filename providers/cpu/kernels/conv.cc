@@ -23,7 +23,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 

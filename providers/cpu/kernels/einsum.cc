@@ -13,7 +13,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 constexpr int kEllipsis = -1;
 
 // One term of the equation: a list of labels (letters) with kEllipsis for "...".

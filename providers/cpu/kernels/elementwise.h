@@ -19,10 +19,9 @@
 #include "graph/tensor.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
-
-constexpr int kMaxOpset = 1 << 30;
 
 // Arithmetic type used for element type T (half types compute through float).
 template <typename T> struct ComputeOf { using type = T; };

@@ -14,8 +14,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 21;
-
 absl::Status Missing(const char* what) {
   return absl::InvalidArgumentError(std::string("missing required input '") + what + "'");
 }

@@ -26,8 +26,6 @@ void TakeSlices(const Tensor& x, const std::vector<int64_t>& index, int64_t oute
   });
 }
 
-constexpr int kMaxOpset = 21;
-
 absl::Status Missing(const char* what) {
   return absl::InvalidArgumentError(std::string("missing required input '") + what + "'");
 }

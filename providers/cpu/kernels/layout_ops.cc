@@ -13,8 +13,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 21;
-
 absl::Status Missing(const char* what) {
   return absl::InvalidArgumentError(std::string("missing required input '") + what + "'");
 }
@@ -567,7 +565,8 @@ class DepthToSpace : public Kernel {
 
 class SpaceToDepth : public Kernel {
  public:
-  explicit SpaceToDepth(const KernelInfo& info) : b_(info.node.attr_int("blocksize", 0)) {}
+  explicit SpaceToDepth(const KernelInfo& info)
+      : b_(info.node.attr_int("blocksize", 0)), crd_(info.node.attr_string("mode", "DCR") == "CRD") {}
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor* x = ctx.input(0);
     if (!x) return Missing("input");
@@ -577,9 +576,11 @@ class SpaceToDepth : public Kernel {
       return absl::InvalidArgumentError("height and width " + std::to_string(H) + "x" +
                                         std::to_string(W) + " are not divisible by blocksize " +
                                         std::to_string(b));
-    // Walk the output as [N, b, b, C, H/b, W/b].
-    const Dims walk = {N, b, b, C, H / b, W / b};
-    const std::vector<int64_t> strides = {C * H * W, W, 1, H * W, b * W, b};
+    // Walk the output as [N, b, b, C, H/b, W/b] (DCR: channel (bh*b + bw)*C + c) or, for
+    // mode CRD (opset 28), as [N, C, b, b, H/b, W/b] (channel c*b*b + bh*b + bw).
+    const Dims walk = crd_ ? Dims{N, C, b, b, H / b, W / b} : Dims{N, b, b, C, H / b, W / b};
+    const std::vector<int64_t> strides = crd_ ? std::vector<int64_t>{C * H * W, H * W, W, 1, b * W, b}
+                                              : std::vector<int64_t>{C * H * W, W, 1, H * W, b * W, b};
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), {N, C * b * b, H / b, W / b});
     VisitElementWidth(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -590,6 +591,7 @@ class SpaceToDepth : public Kernel {
 
  private:
   int64_t b_;
+  bool crd_;
 };
 
 // ---------------------------------------------------------------------------------------

@@ -14,8 +14,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 enum class Reduction { kNone, kSum, kMean };
 
 // Reads a float tensor of any float dtype as doubles.

@@ -17,7 +17,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 using dt = dnnl::memory::data_type;
 
 bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBfloat16; }

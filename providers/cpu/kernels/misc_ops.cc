@@ -19,8 +19,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 template <typename T>
 constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 

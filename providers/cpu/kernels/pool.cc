@@ -22,7 +22,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 using dt = dnnl::memory::data_type;
 
 enum class PoolKind { kMax, kAvg, kLp };

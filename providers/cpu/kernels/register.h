@@ -5,6 +5,14 @@
 
 namespace tandem::cpu {
 
+// The open end of a kernel's opset range: the kernel implements every later version of its
+// op up to the importer's kMaxSupportedOpset (onnx_import/import.h). After opset 21 most
+// versions only admitted more element types (bfloat16 for some ops; float4/6/8 and int2/4,
+// which no Tensor holds), and each kernel still accepts or refuses a dtype by its own
+// list; where semantics changed (Mod's float rule and SpaceToDepth's mode at 28), the
+// kernel follows the newest version, which agrees with the older ones.
+inline constexpr int kMaxOpset = 1 << 30;
+
 void RegisterUnaryKernels(KernelRegistry& r);        // unary.cc: activations, math
 void RegisterBinaryKernels(KernelRegistry& r);       // binary.cc: arithmetic, compare, logic
 void RegisterVariadicKernels(KernelRegistry& r);     // variadic.cc: Sum, Mean, Max, Min

@@ -16,8 +16,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 template <typename T>
 T FromDouble(double v) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

@@ -18,8 +18,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 enum class Cell { kRnn, kGru, kLstm };
 
 // c[M,N] (row stride ldc) = a[M,K] * b[N,K]^T, all row-major.

@@ -14,8 +14,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 // One bilinear sample: four plane offsets and their weights (all 0 outside the map).
 struct Sample {
   int64_t off[4];

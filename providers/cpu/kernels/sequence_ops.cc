@@ -14,8 +14,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 absl::StatusOr<const Tensor*> NeedSequence(KernelContext& ctx, int i, const char* name) {
   const Tensor* s = ctx.input(i);
   if (!s) return absl::InvalidArgumentError(std::string("input '") + name + "' is missing");

@@ -19,7 +19,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 21;
 
 absl::Status NeedInput(const Tensor* t, const char* what) {
   if (!t) return absl::InvalidArgumentError(std::string("missing required input '") + what + "'");

@@ -17,7 +17,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 using cd = std::complex<double>;
 constexpr double kPi = 3.14159265358979323846;
 

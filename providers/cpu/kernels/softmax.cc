@@ -13,8 +13,6 @@
 namespace tandem::cpu {
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 enum class Mode { kSoftmax, kLogSoftmax, kHardmax };
 
 template <typename T> struct Acc { using type = T; };

@@ -13,8 +13,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 // Decodes UTF-8 into code points. A byte that is not valid UTF-8 becomes the lone
 // surrogate U+DC80+byte (as Python's surrogateescape does), which case mapping leaves alone
 // and EncodeUtf8 turns back into the original byte.

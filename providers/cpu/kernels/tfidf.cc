@@ -13,8 +13,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
-
 class TfIdfVectorizer : public Kernel {
  public:
   explicit TfIdfVectorizer(const KernelInfo& info) {

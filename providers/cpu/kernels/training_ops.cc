@@ -14,7 +14,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr int kMaxOpset = 1 << 30;
 const char kTrainingDomain[] = "ai.onnx.preview.training";
 
 // Shared plumbing: reads R and T, checks the tensor groups and walks each X with its
