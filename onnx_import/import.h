@@ -20,9 +20,7 @@ struct ImportOptions {
 };
 
 // Highest ai.onnx opset this importer accepts (onnx 1.23's), and the highest libonnx 1.12
-// knows. Past 21 most operator versions only added types (bfloat16, float4/6/8, int2/4),
-// which kernels refuse by dtype; kernels whose semantics changed there are registered
-// only up to the version they implement (Range, Mod, SpaceToDepth follow opset 27-28).
+// knows. What kernels do with versions past 21: providers/cpu/kernels/register.h.
 constexpr int kMaxSupportedOpset = 28;
 constexpr int kMaxLibOnnxOpset = 17;
 

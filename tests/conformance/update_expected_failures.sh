@@ -18,17 +18,19 @@ if [ $suite = current ]; then
   out=$here/expected_failures_current.txt
   title="the current ONNX backend suite (onnx $(cat "$data/ONNX_VERSION") from PyPI)"
   test_name=onnx_conformance_current
+  regenerate="tests/conformance/update_expected_failures.sh --current"
 else
   data=/usr/share/libonnx-testdata/data
   dirs=("$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple")
   out=$here/expected_failures.txt
   title="the ONNX 1.12 backend suite (Debian's libonnx-testdata)"
   test_name=onnx_conformance
+  regenerate="tests/conformance/update_expected_failures.sh"
 fi
 {
   echo "# Tests of $title that Tandem fails today, one per line: <test> <reason>."
   echo "# The $test_name ctest fails if any other test fails or a listed one passes."
-  echo "# Regenerate with tests/conformance/update_expected_failures.sh${suite/1.12/}" | sed 's/current$/ --current/'
+  echo "# Regenerate with $regenerate."
   "$tandem" test-onnx --quiet "${dirs[@]}" \
     | grep -E '^test_[^ ]+ +FAIL' \
     | sed -E 's/^(test_[^ ]+) +FAIL: (.*)$/\1\t\2/' \
