@@ -222,8 +222,10 @@ class Importer {
 
   // Kernels rely on the inputs the op's schema requires being there; libonnx's checker
   // says so only up to opset 17 and only when it runs. Newer opsets use the newest
-  // schema libonnx knows (required inputs are never removed by later versions).
+  // schema libonnx knows: later versions keep every required input, except
+  // OptionalHasElement, whose input is optional from opset 18.
   absl::Status CheckRequiredInputs(const Node& node, int opset) const {
+    if (node.op_type == "OptionalHasElement" && node.domain.empty() && opset >= 18) return absl::OkStatus();
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
         node.op_type, std::min(opset, kMaxLibOnnxOpset), node.domain);
     if (!schema) return absl::OkStatus();

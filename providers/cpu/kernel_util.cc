@@ -105,6 +105,8 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
     const int64_t span = in[i] + g.pads_begin[i] + g.pads_end[i] - eff;
     if (span < 0) return bad("window is larger than the padded input");
     g.out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // Ceil mode never starts a last window inside the end padding (as PyTorch and onnx 1.16+).
+    if (ceil_mode && g.out[i] > 1 && (g.out[i] - 1) * s >= in[i] + g.pads_begin[i]) --g.out[i];
   }
   return g;
 }

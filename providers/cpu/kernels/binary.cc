@@ -151,13 +151,17 @@ CMP_OP(OrOp, Kind::kBool, a || b)
 CMP_OP(XorOp, Kind::kBool, a != b)
 #undef CMP_OP
 
-struct BitShiftOp : OpBase<Kind::kUnsigned> {
+// Shifts past the width (or negative ones, signed types from opset 28) give 0, or -1 for a
+// negative value shifted right; signed values shift right arithmetically and left as
+// their unsigned bits.
+struct BitShiftOp : OpBase<Kind::kInt> {
   bool left;
   explicit BitShiftOp(const KernelInfo& info)
       : left(info.node.attr_string("direction", "") == "LEFT") {}
   template <typename C> C operator()(C a, C b) const {
-    if (b >= sizeof(C) * 8) return 0;
-    return static_cast<C>(left ? a << b : a >> b);
+    using U = std::make_unsigned_t<C>;
+    if (b < C(0) || static_cast<U>(b) >= sizeof(C) * 8) return !left && a < C(0) ? C(-1) : C(0);
+    return left ? static_cast<C>(static_cast<U>(static_cast<U>(a) << b)) : static_cast<C>(a >> b);
   }
 };
 
@@ -402,7 +406,8 @@ void RegisterBinaryKernels(KernelRegistry& r) {
   r.Add("Or", 7, M, kBool, Make<BinaryKernel<OrOp>>());
   r.Add("Xor", 1, 6, kBool, Make<BinaryKernel<XorOp>>());
   r.Add("Xor", 7, M, kBool, Make<BinaryKernel<XorOp>>());
-  r.Add("BitShift", 11, M, kUnsigned, Make<BinaryKernel<BitShiftOp>>());
+  r.Add("BitShift", 11, 27, kUnsigned, Make<BinaryKernel<BitShiftOp>>());
+  r.Add("BitShift", 28, M, kIntegers, Make<BinaryKernel<BitShiftOp>>());
   r.Add("BitwiseAnd", 18, M, kIntegers, Make<BinaryKernel<BitAndOp>>());
   r.Add("BitwiseOr", 18, M, kIntegers, Make<BinaryKernel<BitOrOp>>());
   r.Add("BitwiseXor", 18, M, kIntegers, Make<BinaryKernel<BitXorOp>>());

@@ -202,8 +202,12 @@ void RegisterGeneratorKernels(KernelRegistry& r) {
   std::vector<DataType> numeric_bool = types::kNumeric;
   numeric_bool.push_back(DataType::kBool);
   r.Add("ConstantOfShape", 9, kMaxOpset, {DataType::kInt64}, Make<ConstantOfShape>());
-  r.Add("Range", 11, kMaxOpset,
+  r.Add("Range", 11, 26,
         {DataType::kFloat, DataType::kDouble, DataType::kInt16, DataType::kInt32, DataType::kInt64},
+        Make<Range>());
+  r.Add("Range", 27, kMaxOpset,  // 27 admits float16 and bfloat16
+        {DataType::kFloat, DataType::kDouble, DataType::kFloat16, DataType::kBfloat16,
+         DataType::kInt16, DataType::kInt32, DataType::kInt64},
         Make<Range>());
   r.Add("RandomUniform", 1, kMaxOpset, {}, Make<RandomKernel<Dist::kUniform, false>>());
   r.Add("RandomNormal", 1, kMaxOpset, {}, Make<RandomKernel<Dist::kNormal, false>>());

@@ -1,4 +1,4 @@
-// Miscellaneous reference kernels: TopK, CumSum, Dropout, Unique, NonMaxSuppression,
+// Miscellaneous reference kernels: TopK, CumSum, CumProd, Dropout, Unique, NonMaxSuppression,
 // MaxUnpool, Det and the linear (de)quantization ops. Resize/Upsample/GridSample live
 // in resize.cc and Einsum in einsum.cc.
 #include <algorithm>
@@ -113,11 +113,13 @@ class TopK : public Kernel {
   bool largest_;
 };
 
-// -------------------------------------------------------------------------- CumSum
+// ----------------------------------------------------------------- CumSum, CumProd
+// Running sum (or product) along the axis input; `exclusive` starts from 0 (or 1).
 class CumSum : public Kernel {
  public:
   explicit CumSum(const KernelInfo& info)
-      : exclusive_(info.node.attr_int("exclusive", 0) != 0),
+      : product_(info.node.op_type == "CumProd"),
+        exclusive_(info.node.attr_int("exclusive", 0) != 0),
         reverse_(info.node.attr_int("reverse", 0) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
@@ -140,18 +142,14 @@ class CumSum : public Kernel {
       T* out = y.data<T>();
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
-          Acc acc = Acc(0);
+          Acc acc = Acc(product_ ? 1 : 0);
           for (int64_t s = 0; s < n; ++s) {
             int64_t j = reverse_ ? n - 1 - s : s;
             int64_t off = (o * n + j) * inner + i;
             Acc v = static_cast<Acc>(in[off]);
-            if (exclusive_) {
-              out[off] = static_cast<T>(acc);
-              acc = static_cast<Acc>(acc + v);
-            } else {
-              acc = static_cast<Acc>(acc + v);
-              out[off] = static_cast<T>(acc);
-            }
+            if (exclusive_) out[off] = static_cast<T>(acc);
+            acc = static_cast<Acc>(product_ ? acc * v : acc + v);
+            if (!exclusive_) out[off] = static_cast<T>(acc);
           }
         }
       }
@@ -160,7 +158,7 @@ class CumSum : public Kernel {
   }
 
  private:
-  bool exclusive_, reverse_;
+  bool product_, exclusive_, reverse_;
 };
 
 // ------------------------------------------------------------------------- Dropout
@@ -553,34 +551,50 @@ class Det : public Kernel {
 };
 
 // ------------------------------------------------------------------ Quantization
-// Scale / zero point as a per-tensor scalar or a 1-D per-axis vector.
+// Scale / zero point as a per-tensor scalar, a 1-D per-axis vector, or (opset 21,
+// block_size > 0) a tensor of the input's rank whose `axis` dim counts blocks of
+// block_size consecutive elements.
 struct QuantParams {
-  int axis = 0;
-  int64_t axis_dim = 1, inner = 1;  // element i uses param (i / inner) % axis_dim
+  int64_t axis_dim = 1, inner = 1;  // size of the quantized axis and of the dims after it
+  int64_t block = 0, blocks = 1;    // block_size and the scale's dim on the axis (blocked)
   std::vector<double> scale;
   std::vector<int64_t> zero;
-  size_t At(int64_t i) const { return scale.size() == 1 ? 0 : (i / inner) % axis_dim; }
+  size_t At(int64_t i) const {
+    if (scale.size() == 1) return 0;
+    const int64_t a = (i / inner) % axis_dim;
+    if (!block) return static_cast<size_t>(a);
+    const int64_t outer = i / (inner * axis_dim);
+    return static_cast<size_t>((outer * blocks + a / block) * inner + i % inner);
+  }
 };
 
-absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale,
-                                            const Tensor* zp, int64_t axis_attr, int opset) {
+absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale, const Tensor* zp,
+                                            int64_t axis_attr, int64_t block_size, int opset) {
   if (!scale) return absl::InvalidArgumentError("missing scale input");
   QuantParams q;
-  if (scale->numel() == 1 && scale->rank() <= 1) {
-    // per-tensor
-  } else {
-    if (opset < 13 || scale->rank() != 1)
+  const bool per_tensor = scale->numel() == 1 && scale->rank() <= 1;
+  if (!per_tensor || block_size > 0) {
+    if (opset < 13 || (block_size <= 0 && scale->rank() != 1))
       return absl::InvalidArgumentError("scale must be a scalar or a 1-D per-axis tensor, got " +
                                         DimsToString(scale->dims()));
     auto a = NormalizeAxis(axis_attr, x.rank());
     if (!a.ok()) return a.status();
-    q.axis = *a;
-    q.axis_dim = x.dim(q.axis);
-    q.inner = DimProduct(x.dims(), q.axis + 1, x.rank());
-    if (scale->dim(0) != q.axis_dim)
+    q.axis_dim = x.dim(*a);
+    q.inner = DimProduct(x.dims(), *a + 1, x.rank());
+    if (block_size > 0) {
+      q.block = block_size;
+      q.blocks = (q.axis_dim + block_size - 1) / block_size;
+      Dims want = x.dims();
+      want[*a] = q.blocks;
+      if (scale->dims() != want)
+        return absl::InvalidArgumentError("blocked scale " + DimsToString(scale->dims()) + " must be " +
+                                          DimsToString(want) + " (block_size " + std::to_string(block_size) +
+                                          " on axis " + std::to_string(*a) + ")");
+    } else if (scale->dim(0) != q.axis_dim) {
       return absl::InvalidArgumentError("scale has " + std::to_string(scale->dim(0)) +
-                                        " values but axis " + std::to_string(q.axis) +
+                                        " values but axis " + std::to_string(*a) +
                                         " of input has size " + std::to_string(q.axis_dim));
+    }
   }
   for (int64_t i = 0; i < scale->numel(); ++i) q.scale.push_back(scale->ElementAsDouble(i));
   if (zp) {
@@ -595,49 +609,75 @@ absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale
   return q;
 }
 
+// The integer range of a quantized type, or false for a type QuantizeLinear cannot write.
+bool QuantRange(DataType t, double* lo, double* hi) {
+  switch (t) {
+    case DataType::kUint8: *lo = 0; *hi = 255; return true;
+    case DataType::kInt8: *lo = -128; *hi = 127; return true;
+    case DataType::kUint16: *lo = 0; *hi = 65535; return true;
+    case DataType::kInt16: *lo = -32768; *hi = 32767; return true;
+    default: return false;
+  }
+}
+
+// Opset 21 added block_size and output_dtype (the type when no zero point is given), and
+// 16-bit types.
 class QuantizeLinear : public Kernel {
  public:
   explicit QuantizeLinear(const KernelInfo& info)
-      : opset_(info.opset), axis_(info.node.attr_int("axis", 1)) {}
+      : opset_(info.opset),
+        axis_(info.node.attr_int("axis", 1)),
+        block_size_(info.node.attr_int("block_size", 0)),
+        output_dtype_(static_cast<DataType>(info.node.attr_int("output_dtype", 0))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
     const Tensor* zp = ctx.input(2);
-    DataType yt = zp ? zp->dtype() : DataType::kUint8;
-    if (yt != DataType::kUint8 && yt != DataType::kInt8)
-      return absl::InvalidArgumentError(std::string("unsupported zero point type ") +
-                                        DataTypeName(yt) + " (int8 and uint8 are supported)");
-    auto q = ReadQuantParams(x, ctx.input(1), zp, axis_, opset_);
+    if (zp && output_dtype_ != DataType::kUndefined && zp->dtype() != output_dtype_)
+      return absl::InvalidArgumentError("output_dtype differs from the zero point's type");
+    const DataType yt = zp ? zp->dtype() : output_dtype_ != DataType::kUndefined ? output_dtype_ : DataType::kUint8;
+    double lo, hi;
+    if (!QuantRange(yt, &lo, &hi))
+      return absl::InvalidArgumentError(std::string("unsupported output type ") + DataTypeName(yt) +
+                                        " (int8, uint8, int16 and uint16 are supported)");
+    auto q = ReadQuantParams(x, ctx.input(1), zp, axis_, block_size_, opset_);
     if (!q.ok()) return q.status();
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
-    const double lo = yt == DataType::kUint8 ? 0 : -128, hi = yt == DataType::kUint8 ? 255 : 127;
     VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        size_t p = q->At(i);
-        double v;
-        if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
-          v = std::nearbyint(ToD(in[i]) / q->scale[p]);
-        else  // float arithmetic like the reference
-          v = std::nearbyint(static_cast<float>(in[i]) / static_cast<float>(q->scale[p]));
-        v = std::min(hi, std::max(lo, v + static_cast<double>(q->zero[p])));
-        if (yt == DataType::kUint8) y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
-        else y.data<int8_t>()[i] = static_cast<int8_t>(v);
-      }
+      VisitNumericType(yt, [&](auto otag) {
+        using O = decltype(otag);
+        if constexpr (std::is_integral_v<O>) {
+          O* out = y.data<O>();
+          for (int64_t i = 0; i < x.numel(); ++i) {
+            size_t p = q->At(i);
+            double v;
+            if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
+              v = std::nearbyint(ToD(in[i]) / q->scale[p]);
+            else  // float arithmetic like the reference
+              v = std::nearbyint(static_cast<float>(in[i]) / static_cast<float>(q->scale[p]));
+            out[i] = static_cast<O>(std::min(hi, std::max(lo, v + static_cast<double>(q->zero[p]))));
+          }
+        }
+      });
     });
     return absl::OkStatus();
   }
 
  private:
   int opset_;
-  int64_t axis_;
+  int64_t axis_, block_size_;
+  DataType output_dtype_;
 };
 
 class DequantizeLinear : public Kernel {
  public:
   explicit DequantizeLinear(const KernelInfo& info)
-      : opset_(info.opset), axis_(info.node.attr_int("axis", 1)) {}
+      : opset_(info.opset),
+        axis_(info.node.attr_int("axis", 1)),
+        block_size_(info.node.attr_int("block_size", 0)),
+        output_dtype_(static_cast<DataType>(info.node.attr_int("output_dtype", 0))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -645,10 +685,13 @@ class DequantizeLinear : public Kernel {
     const Tensor* zp = ctx.input(2);
     if (zp && zp->dtype() != x.dtype())
       return absl::InvalidArgumentError("zero point type differs from input type");
-    auto q = ReadQuantParams(x, scale, zp, axis_, opset_);
+    auto q = ReadQuantParams(x, scale, zp, axis_, block_size_, opset_);
     if (!q.ok()) return q.status();
     DataType yt = scale->dtype();
     if (!IsFloatingPoint(yt)) return absl::InvalidArgumentError("scale must be a float tensor");
+    if (output_dtype_ != DataType::kUndefined && output_dtype_ != yt)
+      return absl::InvalidArgumentError(std::string("output_dtype ") + DataTypeName(output_dtype_) +
+                                        " differs from the scale's type " + DataTypeName(yt));
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
     VisitNumericType(yt, [&](auto otag) {
       using O = decltype(otag);
@@ -667,7 +710,8 @@ class DequantizeLinear : public Kernel {
 
  private:
   int opset_;
-  int64_t axis_;
+  int64_t axis_, block_size_;
+  DataType output_dtype_;
 };
 
 class DynamicQuantizeLinear : public Kernel {
@@ -707,6 +751,7 @@ void RegisterMiscKernels(KernelRegistry& r) {
                                         DT::kFloat,  DT::kDouble, DT::kFloat16, DT::kBfloat16};
   r.Add("CumSum", 11, 13, cumsum_types, Make<CumSum>());
   r.Add("CumSum", 14, kMaxOpset, cumsum_types, Make<CumSum>());
+  r.Add("CumProd", 26, kMaxOpset, cumsum_types, Make<CumSum>());
   r.Add("Dropout", 7, 9, types::kFloats, Make<Dropout>());
   r.Add("Dropout", 10, 11, types::kFloats, Make<Dropout>());
   r.Add("Dropout", 12, kMaxOpset, types::kFloats, Make<Dropout>());
@@ -719,9 +764,12 @@ void RegisterMiscKernels(KernelRegistry& r) {
                                 DT::kDouble};
   r.Add("QuantizeLinear", 10, 12, q_in, Make<QuantizeLinear>());
   r.Add("QuantizeLinear", 13, 20, q_in, Make<QuantizeLinear>());
+  r.Add("QuantizeLinear", 21, kMaxOpset, q_in, Make<QuantizeLinear>());
   const std::vector<DT> dq_in = {DT::kInt8, DT::kUint8, DT::kInt32};
   r.Add("DequantizeLinear", 10, 12, dq_in, Make<DequantizeLinear>());
   r.Add("DequantizeLinear", 13, 20, dq_in, Make<DequantizeLinear>());
+  const std::vector<DT> dq_in_21 = {DT::kInt8, DT::kUint8, DT::kInt16, DT::kUint16, DT::kInt32};
+  r.Add("DequantizeLinear", 21, kMaxOpset, dq_in_21, Make<DequantizeLinear>());
   r.Add("DynamicQuantizeLinear", 11, kMaxOpset, types::kFloat, Make<DynamicQuantizeLinear>());
 }
 

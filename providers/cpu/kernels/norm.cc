@@ -1,6 +1,6 @@
 // Normalization ops: BatchNormalization (inference, and training mode with running
-// statistics), LRN, InstanceNormalization, LayerNormalization (with Mean/InvStdDev) and
-// MeanVarianceNormalization. float32 LRN (odd size) and LayerNormalization (full-size
+// statistics), LRN, InstanceNormalization, LayerNormalization (with Mean/InvStdDev),
+// RMSNormalization, GroupNormalization, LpNormalization and MeanVarianceNormalization. float32 LRN (odd size) and LayerNormalization (full-size
 // scale/bias) run on the oneDNN lrn / layer_normalization primitives; float32 inference
 // BatchNormalization is a fused per-channel scale/shift loop (several times faster than
 // oneDNN's plain-layout batch_normalization), also on channel-blocked input (attribute
@@ -42,6 +42,25 @@ void Set(Tensor& t, int64_t i, double v) {
 std::vector<double> ReadAll(const Tensor& t) {
   std::vector<double> v(t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = Get(t, i);
+  return v;
+}
+
+// Error unless `t` (when given) broadcasts to `dims` without growing them (a Scale/B over
+// the normalized dims).
+absl::Status CheckBroadcastsTo(const Tensor* t, const Dims& dims) {
+  if (!t) return absl::OkStatus();
+  auto b = BroadcastShapes(t->dims(), dims);
+  if (!b.ok() || *b != dims || t->rank() > static_cast<int>(dims.size()))
+    return absl::InvalidArgumentError("scale/bias of shape " + DimsToString(t->dims()) +
+                                      " cannot be broadcast to " + DimsToString(dims));
+  return absl::OkStatus();
+}
+// The values of `t` broadcast to `dims` (checked by CheckBroadcastsTo), or `fill` when absent.
+std::vector<double> ExpandTo(const Tensor* t, const Dims& dims, double fill) {
+  std::vector<double> v(NumElements(dims), fill);
+  if (!t) return v;
+  ForEachBroadcast(dims, {BroadcastStrides(t->dims(), dims)},
+                   [&](int64_t i, const std::vector<int64_t>& off) { v[i] = Get(*t, off[0]); });
   return v;
 }
 
@@ -317,13 +336,8 @@ class LayerNorm : public Kernel {
     if (!axis.ok()) return axis.status();
     const Dims inner_dims(x.dims().begin() + *axis, x.dims().end());
     const int64_t outer = DimProduct(x.dims(), 0, *axis), inner = NumElements(inner_dims);
-    for (const Tensor* t : {&scale, bias}) {
-      if (!t) continue;
-      auto b = BroadcastShapes(t->dims(), inner_dims);
-      if (!b.ok() || *b != inner_dims || t->rank() > static_cast<int>(inner_dims.size()))
-        return absl::InvalidArgumentError("Scale/B of shape " + DimsToString(t->dims()) +
-                                          " cannot be broadcast to " + DimsToString(inner_dims));
-    }
+    for (const Tensor* t : {&scale, bias})
+      if (auto s = CheckBroadcastsTo(t, inner_dims); !s.ok()) return s;
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
     Dims stat_dims(x.dims().begin(), x.dims().begin() + *axis);
     stat_dims.resize(x.rank(), 1);
@@ -340,17 +354,7 @@ class LayerNorm : public Kernel {
       auto s = RunDnnl(x, scale, bias, y, mean_t, inv_t, outer, inner);
       if (s.code() != absl::StatusCode::kUnimplemented) return s;
     }
-    // Expand Scale/B to `inner` values.
-    auto expand = [&](const Tensor* t, double fill) {
-      std::vector<double> v(inner, fill);
-      if (!t) return v;
-      auto strides = BroadcastStrides(t->dims(), inner_dims);
-      ForEachBroadcast(inner_dims, {strides}, [&](int64_t i, const std::vector<int64_t>& off) {
-        v[i] = Get(*t, off[0]);
-      });
-      return v;
-    };
-    const std::vector<double> sc = expand(&scale, 1), bi = expand(bias, 0);
+    const std::vector<double> sc = ExpandTo(&scale, inner_dims, 1), bi = ExpandTo(bias, inner_dims, 0);
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t base = o * inner;
       double mean = 0, var = 0;
@@ -432,6 +436,124 @@ class LayerNorm : public Kernel {
 };
 
 // ---------------------------------------------------------------------------------------
+// RMSNormalization (opset 23): x / sqrt(mean(x^2 over dims [axis, rank)) + epsilon) * scale.
+
+class RmsNorm : public Kernel {
+ public:
+  explicit RmsNorm(const KernelInfo& info)
+      : axis_(info.node.attr_int("axis", -1)), epsilon_(info.node.attr_float("epsilon", 1e-5f)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& scale = *ctx.input(1);
+    auto axis = NormalizeAxis(axis_, x.rank());
+    if (!axis.ok()) return axis.status();
+    const Dims inner_dims(x.dims().begin() + *axis, x.dims().end());
+    if (auto s = CheckBroadcastsTo(&scale, inner_dims); !s.ok()) return s;
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    const int64_t inner = NumElements(inner_dims), outer = inner ? x.numel() / inner : 0;
+    const std::vector<double> sc = ExpandTo(&scale, inner_dims, 1);
+    ParallelFor(outer, [&](int64_t o) {
+      const int64_t base = o * inner;
+      double sq = 0;
+      for (int64_t i = 0; i < inner; ++i) sq += Get(x, base + i) * Get(x, base + i);
+      const double inv = 1.0 / std::sqrt(sq / inner + epsilon_);
+      for (int64_t i = 0; i < inner; ++i) Set(y, base + i, Get(x, base + i) * inv * sc[i]);
+    }, 64);
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_;
+  float epsilon_;
+};
+
+// ---------------------------------------------------------------------------------------
+// GroupNormalization: x [N, C, ...] normalized over each group of C / num_groups channels
+// and their spatial dims, then scaled per channel (opset 21; per group before 21).
+
+class GroupNorm : public Kernel {
+ public:
+  explicit GroupNorm(const KernelInfo& info)
+      : per_group_scale_(info.opset < 21),
+        groups_(info.node.attr_int("num_groups", 0)),
+        epsilon_(info.node.attr_float("epsilon", 1e-5f)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& scale = *ctx.input(1);
+    const Tensor& bias = *ctx.input(2);
+    if (x.rank() < 2) return absl::InvalidArgumentError("X must be [N, C, ...], got " + DimsToString(x.dims()));
+    const int64_t N = x.dim(0), C = x.dim(1), S = DimProduct(x.dims(), 2, x.rank());
+    if (groups_ <= 0 || C % groups_ != 0)
+      return absl::InvalidArgumentError("num_groups " + std::to_string(groups_) +
+                                        " must be positive and divide the " + std::to_string(C) + " channels");
+    const int64_t want = per_group_scale_ ? groups_ : C;
+    if (scale.numel() != want || bias.numel() != want)
+      return absl::InvalidArgumentError("scale and bias must have " + std::to_string(want) + " elements (" +
+                                        (per_group_scale_ ? "one per group" : "one per channel") +
+                                        "), got " + DimsToString(scale.dims()) + " and " +
+                                        DimsToString(bias.dims()));
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    const int64_t cg = C / groups_, len = cg * S;
+    ParallelFor(N * groups_, [&](int64_t ng) {
+      const int64_t base = ng * len, g = ng % groups_;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < len; ++i) mean += Get(x, base + i);
+      mean /= std::max<int64_t>(len, 1);
+      for (int64_t i = 0; i < len; ++i) var += (Get(x, base + i) - mean) * (Get(x, base + i) - mean);
+      const double inv = 1.0 / std::sqrt(var / std::max<int64_t>(len, 1) + epsilon_);
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t k = per_group_scale_ ? g : g * cg + i / S;
+        Set(y, base + i, (Get(x, base + i) - mean) * inv * Get(scale, k) + Get(bias, k));
+      }
+    }, 1);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool per_group_scale_;
+  int64_t groups_;
+  float epsilon_;
+};
+
+// ---------------------------------------------------------------------------------------
+// LpNormalization: x / ||x||_p along `axis` (p = 1 or 2); a zero norm gives 0.
+
+class LpNorm : public Kernel {
+ public:
+  explicit LpNorm(const KernelInfo& info)
+      : axis_(info.node.attr_int("axis", -1)), p_(info.node.attr_int("p", 2)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    if (p_ != 1 && p_ != 2)
+      return absl::InvalidArgumentError("attribute p must be 1 or 2, got " + std::to_string(p_));
+    auto axis = NormalizeAxis(axis_, std::max(x.rank(), 1));
+    if (!axis.ok()) return axis.status();
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
+    const Dims dims = x.rank() == 0 ? Dims{1} : x.dims();
+    const int64_t n = dims[*axis], inner = DimProduct(dims, *axis + 1, static_cast<int>(dims.size()));
+    const int64_t outer = DimProduct(dims, 0, *axis);
+    ParallelFor(outer * inner, [&](int64_t r) {
+      const int64_t base = (r / inner) * n * inner + r % inner;
+      double norm = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const double v = Get(x, base + k * inner);
+        norm += p_ == 1 ? std::abs(v) : v * v;
+      }
+      if (p_ == 2) norm = std::sqrt(norm);
+      for (int64_t k = 0; k < n; ++k)
+        Set(y, base + k * inner, norm == 0 ? 0.0 : Get(x, base + k * inner) / norm);
+    }, 256);
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_, p_;
+};
+
+// ---------------------------------------------------------------------------------------
 // MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`.
 
 class Mvn : public Kernel {
@@ -499,6 +621,10 @@ void RegisterNormKernels(KernelRegistry& r) {
   fused_ln.types = f;
   fused_ln.create = Make<LayerNorm>();
   r.Add(fused_ln);
+  r.Add("RMSNormalization", 23, kMaxOpset, f, Make<RmsNorm>());
+  r.Add("GroupNormalization", 18, 20, f, Make<GroupNorm>());
+  r.Add("GroupNormalization", 21, kMaxOpset, f, Make<GroupNorm>());
+  r.Add("LpNormalization", 1, kMaxOpset, f, Make<LpNorm>());
   r.Add("MeanVarianceNormalization", 9, 12, f, Make<Mvn>());
   r.Add("MeanVarianceNormalization", 13, kMaxOpset, f, Make<Mvn>());
 }

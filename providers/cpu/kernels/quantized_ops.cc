@@ -29,13 +29,14 @@ std::vector<int32_t> ToInt32(const Tensor& t) {
   return v;
 }
 
-// Float values of a scale tensor.
+// Values of a scale tensor as float (float16 and bfloat16 scales from opset 21).
 absl::StatusOr<std::vector<float>> ReadScales(const Tensor* t, const char* name) {
   if (!t) return absl::InvalidArgumentError(std::string("missing input '") + name + "'");
-  if (t->dtype() != DataType::kFloat)
-    return absl::InvalidArgumentError(std::string("input '") + name + "' must be float");
-  const float* p = t->data<float>();
-  return std::vector<float>(p, p + t->numel());
+  if (!IsFloatingPoint(t->dtype()))
+    return absl::InvalidArgumentError(std::string("input '") + name + "' must be a float tensor");
+  std::vector<float> v(static_cast<size_t>(t->numel()));
+  for (int64_t i = 0; i < t->numel(); ++i) v[i] = static_cast<float>(t->ElementAsDouble(i));
+  return v;
 }
 
 // Zero-point values (int32); an omitted zero point is 0 of type `fallback`.

@@ -314,6 +314,11 @@ class Reduce : public Kernel {
       if constexpr (kIsFloatLike<T> || kIsInt<T>) {
         ReferenceReduce<T>(kind_, x, reduced, y);
         done = true;
+      } else if constexpr (std::is_same_v<T, bool>) {  // opset 20: Max is any, Min is all
+        if (kind_ == RK::kMax || kind_ == RK::kMin) {
+          ReferenceReduce<T>(kind_, x, reduced, y);
+          done = true;
+        }
       }
     });
     return done ? absl::OkStatus()
@@ -406,7 +411,14 @@ void RegisterReduceKernels(KernelRegistry& r) {
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
     r.Add(op, 1, 17, kNumeric, Make<Reduce>());
-    r.Add(op, 18, M, kNumeric, Make<Reduce>());
+    if (std::string(op) == "ReduceMax" || std::string(op) == "ReduceMin") {
+      std::vector<DataType> with_bool = kNumeric;  // opset 20 admits bool
+      with_bool.push_back(DataType::kBool);
+      r.Add(op, 18, 19, kNumeric, Make<Reduce>());
+      r.Add(op, 20, M, with_bool, Make<Reduce>());
+    } else {
+      r.Add(op, 18, M, kNumeric, Make<Reduce>());
+    }
   }
   r.Add("ArgMax", 1, M, kNumeric, Make<ArgReduce>());
   r.Add("ArgMin", 1, M, kNumeric, Make<ArgReduce>());

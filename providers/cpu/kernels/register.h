@@ -18,12 +18,16 @@ void RegisterBinaryKernels(KernelRegistry& r);       // binary.cc: arithmetic, c
 void RegisterVariadicKernels(KernelRegistry& r);     // variadic.cc: Sum, Mean, Max, Min
 void RegisterReduceKernels(KernelRegistry& r);       // reduce.cc: Reduce*, ArgMax/ArgMin
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax.cc
+void RegisterAttentionKernels(KernelRegistry& r);    // attention.cc: Attention
+void RegisterTransformerKernels(KernelRegistry& r);  // transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm
 void RegisterConvKernels(KernelRegistry& r);         // conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // pool.cc
 void RegisterNormKernels(KernelRegistry& r);         // norm.cc: BatchNorm, LRN, LayerNorm, ...
 void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape, Shape, ...
+void RegisterCastKernels(KernelRegistry& r);         // cast_ops.cc: Cast, CastLike, BitCast
+void RegisterSpatialKernels(KernelRegistry& r);      // spatial_ops.cc: CenterCropPad, Col2Im, AffineGrid
 void RegisterLayoutKernels(KernelRegistry& r);       // layout_ops.cc: Transpose, Concat, Split, ...
 void RegisterIndexKernels(KernelRegistry& r);        // index_ops.cc: Gather*, Scatter*, ...
 void RegisterGeneratorKernels(KernelRegistry& r);    // generator_ops.cc: Constant, Range, ...
@@ -64,12 +68,16 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterVariadicKernels(r);
   RegisterReduceKernels(r);
   RegisterSoftmaxKernels(r);
+  RegisterAttentionKernels(r);
+  RegisterTransformerKernels(r);
   RegisterMatMulKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);
   RegisterNormKernels(r);
   RegisterShapeKernels(r);
+  RegisterCastKernels(r);
+  RegisterSpatialKernels(r);
   RegisterLayoutKernels(r);
   RegisterIndexKernels(r);
   RegisterGeneratorKernels(r);

@@ -146,6 +146,11 @@ struct GeluOp : FloatOnly {
     return !tanh_approx;
   }
 };
+struct SwishOp : FloatOnly {
+  float alpha;
+  explicit SwishOp(const Node& n) : alpha(n.attr_float("alpha", 1.f)) {}
+  template <typename C> C operator()(C x) const { return x / (C(1) + std::exp(-C(alpha) * x)); }
+};
 struct MishOp : FloatOnly {
   explicit MishOp(const Node&) {}
   template <typename C> C operator()(C x) const { return x * std::tanh(Softplus(x)); }
@@ -379,6 +384,7 @@ void RegisterUnaryKernels(KernelRegistry& r) {
   Add(r, "Shrink", 9, M, kNumeric, Make<UnaryKernel<ShrinkOp>>());
   Add(r, "Gelu", 20, M, kFloats, Make<UnaryKernel<GeluOp>>());
   Add(r, "Mish", 18, M, kFloats, Make<UnaryKernel<MishOp>>());
+  Add(r, "Swish", 24, M, kFloats, Make<UnaryKernel<SwishOp>>());
 
   // Arithmetic and math functions.
   Add(r, "Abs", 1, 5, kFloats, Make<UnaryKernel<AbsOp>>());

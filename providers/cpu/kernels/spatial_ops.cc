@@ -1,0 +1,232 @@
+// Spatial rearrangement ops of opsets 18-20:
+// - CenterCropPad: crops or zero-pads each listed axis to a target size, centred (an odd
+//   difference puts the extra element at the end).
+// - Col2Im: sums sliding blocks [N, C*prod(block), L] back into images [N, C, *image],
+//   the inverse of im2col with strides, dilations and pads.
+// - AffineGrid: sampling grids [N, H, W, 2] (or [N, D, H, W, 3]) from affine matrices
+//   theta [N, 2, 3] (or [N, 3, 4]) over normalized coordinates in [-1, 1].
+#include <cstring>
+#include <vector>
+
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/elementwise.h"
+#include "providers/cpu/kernels/register.h"
+
+namespace tandem::cpu {
+namespace {
+
+class CenterCropPad : public Kernel {
+ public:
+  explicit CenterCropPad(const KernelInfo& info)
+      : has_axes_(info.node.has_attr("axes")), axes_attr_(info.node.attr_ints("axes", {})) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const std::vector<int64_t> shape = ReadInt64s(*ctx.input(1));
+    std::vector<int64_t> axes = axes_attr_;
+    if (!has_axes_)
+      for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
+    if (shape.size() != axes.size())
+      return absl::InvalidArgumentError("shape has " + std::to_string(shape.size()) + " values for " +
+                                        std::to_string(axes.size()) + " axes");
+    Dims out = x.dims();
+    std::vector<int64_t> src_start(x.rank(), 0), dst_start(x.rank(), 0);
+    Dims copy = x.dims();  // extent copied per axis
+    for (size_t k = 0; k < axes.size(); ++k) {
+      auto a = NormalizeAxis(axes[k], x.rank());
+      if (!a.ok()) return a.status();
+      const int64_t dim = x.dim(*a), want = shape[k];
+      if (want < 0) return absl::InvalidArgumentError("target size " + std::to_string(want) + " is negative");
+      out[*a] = want;
+      copy[*a] = std::min(dim, want);
+      (dim > want ? src_start : dst_start)[*a] = std::abs(dim - want) / 2;
+    }
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
+    if (y.numel() == 0) return absl::OkStatus();
+    const size_t elem = SizeOf(x.dtype());
+    if (x.dtype() == DataType::kString) return absl::InvalidArgumentError("string tensors are not supported");
+    std::memset(y.raw(), 0, y.bytes());
+    const std::vector<int64_t> xs = Strides(x.dims()), ys = Strides(out);
+    const int r = x.rank();
+    if (r == 0 || NumElements(copy) == 0) {
+      if (r == 0) std::memcpy(y.raw(), x.raw(), elem);
+      return absl::OkStatus();
+    }
+    // Copy rows of the innermost axis.
+    const int64_t rows = NumElements(copy) / copy[r - 1];
+    const char* src = static_cast<const char*>(x.raw());
+    char* dst = static_cast<char*>(y.raw());
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t rem = row, so = src_start[r - 1], dof = dst_start[r - 1];
+      for (int d = r - 2; d >= 0; --d) {
+        const int64_t i = rem % copy[d];
+        rem /= copy[d];
+        so += (i + src_start[d]) * xs[d];
+        dof += (i + dst_start[d]) * ys[d];
+      }
+      std::memcpy(dst + dof * elem, src + so * elem, copy[r - 1] * elem);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool has_axes_;
+  std::vector<int64_t> axes_attr_;
+};
+
+class Col2Im : public Kernel {
+ public:
+  explicit Col2Im(const KernelInfo& info)
+      : dilations_(info.node.attr_ints("dilations", {})),
+        pads_(info.node.attr_ints("pads", {})),
+        strides_(info.node.attr_ints("strides", {})) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const std::vector<int64_t> image = ReadInt64s(*ctx.input(1)), block = ReadInt64s(*ctx.input(2));
+    const size_t n = image.size();
+    if (x.rank() != 3 || block.size() != n || n == 0)
+      return absl::InvalidArgumentError("input must be [N, C*prod(block_shape), L] and image_shape/block_shape of "
+                                        "one length, got input " + DimsToString(x.dims()));
+    auto attr = [&](const std::vector<int64_t>& v, size_t len, int64_t fill, const char* name)
+        -> absl::StatusOr<std::vector<int64_t>> {
+      if (v.empty()) return std::vector<int64_t>(len, fill);
+      if (v.size() != len)
+        return absl::InvalidArgumentError(std::string("attribute ") + name + " must have " + std::to_string(len) +
+                                          " values");
+      return v;
+    };
+    auto dil = attr(dilations_, n, 1, "dilations");
+    auto pads = attr(pads_, 2 * n, 0, "pads");
+    auto str = attr(strides_, n, 1, "strides");
+    for (auto* s : {&dil, &str, &pads})
+      if (!s->ok()) return s->status();
+    int64_t kernel = 1, blocks = 1;
+    std::vector<int64_t> nblocks(n);
+    for (size_t d = 0; d < n; ++d) {
+      kernel *= block[d];
+      nblocks[d] = (image[d] + (*pads)[d] + (*pads)[d + n] - (*dil)[d] * (block[d] - 1) - 1) / (*str)[d] + 1;
+      if (block[d] <= 0 || image[d] < 0 || (*str)[d] <= 0 || (*dil)[d] <= 0 || nblocks[d] <= 0)
+        return absl::InvalidArgumentError("image_shape, block_shape, strides and dilations give no sliding block "
+                                          "on dim " + std::to_string(d));
+      blocks *= nblocks[d];
+    }
+    if (kernel == 0 || x.dim(1) % kernel != 0 || x.dim(2) != blocks)
+      return absl::InvalidArgumentError("input " + DimsToString(x.dims()) + " must be [N, C*" +
+                                        std::to_string(kernel) + ", " + std::to_string(blocks) + "]");
+    const int64_t N = x.dim(0), C = x.dim(1) / kernel;
+    Dims out = {N, C};
+    out.insert(out.end(), image.begin(), image.end());
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
+    const int64_t plane = NumElements(Dims(image.begin(), image.end()));
+    const std::vector<int64_t> img_strides = Strides(Dims(image.begin(), image.end()));
+    absl::Status s = absl::InvalidArgumentError(std::string("unsupported element type ") + DataTypeName(x.dtype()));
+    VisitNumericType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>) {
+        using A = ComputeT<T>;
+        std::vector<A> acc(plane);
+        const T* in = x.data<T>();
+        T* o = y.data<T>();
+        std::vector<int64_t> kidx(n), bidx(n);
+        for (int64_t nc = 0; nc < N * C; ++nc) {
+          std::fill(acc.begin(), acc.end(), A(0));
+          for (int64_t k = 0; k < kernel; ++k) {
+            for (int64_t rem = k, d = n - 1; d >= 0; --d) kidx[d] = rem % block[d], rem /= block[d];
+            const T* col = in + (nc * kernel + k) * blocks;
+            for (int64_t b = 0; b < blocks; ++b) {
+              int64_t at = 0, rem = b;
+              bool inside = true;
+              for (int64_t d = n - 1; d >= 0 && inside; --d) {
+                const int64_t p = (rem % nblocks[d]) * (*str)[d] - (*pads)[d] + kidx[d] * (*dil)[d];
+                rem /= nblocks[d];
+                inside = p >= 0 && p < image[d];
+                at += p * img_strides[d];
+              }
+              if (inside) acc[at] += static_cast<A>(col[b]);
+            }
+          }
+          for (int64_t i = 0; i < plane; ++i) o[nc * plane + i] = FromCompute<T>(acc[i]);
+        }
+        s = absl::OkStatus();
+      }
+    });
+    return s;
+  }
+
+ private:
+  std::vector<int64_t> dilations_, pads_, strides_;
+};
+
+class AffineGrid : public Kernel {
+ public:
+  explicit AffineGrid(const KernelInfo& info) : align_corners_(info.node.attr_int("align_corners", 0) != 0) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& theta = *ctx.input(0);
+    const std::vector<int64_t> size = ReadInt64s(*ctx.input(1));
+    const int64_t sd = static_cast<int64_t>(size.size()) - 2;  // spatial dims: 2 or 3
+    if ((sd != 2 && sd != 3) || theta.rank() != 3 || theta.dim(1) != sd || theta.dim(2) != sd + 1 ||
+        theta.dim(0) != size[0])
+      return absl::InvalidArgumentError("theta " + DimsToString(theta.dims()) + " and size of " +
+                                        std::to_string(size.size()) +
+                                        " values must be [N, 2, 3] with [N, C, H, W] or [N, 3, 4] with "
+                                        "[N, C, D, H, W]");
+    const int64_t N = size[0];
+    const Dims spatial(size.begin() + 2, size.end());  // [H, W] or [D, H, W]
+    for (int64_t v : spatial)
+      if (v < 0) return absl::InvalidArgumentError("size has a negative dim");
+    Dims out = {N};
+    out.insert(out.end(), spatial.begin(), spatial.end());
+    out.push_back(sd);
+    Tensor& y = ctx.AllocateOutput(0, theta.dtype(), out);
+    // Normalized coordinate of index i along a dim of n points.
+    auto coord = [&](int64_t i, int64_t n) -> double {
+      if (align_corners_) return n > 1 ? -1.0 + 2.0 * i / (n - 1) : -1.0;
+      return -1.0 + (2.0 * i + 1.0) / n;
+    };
+    const int64_t points = NumElements(spatial);
+    absl::Status s = absl::InvalidArgumentError("theta must be a float tensor");
+    VisitNumericType(theta.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kIsFloatLike<T>) {
+        const T* th = theta.data<T>();
+        T* o = y.data<T>();
+        for (int64_t b = 0; b < N; ++b) {
+          const T* m = th + b * sd * (sd + 1);
+          for (int64_t p = 0; p < points; ++p) {
+            // Homogeneous point (x, y[, z], 1): x runs along the last dim.
+            double h[4];
+            for (int64_t rem = p, d = sd - 1; d >= 0; --d) {
+              h[sd - 1 - d] = coord(rem % spatial[d], spatial[d]);
+              rem /= spatial[d];
+            }
+            h[sd] = 1.0;
+            for (int64_t r = 0; r < sd; ++r) {
+              double v = 0;
+              for (int64_t c = 0; c <= sd; ++c) v += static_cast<double>(static_cast<ComputeT<T>>(m[r * (sd + 1) + c])) * h[c];
+              o[(b * points + p) * sd + r] = FromCompute<T>(v);
+            }
+          }
+        }
+        s = absl::OkStatus();
+      }
+    });
+    return s;
+  }
+
+ private:
+  bool align_corners_;
+};
+
+}  // namespace
+
+void RegisterSpatialKernels(KernelRegistry& r) {
+  std::vector<DataType> movable = types::kNumeric;
+  movable.push_back(DataType::kBool);
+  r.Add("CenterCropPad", 18, kMaxOpset, movable, Make<CenterCropPad>());
+  r.Add("Col2Im", 18, kMaxOpset, types::kNumeric, Make<Col2Im>());
+  r.Add("AffineGrid", 20, kMaxOpset, types::kFloats, Make<AffineGrid>());
+}
+
+}  // namespace tandem::cpu
