@@ -9,6 +9,10 @@ size_t SizeOf(DataType t) {
     case DataType::kFloat16: case DataType::kBfloat16:
     case DataType::kInt16: case DataType::kUint16: return 2;
     case DataType::kInt8: case DataType::kUint8: case DataType::kBool: return 1;
+    case DataType::kFloat8E4M3FN: case DataType::kFloat8E4M3FNUZ: case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ: case DataType::kUint4: case DataType::kInt4:
+    case DataType::kFloat4E2M1: case DataType::kFloat8E8M0: case DataType::kUint2:
+    case DataType::kInt2: return 1;  // unpacked in memory
     case DataType::kString: return sizeof(std::string);
     case DataType::kUndefined: return 0;
   }
@@ -31,6 +35,16 @@ const char* DataTypeName(DataType t) {
     case DataType::kUint32: return "uint32";
     case DataType::kUint64: return "uint64";
     case DataType::kBfloat16: return "bfloat16";
+    case DataType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DataType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DataType::kFloat8E5M2: return "float8e5m2";
+    case DataType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DataType::kUint4: return "uint4";
+    case DataType::kInt4: return "int4";
+    case DataType::kFloat4E2M1: return "float4e2m1";
+    case DataType::kFloat8E8M0: return "float8e8m0";
+    case DataType::kUint2: return "uint2";
+    case DataType::kInt2: return "int2";
     case DataType::kUndefined: return "undefined";
   }
   return "unknown";
@@ -49,7 +63,7 @@ bool IsUnsignedInteger(DataType t) {
          t == DataType::kUint64;
 }
 bool IsKnownDataType(int32_t v) {
-  return (v >= 1 && v <= 13) || v == 16;
+  return (v >= 1 && v <= 13) || (v >= 16 && v <= 26);
 }
 
 Float16::Float16(float f) {

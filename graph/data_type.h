@@ -23,6 +23,17 @@ enum class DataType : int32_t {
   kUint32 = 12,
   kUint64 = 13,
   kBfloat16 = 16,
+  // Narrow types (graph/low_precision.h): one element per byte in a Tensor.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
 };
 
 // Bytes per element; 0 for kUndefined, sizeof(std::string) for kString.

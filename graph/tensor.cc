@@ -1,5 +1,6 @@
 #include "graph/tensor.h"
 
+#include "graph/low_precision.h"
 #include "graph/numeric_cast.h"
 #include "graph/resource_limits.h"
 
@@ -148,6 +149,17 @@ Tensor Tensor::CastTo(DataType to) const {
     }
     return out;
   }
+  if (IsLowPrecision(to)) {  // saturating, as Cast's default
+    for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = LowPrecisionFromDouble(to, ElementAsDouble(i), true);
+    return out;
+  }
+  if (IsLowPrecision(dtype_)) {
+    VisitNumericType(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      for (int64_t i = 0; i < n; ++i) out.data<To>()[i] = ConvertOne<double, To>(ElementAsDouble(i));
+    });
+    return out;
+  }
   VisitNumericType(dtype_, [&](auto from_tag) {
     using From = decltype(from_tag);
     const From* src = data<From>();
@@ -163,6 +175,7 @@ Tensor Tensor::CastTo(DataType to) const {
 double Tensor::ElementAsDouble(int64_t i) const {
   double r = 0;
   if (!is_tensor()) return r;
+  if (IsLowPrecision(dtype_)) return LowPrecisionToDouble(dtype_, data<uint8_t>()[i]);
   VisitNumericType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
@@ -176,6 +189,7 @@ double Tensor::ElementAsDouble(int64_t i) const {
 int64_t Tensor::ElementAsInt64(int64_t i) const {
   int64_t r = 0;
   if (!is_tensor()) return r;
+  if (IsLowPrecision(dtype_)) return NumericCast<int64_t>(LowPrecisionToDouble(dtype_, data<uint8_t>()[i]));
   VisitNumericType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)

@@ -9,6 +9,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "absl/strings/str_cat.h"
+#include "graph/low_precision.h"
 #include "graph/resource_limits.h"
 
 namespace tandem {
@@ -74,6 +75,19 @@ absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::
   return bytes;
 }
 
+// Unpacks n elements of a 4- or 2-bit type (low bits first) into one byte each; signed
+// integers are sign-extended, float4 codes stay codes.
+void UnpackNarrow(DataType dtype, const std::string& packed, int64_t n, uint8_t* out) {
+  const int bits = PackedBits(dtype), per_byte = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  const bool sign_extend = dtype == DataType::kInt4 || dtype == DataType::kInt2;
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned v = (static_cast<uint8_t>(packed[i / per_byte]) >> ((i % per_byte) * bits)) & mask;
+    if (sign_extend && (v >> (bits - 1))) v |= ~mask;
+    out[i] = static_cast<uint8_t>(v);
+  }
+}
+
 // Values `p` carries in the typed field its element type uses (string_data for strings).
 int64_t TypedValueCount(const onnx::TensorProto& p) {
   switch (static_cast<DataType>(p.data_type())) {
@@ -108,17 +122,21 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
   if (!checked.ok()) return Bad(p, std::string(checked.status().message()));
   const size_t bytes = static_cast<size_t>(*checked);
   const int64_t n = NumElements(dims);
+  // 4- and 2-bit types are packed in the file (raw_data, external data, int32_data bytes).
+  const int per_byte = 8 / PackedBits(dtype);
+  const size_t file_bytes = per_byte > 1 ? static_cast<size_t>((n + per_byte - 1) / per_byte) : bytes;
   const bool is_external = p.data_location() == onnx::TensorProto::EXTERNAL;
   if (dtype == DataType::kString && (p.has_raw_data() || is_external))
     return Bad(p, "string tensors must keep their values in string_data");
-  if (!is_external && p.has_raw_data() && p.raw_data().size() != bytes)
-    return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", bytes,
+  if (!is_external && p.has_raw_data() && p.raw_data().size() != file_bytes)
+    return Bad(p, absl::StrCat("raw_data has ", p.raw_data().size(), " bytes, expected ", file_bytes,
                                " for ", DataTypeName(dtype), DimsToString(dims)));
-  if (!is_external && !p.has_raw_data() && TypedValueCount(p) != n)
+  const int64_t typed_count = per_byte > 1 ? static_cast<int64_t>(file_bytes) : n;
+  if (!is_external && !p.has_raw_data() && TypedValueCount(p) != typed_count)
     return Bad(p, absl::StrCat("has ", TypedValueCount(p), " values for ", n, " elements"));
   std::string external;  // read (and its range checked) before the tensor is allocated
   if (is_external) {
-    auto data = ReadExternal(p, model_dir, bytes);
+    auto data = ReadExternal(p, model_dir, file_bytes);
     if (!data.ok()) return data.status();
     external = std::move(*data);
   }
@@ -126,6 +144,13 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
 
   if (dtype == DataType::kString) {
     for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
+    return t;
+  }
+  if (per_byte > 1) {  // unpack into one element per byte
+    std::string packed = is_external ? std::move(external) : p.has_raw_data() ? p.raw_data() : std::string();
+    if (!is_external && !p.has_raw_data())
+      for (int v : p.int32_data()) packed.push_back(static_cast<char>(v));
+    UnpackNarrow(dtype, packed, n, t.data<uint8_t>());
     return t;
   }
   if (is_external) {
@@ -168,6 +193,12 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const std::st
       if (!s.ok()) return s;
       return t;
     }
+    case DataType::kFloat8E4M3FN: case DataType::kFloat8E4M3FNUZ: case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ: case DataType::kFloat8E8M0: {  // one code per int32
+      auto s = CopyTyped(p, p.int32_data(), t.data<uint8_t>(), n);
+      if (!s.ok()) return s;
+      return t;
+    }
     default: {  // int8/16/32, uint8/16, bool: stored in int32_data
       absl::Status s;
       VisitNumericType(dtype, [&](auto tag) {
@@ -197,6 +228,13 @@ void TensorToProto(const Tensor& t, std::string name, onnx::TensorProto* proto) 
   for (int64_t d : t.dims()) proto->add_dims(d);
   if (t.dtype() == DataType::kString) {
     for (int64_t i = 0; i < t.numel(); ++i) proto->add_string_data(t.data<std::string>()[i]);
+  } else if (PackedBits(t.dtype()) < 8) {  // pack 4- and 2-bit elements, low bits first
+    const int bits = PackedBits(t.dtype()), per_byte = 8 / bits;
+    std::string packed(static_cast<size_t>((t.numel() + per_byte - 1) / per_byte), '\0');
+    for (int64_t i = 0; i < t.numel(); ++i)
+      packed[i / per_byte] = static_cast<char>(static_cast<uint8_t>(packed[i / per_byte]) |
+                                               ((t.data<uint8_t>()[i] & ((1u << bits) - 1)) << ((i % per_byte) * bits)));
+    proto->set_raw_data(packed);
   } else {
     proto->set_raw_data(t.raw(), t.bytes());
   }

@@ -24,6 +24,11 @@ const std::vector<DataType> kAll = {
     DataType::kInt8,   DataType::kInt16,  DataType::kInt32,   DataType::kInt64,
     DataType::kUint8,  DataType::kUint16, DataType::kUint32,  DataType::kUint64,
     DataType::kBool,   DataType::kString};
+const std::vector<DataType> kAllAndNarrow = [] {
+  std::vector<DataType> v = kAll;
+  for (int t = 17; t <= 26; ++t) v.push_back(static_cast<DataType>(t));
+  return v;
+}();
 }  // namespace types
 
 bool KernelDef::reads_on_host(int input) const {

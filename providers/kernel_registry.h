@@ -74,6 +74,7 @@ extern const std::vector<DataType> kNumeric;     // all numbers (no bool, no str
 extern const std::vector<DataType> kSignedNumeric;
 extern const std::vector<DataType> kIntegers;
 extern const std::vector<DataType> kAll;         // every type incl. bool and string
+extern const std::vector<DataType> kAllAndNarrow;  // kAll and the float8/float4/int4/int2 types
 }  // namespace types
 
 }  // namespace tandem

@@ -24,7 +24,9 @@ namespace {
 // Checks dtype and dims of a new tensor; on success *dims_out holds the dims.
 TandemStatus* CheckNewTensor(const char* function, TandemDataType dtype, const int64_t* dims,
                              size_t rank, Dims* dims_out) {
-  if (!IsKnownDataType(dtype) || dtype == TANDEM_UNDEFINED)
+  // The C API's TandemDataType stops at bfloat16; the narrow types (graph/low_precision.h)
+  // stay inside the engine.
+  if (!IsKnownDataType(dtype) || dtype == TANDEM_UNDEFINED || dtype > TANDEM_BFLOAT16)
     return MakeStatus(TANDEM_INVALID_ARGUMENT, std::string("[c_api] ") + function +
                                                    ": unknown data type " + std::to_string(dtype));
   if (dtype == TANDEM_STRING)

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <type_traits>
 
+#include "graph/low_precision.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -135,7 +136,49 @@ T FromText(const std::string& s) {
   }
 }
 
-absl::Status CastTensor(const Tensor& x, Tensor& y, bool truncate_bf16) {
+// How a Cast rounds: bfloat16 by truncation before opset 19; float8 saturating (opset 19's
+// `saturate`, default on); float8 E8M0 by `round_mode` (opset 24, default up).
+struct CastMode {
+  bool truncate_bf16 = false;
+  bool saturate = true;
+  E8M0Rounding e8m0 = E8M0Rounding::kUp;
+
+  explicit CastMode(const KernelInfo& info)
+      : truncate_bf16(info.opset < 19), saturate(info.node.attr_int("saturate", 1) != 0) {
+    const std::string r = info.node.attr_string("round_mode", "up");
+    e8m0 = r == "down" ? E8M0Rounding::kDown : r == "nearest" ? E8M0Rounding::kNearest : E8M0Rounding::kUp;
+  }
+};
+
+// Casts from or to a narrow type (graph/low_precision.h) go through double, which holds
+// every value of both sides exactly (strings parse as double).
+absl::Status CastNarrow(const Tensor& x, Tensor& y, const CastMode& mode) {
+  const int64_t n = x.numel();
+  auto value = [&](int64_t i) {
+    return x.dtype() == DataType::kString ? std::strtod(x.data<std::string>()[i].c_str(), nullptr)
+                                          : x.ElementAsDouble(i);
+  };
+  if (IsLowPrecision(y.dtype())) {
+    for (int64_t i = 0; i < n; ++i)
+      y.data<uint8_t>()[i] = LowPrecisionFromDouble(y.dtype(), value(i), mode.saturate, mode.e8m0);
+    return absl::OkStatus();
+  }
+  if (y.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < n; ++i) y.data<std::string>()[i] = ToText(static_cast<float>(value(i)));
+    return absl::OkStatus();
+  }
+  const bool ok = VisitNumericType(y.dtype(), [&](auto tt) {
+    using To = decltype(tt);
+    for (int64_t i = 0; i < n; ++i) y.data<To>()[i] = ConvertValue<To, double>(value(i), mode.truncate_bf16);
+  });
+  return ok ? absl::OkStatus()
+            : absl::InvalidArgumentError(std::string("cannot cast ") + DataTypeName(x.dtype()) + " to " +
+                                         DataTypeName(y.dtype()));
+}
+
+absl::Status CastTensor(const Tensor& x, Tensor& y, const CastMode& mode) {
+  if (IsLowPrecision(x.dtype()) || IsLowPrecision(y.dtype())) return CastNarrow(x, y, mode);
+  const bool truncate_bf16 = mode.truncate_bf16;
   const int64_t n = x.numel();
   const DataType from = x.dtype(), to = y.dtype();
   if (from == DataType::kString && to == DataType::kString) {
@@ -179,7 +222,7 @@ absl::Status CastTensor(const Tensor& x, Tensor& y, bool truncate_bf16) {
 }
 
 bool CastableType(DataType t) {
-  return t == DataType::kString || VisitNumericType(t, [](auto) {});
+  return t == DataType::kString || IsLowPrecision(t) || VisitNumericType(t, [](auto) {});
 }
 
 // Cast-1 names the target type as a string attribute ("FLOAT", "INT64", ...).
@@ -199,7 +242,7 @@ DataType TypeFromName(const std::string& name) {
 
 class Cast : public Kernel {
  public:
-  explicit Cast(const KernelInfo& info) : truncate_bf16_(info.opset < 19) {
+  explicit Cast(const KernelInfo& info) : mode_(info) {
     const Attribute* a = info.node.attr("to");
     if (a && a->kind == Attribute::Kind::kString) {
       to_ = TypeFromName(a->s);
@@ -217,17 +260,17 @@ class Cast : public Kernel {
       return absl::OkStatus();
     }
     Tensor& y = ctx.AllocateOutput(0, to_, x->dims());
-    return CastTensor(*x, y, truncate_bf16_);
+    return CastTensor(*x, y, mode_);
   }
 
  private:
-  bool truncate_bf16_;
+  CastMode mode_;
   DataType to_ = DataType::kUndefined;
 };
 
 class CastLike : public Kernel {
  public:
-  explicit CastLike(const KernelInfo& info) : truncate_bf16_(info.opset < 19) {}
+  explicit CastLike(const KernelInfo& info) : mode_(info) {}
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor* x = ctx.input(0);
     const Tensor* like = ctx.input(1);
@@ -241,11 +284,11 @@ class CastLike : public Kernel {
       return absl::OkStatus();
     }
     Tensor& y = ctx.AllocateOutput(0, to, x->dims());
-    return CastTensor(*x, y, truncate_bf16_);
+    return CastTensor(*x, y, mode_);
   }
 
  private:
-  bool truncate_bf16_;
+  CastMode mode_;
 };
 
 // BitCast (opset 26): reinterprets each element's bits as type `to` of the same width.
@@ -274,8 +317,8 @@ class BitCast : public Kernel {
 }  // namespace
 
 void RegisterCastKernels(KernelRegistry& r) {
-  r.Add("Cast", 1, kMaxOpset, types::kAll, Make<Cast>());
-  r.Add("CastLike", 15, kMaxOpset, types::kAll, Make<CastLike>());
+  r.Add("Cast", 1, kMaxOpset, types::kAllAndNarrow, Make<Cast>());
+  r.Add("CastLike", 15, kMaxOpset, types::kAllAndNarrow, Make<CastLike>());
   std::vector<DataType> numeric_bool = types::kNumeric;
   numeric_bool.push_back(DataType::kBool);
   r.Add("BitCast", 26, kMaxOpset, numeric_bool, Make<BitCast>());

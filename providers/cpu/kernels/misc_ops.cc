@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "graph/low_precision.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/dropout_mask.h"
 #include "providers/cpu/kernels/register.h"
@@ -616,18 +617,25 @@ bool QuantRange(DataType t, double* lo, double* hi) {
     case DataType::kInt8: *lo = -128; *hi = 127; return true;
     case DataType::kUint16: *lo = 0; *hi = 65535; return true;
     case DataType::kInt16: *lo = -32768; *hi = 32767; return true;
+    case DataType::kUint4: *lo = 0; *hi = 15; return true;
+    case DataType::kInt4: *lo = -8; *hi = 7; return true;
+    case DataType::kUint2: *lo = 0; *hi = 3; return true;
+    case DataType::kInt2: *lo = -2; *hi = 1; return true;
     default: return false;
   }
 }
 
 // Opset 21 added block_size and output_dtype (the type when no zero point is given), and
-// 16-bit types.
+// 16-bit and narrow types: integers round, add the zero point and clip; float8 converts
+// x / scale (zero point ignored, as onnx's reference) saturating unless saturate=0;
+// float4 converts x / scale + zero point, saturating.
 class QuantizeLinear : public Kernel {
  public:
   explicit QuantizeLinear(const KernelInfo& info)
       : opset_(info.opset),
         axis_(info.node.attr_int("axis", 1)),
         block_size_(info.node.attr_int("block_size", 0)),
+        saturate_(info.node.attr_int("saturate", 1) != 0),
         output_dtype_(static_cast<DataType>(info.node.attr_int("output_dtype", 0))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
@@ -636,31 +644,41 @@ class QuantizeLinear : public Kernel {
     if (zp && output_dtype_ != DataType::kUndefined && zp->dtype() != output_dtype_)
       return absl::InvalidArgumentError("output_dtype differs from the zero point's type");
     const DataType yt = zp ? zp->dtype() : output_dtype_ != DataType::kUndefined ? output_dtype_ : DataType::kUint8;
-    double lo, hi;
-    if (!QuantRange(yt, &lo, &hi))
+    double lo = 0, hi = 0;
+    const bool to_float = IsLowPrecisionFloat(yt) && yt != DataType::kFloat8E8M0;
+    if (!to_float && !QuantRange(yt, &lo, &hi))
       return absl::InvalidArgumentError(std::string("unsupported output type ") + DataTypeName(yt) +
-                                        " (int8, uint8, int16 and uint16 are supported)");
+                                        " (8- and 16-bit integers, int4/uint4/int2/uint2, float8 and float4 are "
+                                        "supported)");
     auto q = ReadQuantParams(x, ctx.input(1), zp, axis_, block_size_, opset_);
     if (!q.ok()) return q.status();
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
+    const Tensor* zp_t = zp;
     VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
-      VisitNumericType(yt, [&](auto otag) {
-        using O = decltype(otag);
-        if constexpr (std::is_integral_v<O>) {
-          O* out = y.data<O>();
-          for (int64_t i = 0; i < x.numel(); ++i) {
-            size_t p = q->At(i);
-            double v;
-            if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
-              v = std::nearbyint(ToD(in[i]) / q->scale[p]);
-            else  // float arithmetic like the reference
-              v = std::nearbyint(static_cast<float>(in[i]) / static_cast<float>(q->scale[p]));
-            out[i] = static_cast<O>(std::min(hi, std::max(lo, v + static_cast<double>(q->zero[p]))));
-          }
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const size_t p = q->At(i);
+        double v;
+        if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
+          v = ToD(in[i]) / q->scale[p];
+        else  // float arithmetic like the reference
+          v = static_cast<float>(in[i]) / static_cast<float>(q->scale[p]);
+        if (to_float) {
+          if (yt == DataType::kFloat4E2M1 && zp_t) v += zp_t->ElementAsDouble(static_cast<int64_t>(p));
+          y.data<uint8_t>()[i] = LowPrecisionFromDouble(yt, v, saturate_);
+          continue;
         }
-      });
+        v = std::min(hi, std::max(lo, std::nearbyint(v) + static_cast<double>(q->zero[p])));
+        if (IsLowPrecision(yt)) {
+          y.data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int8_t>(v));
+          continue;
+        }
+        VisitNumericType(yt, [&](auto otag) {
+          using O = decltype(otag);
+          if constexpr (std::is_integral_v<O>) y.data<O>()[i] = static_cast<O>(v);
+        });
+      }
     });
     return absl::OkStatus();
   }
@@ -668,9 +686,11 @@ class QuantizeLinear : public Kernel {
  private:
   int opset_;
   int64_t axis_, block_size_;
+  bool saturate_;
   DataType output_dtype_;
 };
 
+// Float8 and float4 inputs ignore the zero point, as onnx's reference does.
 class DequantizeLinear : public Kernel {
  public:
   explicit DequantizeLinear(const KernelInfo& info)
@@ -693,12 +713,13 @@ class DequantizeLinear : public Kernel {
       return absl::InvalidArgumentError(std::string("output_dtype ") + DataTypeName(output_dtype_) +
                                         " differs from the scale's type " + DataTypeName(yt));
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
+    const bool float_input = IsLowPrecisionFloat(x.dtype());
     VisitNumericType(yt, [&](auto otag) {
       using O = decltype(otag);
       O* out = y.data<O>();
       for (int64_t i = 0; i < x.numel(); ++i) {
         size_t p = q->At(i);
-        int64_t v = x.ElementAsInt64(i) - q->zero[p];
+        const double v = float_input ? x.ElementAsDouble(i) : static_cast<double>(x.ElementAsInt64(i) - q->zero[p]);
         if constexpr (std::is_same_v<O, double>)
           out[i] = static_cast<double>(v) * q->scale[p];
         else
@@ -768,7 +789,10 @@ void RegisterMiscKernels(KernelRegistry& r) {
   const std::vector<DT> dq_in = {DT::kInt8, DT::kUint8, DT::kInt32};
   r.Add("DequantizeLinear", 10, 12, dq_in, Make<DequantizeLinear>());
   r.Add("DequantizeLinear", 13, 20, dq_in, Make<DequantizeLinear>());
-  const std::vector<DT> dq_in_21 = {DT::kInt8, DT::kUint8, DT::kInt16, DT::kUint16, DT::kInt32};
+  const std::vector<DT> dq_in_21 = {DT::kInt8,         DT::kUint8,          DT::kInt16,       DT::kUint16,
+                                    DT::kInt32,        DT::kFloat8E4M3FN,   DT::kFloat8E4M3FNUZ,
+                                    DT::kFloat8E5M2,   DT::kFloat8E5M2FNUZ, DT::kUint4,       DT::kInt4,
+                                    DT::kFloat4E2M1,   DT::kUint2,          DT::kInt2};
   r.Add("DequantizeLinear", 21, kMaxOpset, dq_in_21, Make<DequantizeLinear>());
   r.Add("DynamicQuantizeLinear", 11, kMaxOpset, types::kFloat, Make<DynamicQuantizeLinear>());
 }

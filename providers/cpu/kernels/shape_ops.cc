@@ -273,7 +273,7 @@ class Expand : public Kernel {
 }  // namespace
 
 void RegisterShapeKernels(KernelRegistry& r) {
-  const auto& all = types::kAll;
+  const auto& all = types::kAllAndNarrow;  // these ops move or alias bytes, or read dims
   r.Add("Reshape", 1, kMaxOpset, all, Make<Reshape>());      // attr shape <5, allowzero 14
   r.Add("Flatten", 1, kMaxOpset, all, Make<Flatten>());      // negative axis from 11
   r.Add("Squeeze", 1, kMaxOpset, all, Make<Squeeze>());      // axes input from 13
