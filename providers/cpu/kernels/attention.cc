@@ -53,9 +53,6 @@ absl::StatusOr<HeadView> ViewHeads(const Tensor& t, const char* name, int64_t he
   return v;
 }
 
-template <typename T>
-using Calc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
 // Rounds a computed value through element type T (identity for float and double).
 template <typename T, typename C>
 C Round(C v) {
@@ -79,22 +76,13 @@ class Attention : public Kernel {
         right_window_(info.node.attr_int("right_window_size", -1)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
-    absl::Status s = TypeError();
-    VisitNumericType(ctx.input(0)->dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (kIsFloatLike<T>) s = Run<T>(ctx);
-    });
-    return s;
+    return VisitFloatLike(ctx.input(0)->dtype(), "Q", [&](auto tag) { return Run<decltype(tag)>(ctx); });
   }
 
  private:
-  absl::Status TypeError() const {
-    return absl::InvalidArgumentError("Q must be float, double, float16 or bfloat16");
-  }
-
   template <typename T>
   absl::Status Run(KernelContext& ctx) {
-    using C = Calc<T>;
+    using C = ComputeT<T>;
     const Tensor& q_t = *ctx.input(0);
     const Tensor& k_t = *ctx.input(1);
     const Tensor& v_t = *ctx.input(2);

@@ -221,6 +221,16 @@ absl::Status CastTensor(const Tensor& x, Tensor& y, const CastMode& mode) {
   return absl::OkStatus();
 }
 
+// Output 0 = x cast to `to` (x itself when it already has that type).
+absl::Status CastOutput(KernelContext& ctx, const Tensor& x, DataType to, const CastMode& mode) {
+  if (to == x.dtype()) {
+    ctx.SetOutput(0, x);
+    return absl::OkStatus();
+  }
+  Tensor& y = ctx.AllocateOutput(0, to, x.dims());
+  return CastTensor(x, y, mode);
+}
+
 bool CastableType(DataType t) {
   return t == DataType::kString || IsLowPrecision(t) || VisitNumericType(t, [](auto) {});
 }
@@ -255,12 +265,7 @@ class Cast : public Kernel {
     if (auto s = NeedInput(x, "input"); !s.ok()) return s;
     if (!CastableType(to_))
       return absl::InvalidArgumentError("attribute 'to' is missing or names an unsupported type");
-    if (to_ == x->dtype()) {
-      ctx.SetOutput(0, *x);
-      return absl::OkStatus();
-    }
-    Tensor& y = ctx.AllocateOutput(0, to_, x->dims());
-    return CastTensor(*x, y, mode_);
+    return CastOutput(ctx, *x, to_, mode_);
   }
 
  private:
@@ -279,12 +284,7 @@ class CastLike : public Kernel {
     const DataType to = like->dtype();
     if (!CastableType(to))
       return absl::InvalidArgumentError(std::string("cannot cast to ") + DataTypeName(to));
-    if (to == x->dtype()) {
-      ctx.SetOutput(0, *x);
-      return absl::OkStatus();
-    }
-    Tensor& y = ctx.AllocateOutput(0, to, x->dims());
-    return CastTensor(*x, y, mode_);
+    return CastOutput(ctx, *x, to, mode_);
   }
 
  private:

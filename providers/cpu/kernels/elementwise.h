@@ -44,6 +44,18 @@ inline T FromCompute(C v) {
   else return NumericCast<T>(v);
 }
 
+// Returns f(T{}) (an absl::Status) for float, double, float16 and bfloat16; for other
+// types an error naming input `what`.
+template <typename F>
+absl::Status VisitFloatLike(DataType dtype, const char* what, F&& f) {
+  absl::Status s = absl::InvalidArgumentError(std::string(what) + " must be float, double, float16 or bfloat16, got " +
+                                              DataTypeName(dtype));
+  VisitNumericType(dtype, [&](auto tag) {
+    if constexpr (kIsFloatLike<decltype(tag)>) s = f(tag);
+  });
+  return s;
+}
+
 // NaN test that compiles (as false) for integer types.
 template <typename V>
 inline bool IsNan(V v) {

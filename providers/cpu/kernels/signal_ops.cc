@@ -193,16 +193,20 @@ struct BlackmanWindow : CosineWindow {
 };
 
 // ---------------------------------------------------------------------------------------
-// DFT-17: input [batch, d1..dN, 1|2] (real | complex), transform along `axis` (not the
-// last dim), optional dft_length input pads with zeros or truncates; onesided keeps bins
-// 0..n/2; inverse scales by 1/n. Output [..., 2].
+// DFT: input [batch, d1..dN, 1|2] (real | complex), transform along `axis` (an attribute
+// at opset 17, default 1; an optional input from opset 20, default -2; never the last
+// dim), optional dft_length input pads with zeros or truncates; onesided keeps bins
+// 0..n/2; inverse scales by 1/n. Output [..., 2]. inverse with onesided is the inverse
+// of a real transform: the input holds bins 0..n/2 (n = dft_length, default 2 * (m - 1)),
+// the rest follow by conjugate symmetry, and the output is real [..., n, 1].
 
 class DftKernel : public Kernel {
  public:
   explicit DftKernel(const KernelInfo& info)
       : onesided_(info.node.attr_int("onesided", 0) != 0),
         inverse_(info.node.attr_int("inverse", 0) != 0),
-        axis_(info.node.attr_int("axis", 1)) {}
+        axis_input_(info.opset >= 20),
+        axis_attr_(info.node.attr_int("axis", 1)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -211,18 +215,23 @@ class DftKernel : public Kernel {
       return absl::InvalidArgumentError(
           "input must have rank >= 2 with last dimension 1 (real) or 2 (complex), got " +
           DimsToString(x.dims()));
-    if (onesided_ && inverse_)
-      return absl::InvalidArgumentError("onesided and inverse cannot both be set");
     const bool complex_in = x.dim(-1) == 2;
-    if (onesided_ && complex_in)
+    const bool real_inverse = onesided_ && inverse_;
+    if (onesided_ && complex_in && !inverse_)
       return absl::InvalidArgumentError("onesided output needs a real input (last dim 1)");
+    int64_t axis_ = axis_input_ ? -2 : axis_attr_;
+    if (axis_input_ && ctx.input(2)) {
+      auto a = ScalarInt(ctx.input(2), "axis");
+      if (!a.ok()) return a.status();
+      axis_ = *a;
+    }
     if (axis_ < -rank || axis_ >= rank - 1 || axis_ == -1)
       return absl::InvalidArgumentError("axis " + std::to_string(axis_) +
                                         " is out of range for input " + DimsToString(x.dims()) +
                                         " (the last dimension holds real/imaginary parts)");
     const int axis = static_cast<int>(axis_ < 0 ? axis_ + rank : axis_);
     const int64_t in_len = x.dim(axis);
-    int64_t n = in_len;
+    int64_t n = real_inverse ? 2 * (in_len - 1) : in_len;
     if (const Tensor* len = ctx.input(1)) {
       auto v = ScalarInt(len, "dft_length");
       if (!v.ok()) return v.status();
@@ -231,17 +240,18 @@ class DftKernel : public Kernel {
                                           std::to_string(*v));
       n = *v;
     }
-    const int64_t out_len = onesided_ ? n / 2 + 1 : n;
+    if (n <= 0) return absl::InvalidArgumentError("the transform length must be positive");
+    const int64_t out_len = onesided_ && !real_inverse ? n / 2 + 1 : n;
     Dims out_dims = x.dims();
     out_dims[axis] = out_len;
-    out_dims.back() = 2;
+    out_dims.back() = real_inverse ? 1 : 2;
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_dims);
     if (y.numel() == 0) return absl::OkStatus();
 
     const int64_t outer = DimProduct(x.dims(), 0, axis);
     const int64_t inner = DimProduct(x.dims(), axis + 1, rank - 1);  // excludes re/im dim
     const int64_t comps = x.dim(-1);
-    const int64_t copy_len = std::min(in_len, n);
+    const int64_t copy_len = std::min(in_len, real_inverse ? n / 2 + 1 : n);
     const double scale = inverse_ ? 1.0 / static_cast<double>(n) : 1.0;
     VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -257,11 +267,17 @@ class DftKernel : public Kernel {
               const T* e = px + ((o * in_len + k) * inner + i) * comps;
               line[k] = cd(ToDouble(e[0]), complex_in ? ToDouble(e[1]) : 0.0);
             }
+            if (real_inverse) {  // Hermitian spectrum; bins 0 and n/2 count as real
+              line[0].imag(0);
+              if (n % 2 == 0) line[n / 2].imag(0);
+              for (int64_t k = n / 2 + 1; k < n; ++k) line[k] = std::conj(line[n - k]);
+            }
             Dft(line, inverse_);
+            const int64_t out_comps = real_inverse ? 1 : 2;
             for (int64_t k = 0; k < out_len; ++k) {
-              T* e = py + ((o * out_len + k) * inner + i) * 2;
+              T* e = py + ((o * out_len + k) * inner + i) * out_comps;
               e[0] = FromDouble<T>(line[k].real() * scale);
-              e[1] = FromDouble<T>(line[k].imag() * scale);
+              if (!real_inverse) e[1] = FromDouble<T>(line[k].imag() * scale);
             }
           }
       }
@@ -270,8 +286,8 @@ class DftKernel : public Kernel {
   }
 
  private:
-  bool onesided_, inverse_;
-  int64_t axis_;
+  bool onesided_, inverse_, axis_input_;
+  int64_t axis_attr_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -431,8 +447,8 @@ void RegisterSignalKernels(KernelRegistry& r) {
   r.Add("HannWindow", 17, kMaxOpset, ints, Make<HannWindow>());
   r.Add("HammingWindow", 17, kMaxOpset, ints, Make<HammingWindow>());
   r.Add("BlackmanWindow", 17, kMaxOpset, ints, Make<BlackmanWindow>());
-  // DFT-20 moved axis to an input; only the opset-17 form is implemented.
   r.Add("DFT", 17, 19, types::kFloats, Make<DftKernel>());
+  r.Add("DFT", 20, kMaxOpset, types::kFloats, Make<DftKernel>());  // axis is an input
   r.Add("STFT", 17, kMaxOpset, types::kFloats, Make<Stft>());
   r.Add("MelWeightMatrix", 17, kMaxOpset, ints, Make<MelWeightMatrix>());
 }

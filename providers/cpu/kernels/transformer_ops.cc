@@ -18,18 +18,6 @@
 namespace tandem::cpu {
 namespace {
 
-// Runs f(T{}) for float-like element types; error otherwise.
-template <typename F>
-absl::Status VisitFloatLike(DataType dtype, const char* what, F&& f) {
-  absl::Status s = absl::InvalidArgumentError(std::string(what) + " must be float, double, float16 or bfloat16, got " +
-                                              DataTypeName(dtype));
-  VisitNumericType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (kIsFloatLike<T>) s = f(tag);
-  });
-  return s;
-}
-
 class RotaryEmbedding : public Kernel {
  public:
   explicit RotaryEmbedding(const KernelInfo& info)
