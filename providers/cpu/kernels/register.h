@@ -20,6 +20,7 @@ void RegisterReduceKernels(KernelRegistry& r);       // reduce.cc: Reduce*, ArgM
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax.cc
 void RegisterAttentionKernels(KernelRegistry& r);    // attention.cc: Attention
 void RegisterTransformerKernels(KernelRegistry& r);  // transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
+void RegisterRecurrentStateKernels(KernelRegistry& r);  // recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm
 void RegisterConvKernels(KernelRegistry& r);         // conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // blocked_layout_ops.cc: FromBlocked
@@ -70,6 +71,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterAttentionKernels(r);
   RegisterTransformerKernels(r);
+  RegisterRecurrentStateKernels(r);
   RegisterMatMulKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
