@@ -1,4 +1,4 @@
-// Attention (opsets 23-25): scaled dot-product attention over Q [B, Hq, Sq, D] (or
+// Attention (opsets 23-25) and ai.onnx.preview FlexAttention (below): scaled dot-product attention over Q [B, Hq, Sq, D] (or
 // [B, Sq, Hq*D] with q_num_heads), K/V [B, Hkv, Skv, D/Dv] with an optional KV cache
 // (past_key/past_value, appended along the sequence), grouped-query heads (Hq a multiple
 // of Hkv), an additive or boolean mask, causal and sliding-window masking aligned to the
@@ -58,6 +58,29 @@ template <typename T, typename C>
 C Round(C v) {
   if constexpr (kIsHalf<T>) return static_cast<C>(static_cast<float>(T(static_cast<float>(v))));
   else return v;
+}
+
+// scores [Sq, L] = (Q_h * s)(K_h * s)^T for query head h of batch b, with the scaled
+// operands and the result rounded to T (s = sqrt(scale), already in T). K_h is [L, D].
+template <typename T, typename C>
+void HeadScores(const T* q, const HeadView& qv, int64_t b, int64_t h, const T* kh, int64_t L, C sqrt_scale,
+                C* scores) {
+  const int64_t Sq = qv.seq, D = qv.dim;
+  // K transposed to [D, L] so each score row accumulates contiguous axpys.
+  std::vector<C> kt(static_cast<size_t>(D * L));
+  for (int64_t j = 0; j < L; ++j)
+    for (int64_t d = 0; d < D; ++d) kt[d * L + j] = Round<T>(static_cast<C>(kh[j * D + d]) * sqrt_scale);
+  for (int64_t i = 0; i < Sq; ++i) {
+    C* sc = scores + i * L;
+    std::fill(sc, sc + L, C(0));
+    const T* qr = q + qv.at(b, h, i);
+    for (int64_t d = 0; d < D; ++d) {
+      const C qd = Round<T>(static_cast<C>(qr[d]) * sqrt_scale);
+      const C* kd = &kt[d * L];
+      for (int64_t j = 0; j < L; ++j) sc[j] += qd * kd[j];
+    }
+    for (int64_t j = 0; j < L; ++j) sc[j] = Round<T>(sc[j]);
+  }
 }
 
 class Attention : public Kernel {
@@ -174,23 +197,12 @@ class Attention : public Kernel {
 
     ParallelForIf(B * Hq > 1, B * Hq, [&](int64_t bh) {
       const int64_t b = bh / Hq, h = bh % Hq, hk = h / group;
-      std::vector<C> kt(D * L), scores(Sq * L), bias(Sq * L), row(L);
-      // Scaled K, transposed to [D, L] so each score row accumulates contiguous axpys.
-      const T* kh = kp + (b * Hkv + hk) * L * D;
-      for (int64_t j = 0; j < L; ++j)
-        for (int64_t d = 0; d < D; ++d)
-          kt[d * L + j] = Round<T>(static_cast<C>(kh[j * D + d]) * sqrt_scale);
+      std::vector<C> scores(Sq * L), bias(Sq * L);
+      HeadScores<T>(q, *qv, b, h, kp + (b * Hkv + hk) * L * D, L, sqrt_scale, scores.data());
       for (int64_t i = 0; i < Sq; ++i) {
         C* sc = &scores[i * L];
-        std::fill(sc, sc + L, C(0));
-        const T* qr = q + qv->at(b, h, i);
-        for (int64_t d = 0; d < D; ++d) {
-          const C qd = Round<T>(static_cast<C>(qr[d]) * sqrt_scale);
-          const C* kd = &kt[d * L];
-          for (int64_t j = 0; j < L; ++j) sc[j] += qd * kd[j];
-        }
         for (int64_t j = 0; j < L; ++j) {
-          C x = Round<T>(sc[j]);
+          C x = sc[j];
           if (softcap_ > 0) x = Round<T>(static_cast<C>(softcap_) * std::tanh(x / static_cast<C>(softcap_)));
           sc[j] = x;
           bias[i * L + j] = static_cast<C>(Bias(mask, mask_strides, nonpad_len, b, h, i, j, Sq, P, L));
@@ -306,10 +318,121 @@ class Attention : public Kernel {
   int64_t softmax_precision_, left_window_, right_window_;
 };
 
+// ai.onnx.preview FlexAttention: 4-D Q [B, Hq, L, E], K/V [B, Hkv, S, E/Ev]; scores in
+// float32 (float16/bfloat16 inputs) or the input type pass through the optional score_mod
+// subgraph, a softmax, and the optional prob_mod subgraph (each takes and returns the
+// whole [B, Hq, L, S] tensor), then multiply V. softmax_precision may ask for float or
+// double scores.
+class FlexAttention : public Kernel {
+ public:
+  explicit FlexAttention(const KernelInfo& info)
+      : has_scale_(info.node.has_attr("scale")),
+        scale_(info.node.attr_float("scale", 1.f)),
+        score_mod_(info.node.has_attr("score_mod")),
+        prob_mod_(info.node.has_attr("prob_mod")),
+        precision_(static_cast<DataType>(info.node.attr_int("softmax_precision", 0))) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    return VisitFloatLike(ctx.input(0)->dtype(), "Q", [&](auto tag) { return Run<decltype(tag)>(ctx); });
+  }
+
+ private:
+  template <typename T>
+  absl::Status Run(KernelContext& ctx) {
+    using C = ComputeT<T>;
+    const Tensor& q_t = *ctx.input(0);
+    const Tensor& k_t = *ctx.input(1);
+    const Tensor& v_t = *ctx.input(2);
+    if (q_t.rank() != 4 || k_t.rank() != 4 || v_t.rank() != 4)
+      return absl::InvalidArgumentError("Q, K and V must be 4-D");
+    if (k_t.dtype() != q_t.dtype() || v_t.dtype() != q_t.dtype())
+      return absl::InvalidArgumentError("Q, K and V must have the same element type");
+    auto qv = ViewHeads(q_t, "Q", 0);
+    if (!qv.ok()) return qv.status();
+    const int64_t B = q_t.dim(0), Hq = q_t.dim(1), L = q_t.dim(2), E = q_t.dim(3);
+    const int64_t Hkv = k_t.dim(1), S = k_t.dim(2), Ev = v_t.dim(3);
+    if (k_t.dim(0) != B || v_t.dim(0) != B || v_t.dim(1) != Hkv || v_t.dim(2) != S || k_t.dim(3) != E ||
+        Hkv <= 0 || Hq % Hkv != 0)
+      return absl::InvalidArgumentError("K " + DimsToString(k_t.dims()) + " and V " + DimsToString(v_t.dims()) +
+                                        " do not fit Q " + DimsToString(q_t.dims()));
+    DataType score_type = std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat;
+    if (precision_ == DataType::kFloat || precision_ == DataType::kDouble) score_type = precision_;
+    const C sqrt_scale = Round<T>(static_cast<C>(
+        std::sqrt(has_scale_ ? static_cast<double>(scale_) : 1.0 / std::sqrt(static_cast<double>(E)))));
+    Tensor scores = Tensor::Host(score_type, {B, Hq, L, S});
+    std::vector<C> head(static_cast<size_t>(L * S));
+    for (int64_t bh = 0; bh < B * Hq; ++bh) {
+      const int64_t b = bh / Hq, h = bh % Hq, hk = h / (Hq / Hkv);
+      HeadScores<T>(q_t.data<T>(), *qv, b, h, k_t.data<T>() + (b * Hkv + hk) * S * E, S, sqrt_scale, head.data());
+      for (int64_t i = 0; i < L * S; ++i) SetScore(scores, bh * L * S + i, head[i]);
+    }
+    if (score_mod_) {
+      auto out = Modify(ctx, "score_mod", scores);
+      if (!out.ok()) return out.status();
+      scores = std::move(*out);
+    }
+    for (int64_t row = 0; row < B * Hq * L; ++row) {  // softmax in the score type
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t j = 0; j < S; ++j) mx = std::max(mx, scores.ElementAsDouble(row * S + j));
+      for (int64_t j = 0; j < S; ++j) {
+        const double e = std::exp(scores.ElementAsDouble(row * S + j) - mx);
+        SetScore(scores, row * S + j, e);
+        sum += scores.ElementAsDouble(row * S + j);
+      }
+      for (int64_t j = 0; j < S; ++j) SetScore(scores, row * S + j, scores.ElementAsDouble(row * S + j) / sum);
+    }
+    if (prob_mod_) {
+      auto out = Modify(ctx, "prob_mod", scores);
+      if (!out.ok()) return out.status();
+      scores = std::move(*out);
+    }
+    Tensor& y = ctx.AllocateOutput(0, v_t.dtype(), {B, Hq, L, Ev});
+    const T* vp = v_t.data<T>();
+    for (int64_t bh = 0; bh < B * Hq; ++bh) {
+      const int64_t b = bh / Hq, hk = (bh % Hq) / (Hq / Hkv);
+      const T* vh = vp + (b * Hkv + hk) * S * Ev;
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t d = 0; d < Ev; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < S; ++j)
+            acc += scores.ElementAsDouble((bh * L + i) * S + j) * static_cast<double>(static_cast<C>(vh[j * Ev + d]));
+          y.data<T>()[(bh * L + i) * Ev + d] = FromCompute<T>(static_cast<C>(acc));
+        }
+    }
+    return absl::OkStatus();
+  }
+
+  static void SetScore(Tensor& t, int64_t i, double v) {
+    if (t.dtype() == DataType::kDouble) t.data<double>()[i] = v;
+    else t.data<float>()[i] = static_cast<float>(v);
+  }
+
+  // Runs a score_mod/prob_mod subgraph on the scores; its output must keep their shape.
+  static absl::StatusOr<Tensor> Modify(KernelContext& ctx, const char* attr, const Tensor& scores) {
+    auto out = ctx.RunSubgraph(attr, {scores});
+    if (!out.ok()) return out.status();
+    if (out->size() != 1 || (*out)[0].dims() != scores.dims())
+      return absl::InvalidArgumentError(std::string(attr) + " must return one tensor of the scores' shape " +
+                                        DimsToString(scores.dims()));
+    return (*out)[0].CastTo(scores.dtype());
+  }
+
+  bool has_scale_;
+  float scale_;
+  bool score_mod_, prob_mod_;
+  DataType precision_;
+};
+
 }  // namespace
 
 void RegisterAttentionKernels(KernelRegistry& r) {
   r.Add("Attention", 23, kMaxOpset, types::kFloats, Make<Attention>());
+  KernelDef flex;
+  flex.domain = "ai.onnx.preview";
+  flex.op = "FlexAttention";
+  flex.types = types::kFloats;
+  flex.create = Make<FlexAttention>();
+  r.Add(flex);
 }
 
 }  // namespace tandem::cpu

@@ -18,7 +18,7 @@ void RegisterBinaryKernels(KernelRegistry& r);       // binary.cc: arithmetic, c
 void RegisterVariadicKernels(KernelRegistry& r);     // variadic.cc: Sum, Mean, Max, Min
 void RegisterReduceKernels(KernelRegistry& r);       // reduce.cc: Reduce*, ArgMax/ArgMin
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax.cc
-void RegisterAttentionKernels(KernelRegistry& r);    // attention.cc: Attention
+void RegisterAttentionKernels(KernelRegistry& r);    // attention.cc: Attention, FlexAttention
 void RegisterTransformerKernels(KernelRegistry& r);  // transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm

@@ -361,8 +361,9 @@ class GridSample : public Kernel {
       return absl::InvalidArgumentError("unsupported mode '" + mode_ + "'");
     if (padding_ != "zeros" && padding_ != "border" && padding_ != "reflection")
       return absl::InvalidArgumentError("unsupported padding_mode '" + padding_ + "'");
+    if (x.rank() == 5) return Compute3d(x, grid, ctx);
     if (x.rank() != 4)
-      return absl::InvalidArgumentError("only 4-D inputs [N, C, H, W] are supported, got " +
+      return absl::InvalidArgumentError("input must be [N, C, H, W] or [N, C, D, H, W], got " +
                                         DimsToString(x.dims()));
     if (grid.rank() != 4 || grid.dim(0) != x.dim(0) || grid.dim(3) != 2)
       return absl::InvalidArgumentError("grid must have shape [N, H_out, W_out, 2], got " +
@@ -394,6 +395,55 @@ class GridSample : public Kernel {
   }
 
  private:
+  // Volumetric sampling (opset 20): x [N, C, D, H, W], grid [N, Do, Ho, Wo, 3] holding
+  // (x, y, z); trilinear or nearest (bicubic is 2-D only).
+  absl::Status Compute3d(const Tensor& x, const Tensor& grid, KernelContext& ctx) {
+    if (mode_ == "bicubic") return absl::InvalidArgumentError("cubic mode needs a 4-D input");
+    if (grid.rank() != 5 || grid.dim(0) != x.dim(0) || grid.dim(4) != 3)
+      return absl::InvalidArgumentError("grid must have shape [N, D_out, H_out, W_out, 3], got " +
+                                        DimsToString(grid.dims()));
+    if (grid.dtype() != x.dtype()) return absl::InvalidArgumentError("grid must have the input's element type");
+    const int64_t N = x.dim(0), C = x.dim(1), D = x.dim(2), H = x.dim(3), W = x.dim(4);
+    const int64_t points = grid.dim(1) * grid.dim(2) * grid.dim(3);
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), {N, C, grid.dim(1), grid.dim(2), grid.dim(3)});
+    VisitNumericType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* in = x.data<T>();
+      const T* g = grid.data<T>();
+      T* out = y.data<T>();
+      auto at = [&](const T* vol, int64_t z, int64_t yy, int64_t xx) -> double {
+        if (z < 0 || z >= D || yy < 0 || yy >= H || xx < 0 || xx >= W) return 0;
+        return static_cast<double>(vol[(z * H + yy) * W + xx]);
+      };
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t p = 0; p < points; ++p) {
+          const T* gv = g + (n * points + p) * 3;
+          const double ix = Pad(Unnormalize(static_cast<double>(gv[0]), W), W);
+          const double iy = Pad(Unnormalize(static_cast<double>(gv[1]), H), H);
+          const double iz = Pad(Unnormalize(static_cast<double>(gv[2]), D), D);
+          for (int64_t c = 0; c < C; ++c) {
+            const T* vol = in + (n * C + c) * D * H * W;
+            double v = 0;
+            if (mode_ == "nearest") {
+              v = at(vol, NumericCast<int64_t>(std::nearbyint(iz)), NumericCast<int64_t>(std::nearbyint(iy)),
+                     NumericCast<int64_t>(std::nearbyint(ix)));
+            } else {
+              const double fx = std::floor(ix), fy = std::floor(iy), fz = std::floor(iz);
+              const int64_t x0 = NumericCast<int64_t>(fx), y0 = NumericCast<int64_t>(fy), z0 = NumericCast<int64_t>(fz);
+              for (int corner = 0; corner < 8; ++corner) {
+                const int dx = corner & 1, dy = (corner >> 1) & 1, dz = corner >> 2;
+                const double w = (dx ? ix - fx : 1 - (ix - fx)) * (dy ? iy - fy : 1 - (iy - fy)) *
+                                 (dz ? iz - fz : 1 - (iz - fz));
+                v += w * at(vol, z0 + dz, y0 + dy, x0 + dx);
+              }
+            }
+            out[(n * C + c) * points + p] = static_cast<T>(v);
+          }
+        }
+    });
+    return absl::OkStatus();
+  }
+
   double Unnormalize(double v, int64_t size) const {
     return align_ ? (v + 1) / 2 * (size - 1) : ((v + 1) * size - 1) / 2;
   }
