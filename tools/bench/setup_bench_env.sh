@@ -6,14 +6,5 @@
 # environment's python on its last line.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-VENV="${TANDEM_BENCH_VENV:-$ROOT/.venv-bench}"
-
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "[bench-env] creating $VENV" >&2
-  /usr/bin/python3 -m venv --system-site-packages "$VENV"
-fi
-if ! "$VENV/bin/python" -c "import onnxruntime" 2>/dev/null; then
-  echo "[bench-env] installing onnxruntime from PyPI" >&2
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check onnxruntime >&2
-fi
-echo "$VENV/bin/python"
+exec bash "$ROOT/tools/python_env.sh" bench-env "${TANDEM_BENCH_VENV:-$ROOT/.venv-bench}" \
+  --system-site-packages "import onnxruntime" -- onnxruntime

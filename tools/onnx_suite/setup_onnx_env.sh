@@ -6,15 +6,6 @@
 # system Python, whose onnx 1.12 the other tests use. Prints the python on its last line.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-VENV="${TANDEM_ONNX_VENV:-$ROOT/.venv-onnx}"
 ONNX_VERSION=1.23.2
-
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "[onnx-env] creating $VENV" >&2
-  /usr/bin/python3 -m venv "$VENV"
-fi
-if [ "$("$VENV/bin/python" -c 'import onnx; print(onnx.__version__)' 2>/dev/null)" != "$ONNX_VERSION" ]; then
-  echo "[onnx-env] installing onnx==$ONNX_VERSION from PyPI" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "onnx==$ONNX_VERSION" >&2
-fi
-echo "$VENV/bin/python"
+exec bash "$ROOT/tools/python_env.sh" onnx-env "${TANDEM_ONNX_VENV:-$ROOT/.venv-onnx}" \
+  "import onnx, sys; sys.exit(onnx.__version__ != '$ONNX_VERSION')" -- "onnx==$ONNX_VERSION"
