@@ -65,6 +65,31 @@ TEST(GradientMathRules, EluDefaultAndCustomAlpha) {
   EXPECT_EQ(CheckGradients(c), "");
 }
 
+TEST(GradientMathRules, ErfAndGelu) {
+  EXPECT_EQ(CheckGradients(Unary("Erf", {3, 4}, -2.0, 2.0)), "");
+  GradCase gelu = Unary("Gelu", {3, 5}, -3.0, 3.0, 20);
+  EXPECT_EQ(CheckGradients(gelu), "") << "erf form";
+  gelu.attributes["approximate"] = StringAttr("tanh");
+  EXPECT_EQ(CheckGradients(gelu), "") << "tanh form";
+}
+
+TEST(GradientMathRules, PadConstantMode) {
+  GradCase c;
+  c.op = "Pad";
+  c.opset = 11;
+  c.inputs = {RandomDoubles({2, 3, 4}, 21), I64({0, 1, -1, 1, 2, 0})};  // pads and a crop
+  EXPECT_EQ(CheckGradients(c), "") << "opset 11";
+  c.opset = 18;
+  c.inputs = {RandomDoubles({2, 3, 4}, 22), I64({2, -1, 1, 3}), Tensor::Scalar<double>(0.5), I64({2, 0})};
+  c.differentiate = {true, false, false, false};  // the constant value has no gradient here
+  EXPECT_EQ(CheckGradients(c), "") << "opset 18 with axes and a constant value";
+  c.opset = 10;
+  c.inputs = {RandomDoubles({3, 4}, 23)};
+  c.differentiate = {};
+  c.attributes["pads"] = IntsAttr({1, 0, 2, 1});
+  EXPECT_EQ(CheckGradients(c), "") << "opset 10 (pads attribute)";
+}
+
 TEST(GradientMathRules, TanhSigmoidSoftplus) {
   EXPECT_EQ(CheckGradients(Unary("Tanh", {3, 5}, -2.0, 2.0)), "");
   EXPECT_EQ(CheckGradients(Unary("Sigmoid", {3, 5}, -3.0, 3.0)), "");

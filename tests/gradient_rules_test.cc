@@ -83,6 +83,21 @@ TEST(GradientRules, ReduceSumAxesAndKeepdims) {
   EXPECT_EQ(CheckGradients(Reduce("ReduceSum", {}, 0)), "");
 }
 
+TEST(GradientRules, ReduceMaxMinAxesAndKeepdims) {
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    EXPECT_EQ(CheckGradients(Reduce(op, {1}, 0)), "") << op;
+    EXPECT_EQ(CheckGradients(Reduce(op, {0, 2}, 1)), "") << op;
+    GradCase all = Reduce(op, {}, 0);
+    all.attributes.erase("axes");
+    EXPECT_EQ(CheckGradients(all), "") << op << " over all axes";
+    GradCase v18 = Reduce(op, {}, 0);  // opset 18: axes as an input
+    v18.opset = 18;
+    v18.attributes.erase("axes");
+    v18.inputs.push_back(Tensor::FromVector<int64_t>({-1}, {1}));
+    EXPECT_EQ(CheckGradients(v18), "") << op << " opset 18";
+  }
+}
+
 TEST(GradientRules, ReduceMeanAxesAndKeepdims) {
   EXPECT_EQ(CheckGradients(Reduce("ReduceMean", {-1}, 0)), "");
   EXPECT_EQ(CheckGradients(Reduce("ReduceMean", {0, 1}, 1)), "");

@@ -1,5 +1,5 @@
 // Gradients of data-movement ops (Flatten, Reshape, Squeeze, Unsqueeze, Transpose, Concat,
-// Split, Slice, Gather), selections (Where, Clip, Dropout) and Cast. Shape-only ops
+// Split, Slice, Gather, constant-mode Pad), selections (Where, Clip, Dropout) and Cast. Shape-only ops
 // reshape dY back to Shape(X); the scatter-like inverses use fused ai.tandem kernels
 // (ConcatGrad, SliceGrad, GatherGrad, ClipGrad, DropoutGrad in grad_math_ops.cc).
 #include "training/rules/register.h"
@@ -105,6 +105,23 @@ void RegisterShapeGradients(GradientRegistry& r) {
     return absl::OkStatus();
   });
 
+  r.Add("Pad", [](GradientContext& c) -> absl::Status {
+    // Constant mode: dX is dY with the padding cut off (and cropped parts restored as
+    // zeros), i.e. dY padded by the negated pads.
+    if (c.node().attr_string("mode", "constant") != "constant")
+      return absl::UnimplementedError("Pad's gradient is implemented for mode=constant only, not " +
+                                      c.node().attr_string("mode", "constant"));
+    if (c.opset() < 11) {
+      std::vector<int64_t> pads = c.node().attr_ints("pads");
+      for (int64_t& p : pads) p = -p;
+      c.SetInputGrad(0, c.Emit1("Pad", {c.dY(0)}, {{"pads", GradientContext::Ints(pads)}}));
+      return absl::OkStatus();
+    }
+    std::vector<std::string> in = {c.dY(0), c.Emit1("Neg", {c.X(1)})};
+    if (!c.X(3).empty()) in.insert(in.end(), {"", c.X(3)});  // axes (opset 18)
+    c.SetInputGrad(0, c.Emit1("Pad", in));
+    return absl::OkStatus();
+  });
   r.Add("Where", [](GradientContext& c) {  // the condition (input 0) has no gradient
     std::string zero = c.ScalarLike(0.0, c.dY(0));
     if (c.wants(1))
