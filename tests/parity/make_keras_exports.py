@@ -1,7 +1,8 @@
 """Builds the Keras CIFAR-10 example CNN in Keras 3, converts it with tf2onnx, and writes
 an ONNX backend-test folder holding Keras's own output.
 
-usage: make_keras_exports.py OUT_DIR     (run by make_keras_exports.sh in .venv-keras)
+usage: make_keras_exports.py OUT_DIR     (ctest parity_keras_export runs it in .venv-keras
+through export_in_venv.sh)
 
 OUT_DIR/keras_cifar_cnn: the CNN of models/reference_models.py's cifar_cnn, exactly
 1,667,594 parameters, in Keras's NHWC layout with a softmax head, random weights (seed 0).

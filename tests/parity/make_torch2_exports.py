@@ -1,6 +1,7 @@
 """Exports models with PyTorch 2.x's two ONNX exporters as ONNX backend-test folders.
 
-usage: make_torch2_exports.py OUT_DIR     (run by make_torch2_exports.sh in .venv-torch2)
+usage: make_torch2_exports.py OUT_DIR     (ctest parity_torch2_export runs it in
+.venv-torch2 through export_in_venv.sh)
 
 Writes OUT_DIR/<exporter>/<model>/model.onnx with a seeded random input and PyTorch's own
 float32 output in test_data_set_0, so `tandem test-onnx --rtol 1e-4 --atol 1e-5 OUT_DIR`
