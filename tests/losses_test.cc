@@ -210,6 +210,22 @@ TEST(Losses, SoftmaxCrossEntropyRuleWithWeightsIgnoreIndexAndLogProb) {
     }
 }
 
+TEST(Losses, NegativeLogLikelihoodRuleWithWeightsAndIgnoreIndex) {
+  for (const char* red : {"mean", "sum", "none"})
+    for (bool weighted : {false, true}) {
+      GradCase c;
+      c.op = "NegativeLogLikelihoodLoss";
+      c.opset = 13;
+      Tensor labels = Tensor::FromVector<int64_t>({0, 2, 1, 2, 3, 1}, {2, 3});
+      c.inputs = {RandomDoubles({2, 4, 3}, 31, -3, 0), labels};
+      if (weighted) c.inputs.push_back(RandomDoubles({4}, 32, 0.5, 2));
+      c.differentiate = weighted ? std::vector<bool>{true, false, false} : std::vector<bool>{true, false};
+      c.attributes = {{"reduction", StringAttr(red)}};
+      if (weighted) c.attributes["ignore_index"] = IntAttr(2);
+      EXPECT_EQ(CheckGradients(c), "") << red << (weighted ? " weighted, ignore_index 2" : "");
+    }
+}
+
 TEST(Losses, BceWithLogitsRuleReductionNone) {
   GradCase c;
   c.op = "BCEWithLogitsLoss";

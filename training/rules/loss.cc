@@ -2,6 +2,7 @@
 //   SoftmaxCrossEntropyLoss (ONNX, opset 12+): dLogits = (softmax - onehot) * w[t] * dY /
 //     normaliser (+ the log_prob output's gradient when it is used). No gradient flows to
 //     the labels or the class weights.
+//   NegativeLogLikelihoodLoss (ONNX, opset 12+): dInput = -onehot * w[t] * dY / normaliser.
 //   ai.tandem BCEWithLogitsLoss: dX = (sigmoid(x) - t) * dY', dT = -x * dY'.
 //   ai.tandem MSELoss: dX = 2 (x - t) * dY', dT = -dX.
 #include "training/rules/register.h"
@@ -28,6 +29,16 @@ void RegisterLossGradients(GradientRegistry& r) {
     std::vector<std::string> in = {c.dY(0), c.X(0), c.X(1), c.X(2), c.dY(1)};
     while (!in.empty() && in.back().empty()) in.pop_back();
     c.SetInputGrad(0, c.Emit1("SoftmaxCrossEntropyLossGrad", in,
+                              CopyAttrs(c.node(), {"reduction", "ignore_index"}), kTandemDomain));
+    return absl::OkStatus();
+  });
+  r.Add("NegativeLogLikelihoodLoss", [](GradientContext& c) -> absl::Status {
+    if (c.wants(2))
+      return absl::UnimplementedError("no gradient for the class weights of NegativeLogLikelihoodLoss");
+    if (!c.wants(0) || !c.has_dY(0)) return absl::OkStatus();
+    std::vector<std::string> in = {c.dY(0), c.X(0), c.X(1), c.X(2)};
+    if (in.back().empty()) in.pop_back();
+    c.SetInputGrad(0, c.Emit1("NegativeLogLikelihoodLossGrad", in,
                               CopyAttrs(c.node(), {"reduction", "ignore_index"}), kTandemDomain));
     return absl::OkStatus();
   });

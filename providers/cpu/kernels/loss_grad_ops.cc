@@ -13,6 +13,8 @@
 //       same normalisation as its forward kernel in loss.cc: mean divides by N*D without
 //       weight/ignore_index, else by the sum of the weights of the non-ignored targets.
 //       dLogits = (softmax - onehot) * w[t] * dY'  (+ dLogProb - softmax * sum(dLogProb)).
+//   NegativeLogLikelihoodLossGrad(dY, input, target [, weight]) -> dInput
+//       gradient of ONNX NegativeLogLikelihoodLoss, normalised alike: -onehot * w[t] * dY'.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -227,7 +229,8 @@ class MseLossGrad : public ElementwiseLoss {
 class SoftmaxCrossEntropyGrad : public Kernel {
  public:
   explicit SoftmaxCrossEntropyGrad(const KernelInfo& info)
-      : reduction_(ParseLossReduction(info.node)),
+      : nll_(info.node.op_type == "NegativeLogLikelihoodLossGrad"),
+        reduction_(ParseLossReduction(info.node)),
         has_ignore_(info.node.has_attr("ignore_index")),
         ignore_index_(info.node.attr_int("ignore_index", 0)) {}
 
@@ -283,6 +286,11 @@ class SoftmaxCrossEntropyGrad : public Kernel {
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < d; ++j) {
         const int64_t base = i * c * d + j, row = i * d + j;
+        if (nll_) {  // the input already holds log-probabilities
+          if (dy && wt[row] != 0)
+            out[base + tgt[row] * d] = -(*reduction_ == Reduction::kNone ? dv[row] : dv[0] / denom) * wt[row];
+          continue;
+        }
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t k = 0; k < c; ++k) mx = std::max(mx, xv[base + k * d]);
         double s = 0;
@@ -306,6 +314,7 @@ class SoftmaxCrossEntropyGrad : public Kernel {
   }
 
  private:
+  bool nll_;
   absl::StatusOr<Reduction> reduction_;
   bool has_ignore_;
   int64_t ignore_index_;
@@ -330,6 +339,7 @@ void RegisterLossGradKernels(KernelRegistry& r) {
   r.Add(Def("MSELoss", 0, Make<MseLoss>()));
   r.Add(Def("MSELossGrad", 1, Make<MseLossGrad>()));
   r.Add(Def("SoftmaxCrossEntropyLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
+  r.Add(Def("NegativeLogLikelihoodLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
 }
 
 }  // namespace tandem::cpu
