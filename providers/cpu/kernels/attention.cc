@@ -15,6 +15,7 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/elementwise.h"
+#include "providers/cpu/kernels/head_view.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -22,42 +23,19 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Element (b, h, s, d) of a [B, H, S, D] view of a 3-D [B, S, H*D] or 4-D tensor.
-struct HeadView {
-  int64_t batch = 0, heads = 0, seq = 0, dim = 0;
-  int64_t sb = 0, sh = 0, ss = 0;  // element strides; d is contiguous
-  int64_t at(int64_t b, int64_t h, int64_t s) const { return b * sb + h * sh + s * ss; }
-};
-
-absl::StatusOr<HeadView> ViewHeads(const Tensor& t, const char* name, int64_t heads_attr) {
-  HeadView v;
-  if (t.rank() == 4) {
-    v = {t.dim(0), t.dim(1), t.dim(2), t.dim(3), 0, 0, 0};
-    v.ss = v.dim;
-    v.sh = v.seq * v.dim;
-    v.sb = v.heads * v.sh;
-    return v;
-  }
-  if (t.rank() != 3)
-    return absl::InvalidArgumentError(std::string("input ") + name + " must be 3-D or 4-D, got " +
-                                      DimsToString(t.dims()));
-  if (heads_attr <= 0 || t.dim(2) % heads_attr != 0)
-    return absl::InvalidArgumentError(
-        std::string("3-D input ") + name + " " + DimsToString(t.dims()) +
-        " needs attribute q_num_heads/kv_num_heads > 0 dividing its last dim, got " +
-        std::to_string(heads_attr));
-  v = {t.dim(0), heads_attr, t.dim(1), t.dim(2) / heads_attr, 0, 0, 0};
-  v.sh = v.dim;
-  v.ss = v.heads * v.dim;
-  v.sb = v.seq * v.ss;
-  return v;
-}
-
 // Rounds a computed value through element type T (identity for float and double).
 template <typename T, typename C>
 C Round(C v) {
   if constexpr (kIsHalf<T>) return static_cast<C>(static_cast<float>(T(static_cast<float>(v))));
   else return v;
+}
+
+// sqrt of the `scale` attribute (default 1 / sqrt(head size)), rounded to T: each of Q and
+// K is multiplied by it, as onnx's reference does.
+template <typename T, typename C>
+C SqrtScale(bool has_scale, float scale, int64_t head_size) {
+  return Round<T>(static_cast<C>(
+      std::sqrt(has_scale ? static_cast<double>(scale) : 1.0 / std::sqrt(static_cast<double>(head_size)))));
 }
 
 // scores [Sq, L] = (Q_h * s)(K_h * s)^T for query head h of batch b, with the scaled
@@ -126,11 +104,11 @@ class Attention : public Kernel {
       return absl::InvalidArgumentError("past_key and past_value must be given together");
     if (nonpad && past_k)
       return absl::InvalidArgumentError("nonpad_kv_seqlen cannot be combined with past_key");
-    auto qv = ViewHeads(q_t, "Q", q_heads_);
+    auto qv = ViewHeads(q_t, "Q", q_heads_, "q_num_heads");
     if (!qv.ok()) return qv.status();
-    auto kv = ViewHeads(k_t, "K", kv_heads_);
+    auto kv = ViewHeads(k_t, "K", kv_heads_, "kv_num_heads");
     if (!kv.ok()) return kv.status();
-    auto vv = ViewHeads(v_t, "V", kv_heads_);
+    auto vv = ViewHeads(v_t, "V", kv_heads_, "kv_num_heads");
     if (!vv.ok()) return vv.status();
     const int64_t B = qv->batch, Hq = qv->heads, Sq = qv->seq, D = qv->dim;
     const int64_t Hkv = kv->heads, Dv = vv->dim;
@@ -185,14 +163,12 @@ class Attention : public Kernel {
     Tensor* qk_out = ctx.output_wanted(3) ? &ctx.AllocateOutput(3, q_t.dtype(), {B, Hq, Sq, L}) : nullptr;
     if (y.numel() == 0 && !qk_out) return absl::OkStatus();
 
-    const C sqrt_scale = Round<T>(static_cast<C>(
-        std::sqrt(has_scale_ ? static_cast<double>(scale_) : 1.0 / std::sqrt(static_cast<double>(D)))));
+    const C sqrt_scale = SqrtScale<T, C>(has_scale_, scale_, D);
     const T* q = q_t.data<T>();
     const T* kp = pk.data<T>();
     const T* vp = pv.data<T>();
     T* yp = y.data<T>();
-    const HeadView yv = q_t.rank() == 3 ? HeadView{B, Hq, Sq, Dv, Sq * Hq * Dv, Dv, Hq * Dv}
-                                        : HeadView{B, Hq, Sq, Dv, Hq * Sq * Dv, Sq * Dv, Dv};
+    const HeadView yv = *ViewHeads(y, "Y", Hq, "q_num_heads");  // y has Q's layout
     const int64_t group = Hq / Hkv;
 
     ParallelForIf(B * Hq > 1, B * Hq, [&](int64_t bh) {
@@ -205,7 +181,7 @@ class Attention : public Kernel {
           C x = sc[j];
           if (softcap_ > 0) x = Round<T>(static_cast<C>(softcap_) * std::tanh(x / static_cast<C>(softcap_)));
           sc[j] = x;
-          bias[i * L + j] = static_cast<C>(Bias(mask, mask_strides, nonpad_len, b, h, i, j, Sq, P, L));
+          bias[i * L + j] = static_cast<C>(Bias(mask, mask_strides, nonpad_len, b, h, i, j, Sq, P));
         }
       }
       if (qk_out && qk_mode_ <= 1) CopyOut<T>(scores, qk_out->data<T>() + bh * Sq * L);
@@ -254,7 +230,7 @@ class Attention : public Kernel {
   // The additive bias of score (b, h, i, j): attn_mask (boolean false or a padded key
   // -> -inf), causal and window limits, and keys past nonpad_kv_seqlen[b].
   double Bias(const Tensor* mask, const std::vector<int64_t>& ms, const std::vector<int64_t>& nonpad,
-              int64_t b, int64_t h, int64_t i, int64_t j, int64_t Sq, int64_t P, int64_t L) const {
+              int64_t b, int64_t h, int64_t i, int64_t j, int64_t Sq, int64_t P) const {
     double bias = 0;
     if (mask) {
       if (j >= mask->dim(-1)) return kNegInf;
@@ -272,7 +248,6 @@ class Attention : public Kernel {
     if (left_window_ >= 0 && diff > left_window_) return kNegInf;
     if (right_window_ >= 0 && -diff > right_window_) return kNegInf;
     if (!nonpad.empty() && j >= nonpad[b]) return kNegInf;
-    (void)L;
     return bias;
   }
 
@@ -339,7 +314,6 @@ class FlexAttention : public Kernel {
  private:
   template <typename T>
   absl::Status Run(KernelContext& ctx) {
-    using C = ComputeT<T>;
     const Tensor& q_t = *ctx.input(0);
     const Tensor& k_t = *ctx.input(1);
     const Tensor& v_t = *ctx.input(2);
@@ -347,39 +321,51 @@ class FlexAttention : public Kernel {
       return absl::InvalidArgumentError("Q, K and V must be 4-D");
     if (k_t.dtype() != q_t.dtype() || v_t.dtype() != q_t.dtype())
       return absl::InvalidArgumentError("Q, K and V must have the same element type");
-    auto qv = ViewHeads(q_t, "Q", 0);
+    auto qv = ViewHeads(q_t, "Q", 0, "");
     if (!qv.ok()) return qv.status();
-    const int64_t B = q_t.dim(0), Hq = q_t.dim(1), L = q_t.dim(2), E = q_t.dim(3);
-    const int64_t Hkv = k_t.dim(1), S = k_t.dim(2), Ev = v_t.dim(3);
+    const int64_t B = q_t.dim(0), Hq = q_t.dim(1), E = q_t.dim(3);
+    const int64_t Hkv = k_t.dim(1), S = k_t.dim(2);
     if (k_t.dim(0) != B || v_t.dim(0) != B || v_t.dim(1) != Hkv || v_t.dim(2) != S || k_t.dim(3) != E ||
         Hkv <= 0 || Hq % Hkv != 0)
       return absl::InvalidArgumentError("K " + DimsToString(k_t.dims()) + " and V " + DimsToString(v_t.dims()) +
                                         " do not fit Q " + DimsToString(q_t.dims()));
-    DataType score_type = std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat;
-    if (precision_ == DataType::kFloat || precision_ == DataType::kDouble) score_type = precision_;
-    const C sqrt_scale = Round<T>(static_cast<C>(
-        std::sqrt(has_scale_ ? static_cast<double>(scale_) : 1.0 / std::sqrt(static_cast<double>(E)))));
-    Tensor scores = Tensor::Host(score_type, {B, Hq, L, S});
-    std::vector<C> head(static_cast<size_t>(L * S));
+    const bool double_scores = precision_ == DataType::kDouble ||
+                               (std::is_same_v<T, double> && precision_ != DataType::kFloat);
+    return double_scores ? Attend<T, double>(ctx, *qv) : Attend<T, float>(ctx, *qv);
+  }
+
+  // Scores of type S (float or double) through score_mod, softmax (accumulated in double)
+  // and prob_mod, then Y = P V.
+  template <typename T, typename S>
+  absl::Status Attend(KernelContext& ctx, const HeadView& qv) {
+    using C = ComputeT<T>;
+    const Tensor& k_t = *ctx.input(1);
+    const Tensor& v_t = *ctx.input(2);
+    const int64_t B = qv.batch, Hq = qv.heads, L = qv.seq, E = qv.dim;
+    const int64_t Hkv = k_t.dim(1), S_len = k_t.dim(2), Ev = v_t.dim(3), group = Hq / Hkv;
+    const C sqrt_scale = SqrtScale<T, C>(has_scale_, scale_, E);
+    Tensor scores = Tensor::Host(DataTypeOf<S>::value, {B, Hq, L, S_len});
+    std::vector<C> head(static_cast<size_t>(L * S_len));
     for (int64_t bh = 0; bh < B * Hq; ++bh) {
-      const int64_t b = bh / Hq, h = bh % Hq, hk = h / (Hq / Hkv);
-      HeadScores<T>(q_t.data<T>(), *qv, b, h, k_t.data<T>() + (b * Hkv + hk) * S * E, S, sqrt_scale, head.data());
-      for (int64_t i = 0; i < L * S; ++i) SetScore(scores, bh * L * S + i, head[i]);
+      const int64_t b = bh / Hq, h = bh % Hq;
+      HeadScores<T>(ctx.input(0)->data<T>(), qv, b, h, k_t.data<T>() + (b * Hkv + h / group) * S_len * E, S_len,
+                    sqrt_scale, head.data());
+      std::copy(head.begin(), head.end(), scores.data<S>() + bh * L * S_len);
     }
     if (score_mod_) {
       auto out = Modify(ctx, "score_mod", scores);
       if (!out.ok()) return out.status();
       scores = std::move(*out);
     }
-    for (int64_t row = 0; row < B * Hq * L; ++row) {  // softmax in the score type
+    for (int64_t row = 0; row < B * Hq * L; ++row) {
+      S* p = scores.data<S>() + row * S_len;
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t j = 0; j < S; ++j) mx = std::max(mx, scores.ElementAsDouble(row * S + j));
-      for (int64_t j = 0; j < S; ++j) {
-        const double e = std::exp(scores.ElementAsDouble(row * S + j) - mx);
-        SetScore(scores, row * S + j, e);
-        sum += scores.ElementAsDouble(row * S + j);
+      for (int64_t j = 0; j < S_len; ++j) mx = std::max(mx, static_cast<double>(p[j]));
+      for (int64_t j = 0; j < S_len; ++j) {
+        p[j] = static_cast<S>(std::exp(static_cast<double>(p[j]) - mx));
+        sum += p[j];
       }
-      for (int64_t j = 0; j < S; ++j) SetScore(scores, row * S + j, scores.ElementAsDouble(row * S + j) / sum);
+      for (int64_t j = 0; j < S_len; ++j) p[j] = static_cast<S>(p[j] / sum);
     }
     if (prob_mod_) {
       auto out = Modify(ctx, "prob_mod", scores);
@@ -387,27 +373,24 @@ class FlexAttention : public Kernel {
       scores = std::move(*out);
     }
     Tensor& y = ctx.AllocateOutput(0, v_t.dtype(), {B, Hq, L, Ev});
-    const T* vp = v_t.data<T>();
     for (int64_t bh = 0; bh < B * Hq; ++bh) {
-      const int64_t b = bh / Hq, hk = (bh % Hq) / (Hq / Hkv);
-      const T* vh = vp + (b * Hkv + hk) * S * Ev;
-      for (int64_t i = 0; i < L; ++i)
+      const T* vh = v_t.data<T>() + ((bh / Hq) * Hkv + (bh % Hq) / group) * S_len * Ev;
+      for (int64_t i = 0; i < L; ++i) {
+        const S* p = scores.data<S>() + (bh * L + i) * S_len;
         for (int64_t d = 0; d < Ev; ++d) {
           double acc = 0;
-          for (int64_t j = 0; j < S; ++j)
-            acc += scores.ElementAsDouble((bh * L + i) * S + j) * static_cast<double>(static_cast<C>(vh[j * Ev + d]));
+          for (int64_t j = 0; j < S_len; ++j)
+            acc += static_cast<double>(p[j]) * static_cast<double>(static_cast<C>(vh[j * Ev + d]));
           y.data<T>()[(bh * L + i) * Ev + d] = FromCompute<T>(static_cast<C>(acc));
         }
+      }
     }
     return absl::OkStatus();
   }
 
-  static void SetScore(Tensor& t, int64_t i, double v) {
-    if (t.dtype() == DataType::kDouble) t.data<double>()[i] = v;
-    else t.data<float>()[i] = static_cast<float>(v);
-  }
-
-  // Runs a score_mod/prob_mod subgraph on the scores; its output must keep their shape.
+  // Runs a score_mod/prob_mod subgraph on the scores; its output must keep their shape. The
+  // result is a copy (CastTo), which the softmax may overwrite even when the subgraph
+  // returned one of its own constants.
   static absl::StatusOr<Tensor> Modify(KernelContext& ctx, const char* attr, const Tensor& scores) {
     auto out = ctx.RunSubgraph(attr, {scores});
     if (!out.ok()) return out.status();

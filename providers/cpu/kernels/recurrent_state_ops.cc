@@ -13,14 +13,18 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/elementwise.h"
+#include "providers/cpu/kernels/head_view.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
 namespace {
 
-// Element (b, h, t, d) of a [B, T, H*D] tensor.
-inline int64_t At3(int64_t b, int64_t h, int64_t t, int64_t d, int64_t steps, int64_t H, int64_t D) {
-  return ((b * steps + t) * H + h) * D + d;
+// All values of a float-like tensor in compute type C (read once, outside the loops).
+template <typename C>
+std::vector<C> ReadAs(const Tensor& t) {
+  std::vector<C> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<C>(t.ElementAsDouble(static_cast<int64_t>(i)));
+  return v;
 }
 
 class LinearAttention : public Kernel {
@@ -80,11 +84,15 @@ class LinearAttention : public Kernel {
       return absl::InvalidArgumentError("past_state " + DimsToString(past->dims()) + " must be " +
                                         DimsToString(state_dims));
     const DataType state_type = past ? past->dtype() : q.dtype();
-    std::vector<C> state(static_cast<size_t>(NumElements(state_dims)), C(0));
-    if (past)
-      for (size_t i = 0; i < state.size(); ++i) state[i] = static_cast<C>(past->ElementAsDouble(static_cast<int64_t>(i)));
+    std::vector<C> state = past ? ReadAs<C>(*past) : std::vector<C>(static_cast<size_t>(NumElements(state_dims)), C(0));
+    const std::vector<C> decay_v = decay ? ReadAs<C>(*decay) : std::vector<C>();
+    const std::vector<C> beta_v = beta ? ReadAs<C>(*beta) : std::vector<C>();
+    const int64_t beta_width = beta ? beta->dim(2) : 0;
     const C scale = scale_ != 0.f ? static_cast<C>(scale_) : static_cast<C>(1.0 / std::sqrt(static_cast<double>(Dk)));
     Tensor& y = ctx.AllocateOutput(0, q.dtype(), {B, Tn, Hq * Dv});
+    // [B, T, H*D] tensors viewed per head (shapes checked above).
+    const HeadView qv = *ViewHeads(q, "query", Hq, "q_num_heads"), kv = *ViewHeads(k, "key", Hkv, "kv_num_heads");
+    const HeadView vv = *ViewHeads(v, "value", Hkv, "kv_num_heads"), yv = *ViewHeads(y, "Y", Hq, "q_num_heads");
     const T* qp = q.data<T>();
     const T* kp = k.data<T>();
     const T* vp = v.data<T>();
@@ -95,16 +103,15 @@ class LinearAttention : public Kernel {
       C* S = &state[bh * Dk * Dv];
       std::vector<C> vt(Dv), kt(Dk);
       for (int64_t t = 0; t < Tn; ++t) {
-        for (int64_t d = 0; d < Dk; ++d) kt[d] = static_cast<C>(kp[At3(b, h, t, d, Tn, Hkv, Dk)]);
-        for (int64_t m = 0; m < Dv; ++m) vt[m] = static_cast<C>(vp[At3(b, h, t, m, Tn, Hkv, Dv)]);
+        for (int64_t d = 0; d < Dk; ++d) kt[d] = static_cast<C>(kp[kv.at(b, h, t) + d]);
+        for (int64_t m = 0; m < Dv; ++m) vt[m] = static_cast<C>(vp[vv.at(b, h, t) + m]);
         if (gating)
           for (int64_t d = 0; d < Dk; ++d) {
-            const C g = std::exp(static_cast<C>(decay->ElementAsDouble((b * Tn + t) * Hkv * decay_width + h * decay_width +
-                                                                       (decay_width == 1 ? 0 : d))));
+            const C g = std::exp(decay_v[(b * Tn + t) * Hkv * decay_width + h * decay_width + (decay_width == 1 ? 0 : d)]);
             for (int64_t m = 0; m < Dv; ++m) S[d * Dv + m] *= g;
           }
         if (delta) {
-          const C bt = static_cast<C>(beta->ElementAsDouble((b * Tn + t) * beta->dim(2) + (beta->dim(2) == 1 ? 0 : h)));
+          const C bt = beta_v[(b * Tn + t) * beta_width + (beta_width == 1 ? 0 : h)];
           for (int64_t m = 0; m < Dv; ++m) {
             C retrieved = 0;
             for (int64_t d = 0; d < Dk; ++d) retrieved += S[d * Dv + m] * kt[d];
@@ -116,8 +123,8 @@ class LinearAttention : public Kernel {
         for (int64_t hq = h * group; hq < (h + 1) * group; ++hq)
           for (int64_t m = 0; m < Dv; ++m) {
             C acc = 0;
-            for (int64_t d = 0; d < Dk; ++d) acc += static_cast<C>(qp[At3(b, hq, t, d, Tn, Hq, Dk)]) * S[d * Dv + m];
-            yp[At3(b, hq, t, m, Tn, Hq, Dv)] = FromCompute<T>(scale * acc);
+            for (int64_t d = 0; d < Dk; ++d) acc += static_cast<C>(qp[qv.at(b, hq, t) + d]) * S[d * Dv + m];
+            yp[yv.at(b, hq, t) + m] = FromCompute<T>(scale * acc);
           }
       }
     });

@@ -13,6 +13,7 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/elementwise.h"
+#include "providers/cpu/kernels/head_view.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -38,20 +39,9 @@ class RotaryEmbedding : public Kernel {
     const Tensor& cos_t = *ctx.input(1);
     const Tensor& sin_t = *ctx.input(2);
     const Tensor* pos = ctx.input(3);
-    // Strides of X as [B, S, H, D] (D contiguous).
-    int64_t B, S, H, D, sb, ss, sh;
-    if (x.rank() == 4) {
-      B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
-      sb = H * S * D, sh = S * D, ss = D;
-    } else if (x.rank() == 3) {
-      if (num_heads_ <= 0 || x.dim(2) % num_heads_ != 0)
-        return absl::InvalidArgumentError("3-D X " + DimsToString(x.dims()) +
-                                          " needs attribute num_heads > 0 dividing its last dim");
-      B = x.dim(0), S = x.dim(1), H = num_heads_, D = x.dim(2) / num_heads_;
-      sb = S * H * D, ss = H * D, sh = D;
-    } else {
-      return absl::InvalidArgumentError("X must be 3-D or 4-D, got " + DimsToString(x.dims()));
-    }
+    auto xv = ViewHeads(x, "X", num_heads_, "num_heads");
+    if (!xv.ok()) return xv.status();
+    const int64_t B = xv->batch, S = xv->seq, H = xv->heads, D = xv->dim;
     const int64_t rd = rotary_dim_ > 0 ? rotary_dim_ : D, half = rd / 2;
     if (rd > D || rd % 2 != 0)
       return absl::InvalidArgumentError("rotary_embedding_dim " + std::to_string(rd) +
@@ -84,7 +74,7 @@ class RotaryEmbedding : public Kernel {
       const int64_t b = bs / S, s = bs % S;
       const int64_t row = pos ? positions[bs] : bs;  // cache row for this token
       for (int64_t h = 0; h < H; ++h) {
-        const int64_t o = b * sb + s * ss + h * sh;
+        const int64_t o = xv->at(b, h, s);
         for (int64_t k = 0; k < half; ++k) {
           const int64_t i1 = interleaved_ ? 2 * k : k, i2 = interleaved_ ? 2 * k + 1 : k + half;
           const C c = static_cast<C>(cs[row * half + k]), sv = static_cast<C>(sn[row * half + k]);
