@@ -1,5 +1,5 @@
 // Data-movement kernels that rearrange elements: Transpose, Concat, Split, Slice, Tile,
-// Pad, DepthToSpace, SpaceToDepth, ReverseSequence and Trilu. All work on any element type by byte width (strings element-wise).
+// Pad, CenterCropPad, DepthToSpace, SpaceToDepth, ReverseSequence and Trilu. All work on any element type by byte width (strings element-wise).
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -386,9 +386,98 @@ T ValueFromFloat(float v) {
   else return T(v);
 }
 
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+// Writes output 0: x with before[d] / after[d] elements added (removed when negative) on
+// each dim, the new ones filled per `mode` (constant: value_t's value when given, else
+// `value`). `pads` is what errors name.
+absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& before,
+                       const std::vector<int64_t>& after, PadMode mode, const std::string& mode_name,
+                       float value_f, const Tensor* value_t, const std::vector<int64_t>& pads) {
+  const int r = x.rank();
+  // Per output dim: the source index of every output position, or -1 for the constant.
+  // The output shape (and the maps' size) is checked before anything is allocated.
+  Dims out(r);
+  int64_t map_entries = 0;
+  for (int d = 0; d < r; ++d) {
+    const int64_t n = x.dim(d);
+    if (__builtin_add_overflow(n, before[d], &out[d]) || __builtin_add_overflow(out[d], after[d], &out[d]) ||
+        __builtin_add_overflow(map_entries, out[d], &map_entries))
+      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow axis " + std::to_string(d));
+    if (out[d] < 0)
+      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " crop axis " +
+                                        std::to_string(d) + " below zero");
+    if (mode != PadMode::kConstant && n == 0 && out[d] > 0)
+      return absl::InvalidArgumentError("cannot pad an empty axis in mode '" + mode_name + "'");
+  }
+  if (auto st = CheckOutputDims(out); !st.ok()) return st;
+  if (auto bytes = CheckedTensorBytes(DataType::kInt64, {map_entries}); !bytes.ok()) return bytes.status();
+  std::vector<std::vector<int64_t>> map(r);
+  for (int d = 0; d < r; ++d) {
+    const int64_t n = x.dim(d);
+    map[d].resize(out[d]);
+    for (int64_t o = 0; o < out[d]; ++o) {
+      int64_t s = o - before[d];
+      if (s < 0 || s >= n) {
+        switch (mode) {
+          case PadMode::kConstant: s = -1; break;
+          case PadMode::kEdge: s = std::clamp<int64_t>(s, 0, n - 1); break;
+          case PadMode::kWrap: s = ((s % n) + n) % n; break;
+          case PadMode::kReflect: {
+            if (n == 1) { s = 0; break; }
+            const int64_t period = 2 * (n - 1);
+            s = ((s % period) + period) % period;
+            if (s >= n) s = period - s;
+            break;
+          }
+        }
+      }
+      map[d][o] = s;
+    }
+  }
+  Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
+  if (y.numel() == 0) return absl::OkStatus();
+  bool ok = true;
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
+    T value = ValueFromFloat<T>(value_f);
+    if (value_t) value = value_t->data<T>()[0];
+    const T* src = x.data<T>();
+    T* dst = y.data<T>();
+    if (r == 0) { dst[0] = src[0]; return; }
+    const std::vector<int64_t> st = Strides(x.dims());
+    const int64_t inner = out[r - 1];
+    const int64_t outer = y.numel() / inner;
+    const std::vector<int64_t>& last = map[r - 1];
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t o = 0; o < outer; ++o, dst += inner) {
+      int64_t base = 0;
+      bool constant = false;
+      for (int d = 0; d < r - 1; ++d) {
+        const int64_t s = map[d][idx[d]];
+        if (s < 0) { constant = true; break; }
+        base += s * st[d];
+      }
+      if (constant) {
+        std::fill_n(dst, inner, value);
+      } else {
+        for (int64_t j = 0; j < inner; ++j) dst[j] = last[j] < 0 ? value : src[base + last[j]];
+      }
+      for (int d = r - 2; d >= 0; --d) {
+        if (++idx[d] < out[d]) break;
+        idx[d] = 0;
+      }
+    }
+  };
+  if (x.dtype() == DataType::kString) fill(std::string{});
+  else ok = VisitNumericType(x.dtype(), fill);
+  if (!ok) return absl::InvalidArgumentError("unsupported element type");
+  return absl::OkStatus();
+}
+
 class Pad : public Kernel {
  public:
-  enum class Mode { kConstant, kReflect, kEdge, kWrap };
+  using Mode = PadMode;
   explicit Pad(const KernelInfo& info)
       : opset_(info.opset),
         attr_pads_(info.node.attr_ints(info.opset < 2 ? "paddings" : "pads")),
@@ -438,84 +527,7 @@ class Pad : public Kernel {
       before[a] = pads[i];
       after[a] = pads[i + na];
     }
-    // Per output dim: the source index of every output position, or -1 for the constant.
-    // The output shape (and the maps' size) is checked before anything is allocated.
-    Dims out(r);
-    int64_t map_entries = 0;
-    for (int d = 0; d < r; ++d) {
-      const int64_t n = x->dim(d);
-      if (__builtin_add_overflow(n, before[d], &out[d]) || __builtin_add_overflow(out[d], after[d], &out[d]) ||
-          __builtin_add_overflow(map_entries, out[d], &map_entries))
-        return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow axis " + std::to_string(d));
-      if (out[d] < 0)
-        return absl::InvalidArgumentError("pads " + DimsToString(pads) + " crop axis " +
-                                          std::to_string(d) + " below zero");
-      if (mode_ != Mode::kConstant && n == 0 && out[d] > 0)
-        return absl::InvalidArgumentError("cannot pad an empty axis in mode '" + mode_name_ + "'");
-    }
-    if (auto st = CheckOutputDims(out); !st.ok()) return st;
-    if (auto bytes = CheckedTensorBytes(DataType::kInt64, {map_entries}); !bytes.ok()) return bytes.status();
-    std::vector<std::vector<int64_t>> map(r);
-    for (int d = 0; d < r; ++d) {
-      const int64_t n = x->dim(d);
-      map[d].resize(out[d]);
-      for (int64_t o = 0; o < out[d]; ++o) {
-        int64_t s = o - before[d];
-        if (s < 0 || s >= n) {
-          switch (mode_) {
-            case Mode::kConstant: s = -1; break;
-            case Mode::kEdge: s = std::clamp<int64_t>(s, 0, n - 1); break;
-            case Mode::kWrap: s = ((s % n) + n) % n; break;
-            case Mode::kReflect: {
-              if (n == 1) { s = 0; break; }
-              const int64_t period = 2 * (n - 1);
-              s = ((s % period) + period) % period;
-              if (s >= n) s = period - s;
-              break;
-            }
-          }
-        }
-        map[d][o] = s;
-      }
-    }
-    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
-    if (y.numel() == 0) return absl::OkStatus();
-    bool ok = true;
-    auto fill = [&](auto tag) {
-      using T = decltype(tag);
-      T value = ValueFromFloat<T>(value_);
-      if (value_t) value = value_t->data<T>()[0];
-      const T* src = x->data<T>();
-      T* dst = y.data<T>();
-      if (r == 0) { dst[0] = src[0]; return; }
-      const std::vector<int64_t> st = Strides(x->dims());
-      const int64_t inner = out[r - 1];
-      const int64_t outer = y.numel() / inner;
-      const std::vector<int64_t>& last = map[r - 1];
-      std::vector<int64_t> idx(r, 0);
-      for (int64_t o = 0; o < outer; ++o, dst += inner) {
-        int64_t base = 0;
-        bool constant = false;
-        for (int d = 0; d < r - 1; ++d) {
-          const int64_t s = map[d][idx[d]];
-          if (s < 0) { constant = true; break; }
-          base += s * st[d];
-        }
-        if (constant) {
-          std::fill_n(dst, inner, value);
-        } else {
-          for (int64_t j = 0; j < inner; ++j) dst[j] = last[j] < 0 ? value : src[base + last[j]];
-        }
-        for (int d = r - 2; d >= 0; --d) {
-          if (++idx[d] < out[d]) break;
-          idx[d] = 0;
-        }
-      }
-    };
-    if (x->dtype() == DataType::kString) fill(std::string{});
-    else ok = VisitNumericType(x->dtype(), fill);
-    if (!ok) return absl::InvalidArgumentError("unsupported element type");
-    return absl::OkStatus();
+    return PadOutput(ctx, *x, before, after, mode_, mode_name_, value_, value_t, pads);
   }
 
  private:
@@ -525,6 +537,42 @@ class Pad : public Kernel {
   std::string mode_name_;
   Mode mode_ = Mode::kConstant;
   bool valid_mode_ = true;
+};
+
+// CenterCropPad (opset 18): each listed axis (default all) cropped or zero-padded to its
+// target size, centred; an odd difference puts the extra element at the end. A Pad whose
+// pads come from the sizes.
+class CenterCropPad : public Kernel {
+ public:
+  explicit CenterCropPad(const KernelInfo& info)
+      : has_axes_(info.node.has_attr("axes")), axes_attr_(info.node.attr_ints("axes", {})) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const std::vector<int64_t> shape = ReadInt64s(*ctx.input(1));
+    std::vector<int64_t> axes = axes_attr_;
+    if (!has_axes_)
+      for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
+    if (shape.size() != axes.size())
+      return absl::InvalidArgumentError("shape has " + std::to_string(shape.size()) + " values for " +
+                                        std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> before(x.rank(), 0), after(x.rank(), 0);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      auto a = NormalizeAxis(axes[k], x.rank());
+      if (!a.ok()) return a.status();
+      if (shape[k] < 0) return absl::InvalidArgumentError("target size " + std::to_string(shape[k]) + " is negative");
+      const int64_t diff = shape[k] - x.dim(*a);  // > 0 pads, < 0 crops
+      before[*a] = diff >= 0 ? diff / 2 : -(-diff / 2);
+      after[*a] = diff - before[*a];
+    }
+    std::vector<int64_t> pads = before;
+    pads.insert(pads.end(), after.begin(), after.end());
+    return PadOutput(ctx, x, before, after, PadMode::kConstant, "constant", 0.f, nullptr, pads);
+  }
+
+ private:
+  bool has_axes_;
+  std::vector<int64_t> axes_attr_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -683,6 +731,9 @@ void RegisterLayoutKernels(KernelRegistry& r) {
   r.Add("Slice", 1, kMaxOpset, all, Make<Slice>());    // inputs from 10
   r.Add("Tile", 1, kMaxOpset, all, Make<Tile>());      // tiles/axis inputs before 6
   r.Add("Pad", 1, kMaxOpset, all, Make<Pad>());        // inputs 11, axes 18, wrap 19
+  std::vector<DataType> numeric_bool = types::kNumeric;
+  numeric_bool.push_back(DataType::kBool);
+  r.Add("CenterCropPad", 18, kMaxOpset, numeric_bool, Make<CenterCropPad>());
   r.Add("DepthToSpace", 1, kMaxOpset, all, Make<DepthToSpace>());  // mode from 11
   r.Add("SpaceToDepth", 1, kMaxOpset, all, Make<SpaceToDepth>());
   r.Add("ReverseSequence", 10, kMaxOpset, all, Make<ReverseSequence>());

@@ -1,11 +1,8 @@
-// Spatial rearrangement ops of opsets 18-20:
-// - CenterCropPad: crops or zero-pads each listed axis to a target size, centred (an odd
-//   difference puts the extra element at the end).
+// Spatial rearrangement ops of opsets 18-20 (CenterCropPad is beside Pad in layout_ops.cc):
 // - Col2Im: sums sliding blocks [N, C*prod(block), L] back into images [N, C, *image],
 //   the inverse of im2col with strides, dilations and pads.
 // - AffineGrid: sampling grids [N, H, W, 2] (or [N, D, H, W, 3]) from affine matrices
 //   theta [N, 2, 3] (or [N, 3, 4]) over normalized coordinates in [-1, 1].
-#include <cstring>
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
@@ -14,65 +11,6 @@
 
 namespace tandem::cpu {
 namespace {
-
-class CenterCropPad : public Kernel {
- public:
-  explicit CenterCropPad(const KernelInfo& info)
-      : has_axes_(info.node.has_attr("axes")), axes_attr_(info.node.attr_ints("axes", {})) {}
-
-  absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x = *ctx.input(0);
-    const std::vector<int64_t> shape = ReadInt64s(*ctx.input(1));
-    std::vector<int64_t> axes = axes_attr_;
-    if (!has_axes_)
-      for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
-    if (shape.size() != axes.size())
-      return absl::InvalidArgumentError("shape has " + std::to_string(shape.size()) + " values for " +
-                                        std::to_string(axes.size()) + " axes");
-    Dims out = x.dims();
-    std::vector<int64_t> src_start(x.rank(), 0), dst_start(x.rank(), 0);
-    Dims copy = x.dims();  // extent copied per axis
-    for (size_t k = 0; k < axes.size(); ++k) {
-      auto a = NormalizeAxis(axes[k], x.rank());
-      if (!a.ok()) return a.status();
-      const int64_t dim = x.dim(*a), want = shape[k];
-      if (want < 0) return absl::InvalidArgumentError("target size " + std::to_string(want) + " is negative");
-      out[*a] = want;
-      copy[*a] = std::min(dim, want);
-      (dim > want ? src_start : dst_start)[*a] = std::abs(dim - want) / 2;
-    }
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
-    if (y.numel() == 0) return absl::OkStatus();
-    const size_t elem = SizeOf(x.dtype());
-    if (x.dtype() == DataType::kString) return absl::InvalidArgumentError("string tensors are not supported");
-    std::memset(y.raw(), 0, y.bytes());
-    const std::vector<int64_t> xs = Strides(x.dims()), ys = Strides(out);
-    const int r = x.rank();
-    if (r == 0 || NumElements(copy) == 0) {
-      if (r == 0) std::memcpy(y.raw(), x.raw(), elem);
-      return absl::OkStatus();
-    }
-    // Copy rows of the innermost axis.
-    const int64_t rows = NumElements(copy) / copy[r - 1];
-    const char* src = static_cast<const char*>(x.raw());
-    char* dst = static_cast<char*>(y.raw());
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t rem = row, so = src_start[r - 1], dof = dst_start[r - 1];
-      for (int d = r - 2; d >= 0; --d) {
-        const int64_t i = rem % copy[d];
-        rem /= copy[d];
-        so += (i + src_start[d]) * xs[d];
-        dof += (i + dst_start[d]) * ys[d];
-      }
-      std::memcpy(dst + dof * elem, src + so * elem, copy[r - 1] * elem);
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  bool has_axes_;
-  std::vector<int64_t> axes_attr_;
-};
 
 class Col2Im : public Kernel {
  public:
@@ -222,9 +160,6 @@ class AffineGrid : public Kernel {
 }  // namespace
 
 void RegisterSpatialKernels(KernelRegistry& r) {
-  std::vector<DataType> movable = types::kNumeric;
-  movable.push_back(DataType::kBool);
-  r.Add("CenterCropPad", 18, kMaxOpset, movable, Make<CenterCropPad>());
   r.Add("Col2Im", 18, kMaxOpset, types::kNumeric, Make<Col2Im>());
   r.Add("AffineGrid", 20, kMaxOpset, types::kFloats, Make<AffineGrid>());
 }
