@@ -559,7 +559,7 @@ struct QuantParams {
   int64_t axis_dim = 1, inner = 1;  // size of the quantized axis and of the dims after it
   int64_t block = 0, blocks = 1;    // block_size and the scale's dim on the axis (blocked)
   std::vector<double> scale;
-  std::vector<int64_t> zero;
+  std::vector<double> zero;  // as values (float4 zero points are not integers)
   size_t At(int64_t i) const {
     if (scale.size() == 1) return 0;
     const int64_t a = (i / inner) % axis_dim;
@@ -603,7 +603,7 @@ absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale
       return absl::InvalidArgumentError("zero point shape " + DimsToString(zp->dims()) +
                                         " differs from scale shape " +
                                         DimsToString(scale->dims()));
-    for (int64_t i = 0; i < zp->numel(); ++i) q.zero.push_back(zp->ElementAsInt64(i));
+    for (int64_t i = 0; i < zp->numel(); ++i) q.zero.push_back(zp->ElementAsDouble(i));
   } else {
     q.zero.assign(q.scale.size(), 0);
   }
@@ -653,30 +653,32 @@ class QuantizeLinear : public Kernel {
     auto q = ReadQuantParams(x, ctx.input(1), zp, axis_, block_size_, opset_);
     if (!q.ok()) return q.status();
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
-    const Tensor* zp_t = zp;
+    const int64_t n = x.numel();
     VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
-      for (int64_t i = 0; i < x.numel(); ++i) {
+      auto quotient = [&](int64_t i, size_t p) -> double {  // x / scale
+        if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>) return ToD(in[i]) / q->scale[p];
+        else return static_cast<float>(in[i]) / static_cast<float>(q->scale[p]);  // as the reference
+      };
+      // The clipped integer level of element i.
+      auto level = [&](int64_t i) {
         const size_t p = q->At(i);
-        double v;
-        if constexpr (std::is_same_v<T, double> || std::is_integral_v<T>)
-          v = ToD(in[i]) / q->scale[p];
-        else  // float arithmetic like the reference
-          v = static_cast<float>(in[i]) / static_cast<float>(q->scale[p]);
-        if (to_float) {
-          if (yt == DataType::kFloat4E2M1 && zp_t) v += zp_t->ElementAsDouble(static_cast<int64_t>(p));
-          y.data<uint8_t>()[i] = LowPrecisionFromDouble(yt, v, saturate_);
-          continue;
+        return std::min(hi, std::max(lo, std::nearbyint(quotient(i, p)) + q->zero[p]));
+      };
+      if (to_float) {
+        const bool add_zero = yt == DataType::kFloat4E2M1;
+        for (int64_t i = 0; i < n; ++i) {
+          const size_t p = q->At(i);
+          y.data<uint8_t>()[i] = LowPrecisionFromDouble(yt, quotient(i, p) + (add_zero ? q->zero[p] : 0.0), saturate_);
         }
-        v = std::min(hi, std::max(lo, std::nearbyint(v) + static_cast<double>(q->zero[p])));
-        if (IsLowPrecision(yt)) {
-          y.data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int8_t>(v));
-          continue;
-        }
+      } else if (IsLowPrecision(yt)) {  // int4/uint4/int2/uint2: one value per byte
+        for (int64_t i = 0; i < n; ++i) y.data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int8_t>(level(i)));
+      } else {
         VisitNumericType(yt, [&](auto otag) {
           using O = decltype(otag);
-          if constexpr (std::is_integral_v<O>) y.data<O>()[i] = static_cast<O>(v);
+          if constexpr (std::is_integral_v<O>)
+            for (int64_t i = 0; i < n; ++i) y.data<O>()[i] = static_cast<O>(level(i));
         });
       }
     });
@@ -719,7 +721,7 @@ class DequantizeLinear : public Kernel {
       O* out = y.data<O>();
       for (int64_t i = 0; i < x.numel(); ++i) {
         size_t p = q->At(i);
-        const double v = float_input ? x.ElementAsDouble(i) : static_cast<double>(x.ElementAsInt64(i) - q->zero[p]);
+        const double v = x.ElementAsDouble(i) - (float_input ? 0.0 : q->zero[p]);
         if constexpr (std::is_same_v<O, double>)
           out[i] = static_cast<double>(v) * q->scale[p];
         else

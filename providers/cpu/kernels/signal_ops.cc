@@ -219,17 +219,17 @@ class DftKernel : public Kernel {
     const bool real_inverse = onesided_ && inverse_;
     if (onesided_ && complex_in && !inverse_)
       return absl::InvalidArgumentError("onesided output needs a real input (last dim 1)");
-    int64_t axis_ = axis_input_ ? -2 : axis_attr_;
+    int64_t axis_given = axis_input_ ? -2 : axis_attr_;
     if (axis_input_ && ctx.input(2)) {
       auto a = ScalarInt(ctx.input(2), "axis");
       if (!a.ok()) return a.status();
-      axis_ = *a;
+      axis_given = *a;
     }
-    if (axis_ < -rank || axis_ >= rank - 1 || axis_ == -1)
-      return absl::InvalidArgumentError("axis " + std::to_string(axis_) +
+    if (axis_given < -rank || axis_given >= rank - 1 || axis_given == -1)
+      return absl::InvalidArgumentError("axis " + std::to_string(axis_given) +
                                         " is out of range for input " + DimsToString(x.dims()) +
                                         " (the last dimension holds real/imaginary parts)");
-    const int axis = static_cast<int>(axis_ < 0 ? axis_ + rank : axis_);
+    const int axis = static_cast<int>(axis_given < 0 ? axis_given + rank : axis_given);
     const int64_t in_len = x.dim(axis);
     int64_t n = real_inverse ? 2 * (in_len - 1) : in_len;
     if (const Tensor* len = ctx.input(1)) {
