@@ -1,7 +1,6 @@
 #include "graph/low_precision.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,31 +11,16 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A small float format: exponent/mantissa widths, bias, and which codes are special.
+// A small float format: exponent/mantissa widths, bias, which codes are special, and its
+// finite non-negative values in code order (built once, with the format).
 struct Format {
   int ebits, mbits, bias;
-  bool has_inf;     // E5M2: exponent all ones with mantissa 0
-  bool ieee_nan;    // E5M2: exponent all ones with mantissa != 0
-  bool fn_nan;      // E4M3FN: S.1111.111
+  bool has_inf;     // E5M2: exponent all ones is inf (mantissa 0) or NaN
+  bool fn_nan;      // E4M3FN: S.1111.111 is NaN
   bool uz;          // FNUZ: 0x80 is the only NaN, no negative zero
   uint8_t nan_code; // what NaN converts to (sign added for FN / IEEE types)
+  std::vector<double> magnitudes;
 };
-
-const Format* FormatOf(DataType t) {
-  static const Format e4m3fn{4, 3, 7, false, false, true, false, 0x7F};
-  static const Format e4m3fnuz{4, 3, 8, false, false, false, true, 0x80};
-  static const Format e5m2{5, 2, 15, true, true, false, false, 0x7E};
-  static const Format e5m2fnuz{5, 2, 16, false, false, false, true, 0x80};
-  static const Format e2m1{2, 1, 1, false, false, false, false, 0};
-  switch (t) {
-    case DataType::kFloat8E4M3FN: return &e4m3fn;
-    case DataType::kFloat8E4M3FNUZ: return &e4m3fnuz;
-    case DataType::kFloat8E5M2: return &e5m2;
-    case DataType::kFloat8E5M2FNUZ: return &e5m2fnuz;
-    case DataType::kFloat4E2M1: return &e2m1;
-    default: return nullptr;
-  }
-}
 
 int CodeBits(const Format& f) { return 1 + f.ebits + f.mbits; }
 
@@ -50,22 +34,31 @@ double Decode(const Format& f, uint32_t code) {
   return std::ldexp(1.0 + static_cast<double>(m) / (1u << f.mbits), static_cast<int>(e) - f.bias);
 }
 
-// Finite non-negative values of a format, ascending; the index is the code.
-const std::vector<double>& Magnitudes(const Format& f) {
-  static std::array<std::vector<double>, 5> cache;
-  static const Format* order[5] = {FormatOf(DataType::kFloat8E4M3FN), FormatOf(DataType::kFloat8E4M3FNUZ),
-                                   FormatOf(DataType::kFloat8E5M2), FormatOf(DataType::kFloat8E5M2FNUZ),
-                                   FormatOf(DataType::kFloat4E2M1)};
-  const size_t k = std::find(order, order + 5, &f) - order;
-  std::vector<double>& v = cache[k];
-  if (v.empty()) {
-    for (uint32_t c = 0; c < (1u << (CodeBits(f) - 1)); ++c) {
-      const double d = Decode(f, c);
-      if (!std::isfinite(d)) break;  // specials sit at the top of the code range
-      v.push_back(d);
-    }
+Format MakeFormat(int ebits, int mbits, int bias, bool has_inf, bool fn_nan, bool uz, uint8_t nan_code) {
+  Format f{ebits, mbits, bias, has_inf, fn_nan, uz, nan_code, {}};
+  for (uint32_t c = 0; c < (1u << (CodeBits(f) - 1)); ++c) {
+    const double d = Decode(f, c);
+    if (!std::isfinite(d)) break;  // specials sit at the top of the code range
+    f.magnitudes.push_back(d);
   }
-  return v;
+  return f;
+}
+
+// Function-local statics: built once, thread-safe, on first use.
+const Format* FormatOf(DataType t) {
+  static const Format e4m3fn = MakeFormat(4, 3, 7, false, true, false, 0x7F);
+  static const Format e4m3fnuz = MakeFormat(4, 3, 8, false, false, true, 0x80);
+  static const Format e5m2 = MakeFormat(5, 2, 15, true, false, false, 0x7E);
+  static const Format e5m2fnuz = MakeFormat(5, 2, 16, false, false, true, 0x80);
+  static const Format e2m1 = MakeFormat(2, 1, 1, false, false, false, 0);
+  switch (t) {
+    case DataType::kFloat8E4M3FN: return &e4m3fn;
+    case DataType::kFloat8E4M3FNUZ: return &e4m3fnuz;
+    case DataType::kFloat8E5M2: return &e5m2;
+    case DataType::kFloat8E5M2FNUZ: return &e5m2fnuz;
+    case DataType::kFloat4E2M1: return &e2m1;
+    default: return nullptr;
+  }
 }
 
 uint8_t EncodeFloat(const Format& f, double v, bool saturate) {
@@ -75,7 +68,7 @@ uint8_t EncodeFloat(const Format& f, double v, bool saturate) {
     if (CodeBits(f) == 4) return neg ? 0 : sign_bit;  // ml_dtypes' float4: NaN -> -0, -NaN -> 0
     return f.uz ? f.nan_code : static_cast<uint8_t>(f.nan_code | (neg ? sign_bit : 0));
   }
-  const std::vector<double>& mags = Magnitudes(f);
+  const std::vector<double>& mags = f.magnitudes;
   const double a = std::fabs(v), top = mags.back();
   const uint8_t max_code = static_cast<uint8_t>(mags.size() - 1);
   auto overflow = [&]() -> uint8_t {
