@@ -2,6 +2,9 @@
 
 #include <onnx/checker.h>
 
+#include <climits>
+#include <utility>
+
 #include "onnx_import/atomic_file.h"
 #include "onnx_import/import.h"
 #include "onnx_import/tensor_proto.h"
@@ -114,7 +117,7 @@ absl::Status GraphToProto(const Graph& g, onnx::GraphProto* gp) {
 
 absl::StatusOr<onnx::ModelProto> ExportModel(const Graph& graph, const std::string& producer) {
   onnx::ModelProto m;
-  m.set_ir_version(8);
+  m.set_ir_version(IrVersionForOpset(graph.opset("")));
   m.set_producer_name(producer);
   for (const auto& [domain, version] : graph.opsets) {
     if (domain == "ai.tandem") continue;
@@ -137,8 +140,50 @@ absl::StatusOr<onnx::ModelProto> ExportModel(const Graph& graph, const std::stri
 absl::Status ExportModelFile(const Graph& graph, const std::string& path) {
   auto m = ExportModel(graph);
   if (!m.ok()) return m.status();
+  return WriteModelFile(*m, path);
+}
+
+int IrVersionForOpset(int opset) {
+  // onnx.helper.VERSION_TABLE: the first release that has each opset, and its IR version.
+  static const std::pair<int, int> kFirstIr[] = {{19, 9}, {21, 10}, {23, 11}, {24, 12}, {25, 13}, {28, 14}};
+  int ir = 8;
+  for (const auto& [first_opset, version] : kFirstIr)
+    if (opset >= first_opset) ir = version;
+  return ir;
+}
+
+absl::Status WriteModelFile(onnx::ModelProto& model, const std::string& path, size_t external_threshold) {
+  auto fail = [&](const std::string& what) { return absl::InvalidArgumentError("[export] " + path + ": " + what); };
+  if (external_threshold > 0) {
+    const size_t slash = path.find_last_of('/');
+    const std::string data_name = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".data";
+    const std::string data_path = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + data_name;
+    std::string data;
+    for (auto& init : *model.mutable_graph()->mutable_initializer()) {
+      if (init.data_location() == onnx::TensorProto::EXTERNAL)
+        return fail("initializer '" + init.name() + "' is still external; load it first");
+      if (!init.has_raw_data() || init.raw_data().size() < external_threshold) continue;
+      auto add = [&init](const std::string& key, const std::string& value) {
+        auto* entry = init.add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+      };
+      add("location", data_name);
+      add("offset", std::to_string(data.size()));
+      add("length", std::to_string(init.raw_data().size()));
+      data += init.raw_data();
+      init.clear_raw_data();
+      init.set_data_location(onnx::TensorProto::EXTERNAL);
+    }
+    if (!data.empty()) {
+      absl::Status s = WriteFileAtomically(data_path, data);
+      if (!s.ok()) return absl::Status(s.code(), "[export] " + std::string(s.message()));
+    }
+  }
+  if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX))
+    return fail("the model is over protobuf's 2 GiB limit; write its weights as external data");
   std::string bytes;
-  if (!m->SerializeToString(&bytes)) return absl::InternalError("[export] serialization failed");
+  if (!model.SerializeToString(&bytes)) return fail("serialization failed");
   absl::Status s = WriteFileAtomically(path, bytes);
   return s.ok() ? s : absl::Status(s.code(), "[export] " + std::string(s.message()));
 }

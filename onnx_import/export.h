@@ -16,4 +16,16 @@ absl::StatusOr<onnx::ModelProto> ExportModel(const Graph& graph,
 // Writes atomically: a temporary file in the same folder, fsync, rename.
 absl::Status ExportModelFile(const Graph& graph, const std::string& path);
 
+// The lowest ONNX IR version that allows ai.onnx opset `opset` (never below 8).
+int IrVersionForOpset(int opset);
+
+// Writes `model` to `path` atomically. With `external_threshold` > 0, every initializer
+// of at least that many bytes moves to one side file, `<path's file name>.data` in the
+// same folder (written first, also atomically), and the model refers to it by that
+// relative name with offsets, as the ONNX external-data format describes. Initializers
+// already external must have been loaded inline first (import does that). A model over
+// protobuf's 2 GiB limit is refused with a hint to use external data.
+absl::Status WriteModelFile(onnx::ModelProto& model, const std::string& path,
+                            size_t external_threshold = 0);
+
 }  // namespace tandem

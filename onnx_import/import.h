@@ -7,6 +7,8 @@
 // Every failure is a Status whose message starts with "[import] <file>: " and names the
 // node, op and problem. Nothing here throws or aborts on bad input.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -17,6 +19,9 @@ namespace tandem {
 struct ImportOptions {
   bool run_checker = true;          // onnx::checker (only applied for opsets ≤ 17)
   bool run_shape_inference = true;  // onnx::shape_inference (only for opsets ≤ 17)
+  // Symbolic dimension name -> value, set in the graph's inputs, outputs and value_info
+  // before shape inference (so it propagates). Naming a dimension no input has is an error.
+  std::map<std::string, int64_t> fixed_dims;
 };
 
 // Highest ai.onnx opset this importer accepts (onnx 1.23's), and the highest libonnx 1.12

@@ -1,4 +1,4 @@
-// libonnx's checker and shape inference, run in a forked child process.
+// libonnx's checker, shape inference and version converter, run in a forked child process.
 //
 // Debian's libonnx 1.12 crashes (null and out-of-bounds reads) on some malformed models
 // instead of throwing — the fuzzer found several (ConvTranspose with a rank-2 input, STFT
@@ -28,5 +28,11 @@ namespace tandem {
 // (signal N) in the checker or shape inference ...".
 absl::Status RunLibOnnxIsolated(onnx::ModelProto& model, const onnx::ModelProto& checker_model,
                                 bool check, bool infer);
+
+// Runs libonnx's version converter on `model` (initializers included; they do cross the
+// pipe, since adapters may rewrite them) to ai.onnx opset `target`; `model` then holds the
+// result. Errors: "ONNX version converter: ..." (e.g. an op with no adapter), or a crash
+// as above.
+absl::Status ConvertOpsetIsolated(onnx::ModelProto& model, int target);
 
 }  // namespace tandem

@@ -272,6 +272,30 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// Sets every dimension named in `fixed` to its value in the graph's inputs, outputs and
+// value_info; an unused name is an error (a typo would otherwise go unnoticed).
+absl::Status FixDims(onnx::GraphProto* graph, const std::map<std::string, int64_t>& fixed) {
+  if (fixed.empty()) return absl::OkStatus();
+  std::set<std::string> used;
+  auto fix = [&](onnx::ValueInfoProto& v, bool is_input) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    for (auto& dim : *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      auto it = dim.has_dim_param() ? fixed.find(dim.dim_param()) : fixed.end();
+      if (it == fixed.end()) continue;
+      if (is_input) used.insert(it->first);
+      dim.set_dim_value(it->second);
+    }
+  };
+  for (auto& v : *graph->mutable_input()) fix(v, true);
+  for (auto& v : *graph->mutable_output()) fix(v, false);
+  for (auto& v : *graph->mutable_value_info()) fix(v, false);
+  for (const auto& [name, value] : fixed) {
+    if (value < 0) return absl::InvalidArgumentError("dimension '" + name + "' cannot be fixed to a negative size");
+    if (!used.count(name)) return absl::InvalidArgumentError("no input has a dimension named '" + name + "'");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std::string& model_dir,
@@ -289,6 +313,8 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
                 "subgraphs nested deeper than the parser's limit?)");
   if (!model.has_graph()) return fail("the model has no graph (is this an ONNX file?)");
   if (model.ir_version() <= 0) return fail("the model has no ir_version (is this an ONNX file?)");
+  if (auto fixed = FixDims(model.mutable_graph(), options.fixed_dims); !fixed.ok())
+    return fail(std::string(fixed.message()));
   std::map<std::string, int> opsets;
   for (const auto& op : model.opset_import()) {
     std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();

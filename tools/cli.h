@@ -45,6 +45,7 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
 void PrintProfile(std::vector<StepProfile> steps);
 
 using Command = int (*)(int argc, char** argv);
+int Convert(int argc, char** argv);
 int Inspect(int argc, char** argv);
 int Run(int argc, char** argv);
 int TestOnnx(int argc, char** argv);

@@ -5,11 +5,10 @@
 #include <filesystem>
 #include <random>
 
-#include "absl/strings/numbers.h"
-#include "graph/resource_limits.h"
 #include "runtime/session.h"
 #include "providers/execution_provider.h"
 #include "tools/cli.h"
+#include "tools/run_inputs.h"
 #include "runtime/npy.h"
 
 namespace tandem::cli {
@@ -32,29 +31,6 @@ const char kUsage[] =
     "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
     TANDEM_DEVICE_HELP
     TANDEM_LIMITS_HELP;
-
-absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
-                                    const std::map<std::string, int64_t>& dims_by_symbol,
-                                    std::mt19937& rng) {
-  Dims dims;
-  for (const Dim& d : vi.shape.dims) {
-    if (d.known()) dims.push_back(d.value);
-    else {
-      auto it = dims_by_symbol.find(d.symbol);
-      dims.push_back(it == dims_by_symbol.end() ? 1 : it->second);
-    }
-  }
-  for (DataType t : {DataType::kFloat, vi.dtype}) {  // the float draw, then the cast
-    auto bytes = CheckedTensorBytes(t, dims);
-    if (!bytes.ok())
-      return absl::Status(bytes.status().code(), "random input '" + vi.name + "': " +
-                                                     std::string(bytes.status().message()));
-  }
-  Tensor f = Tensor::Host(DataType::kFloat, dims);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = u(rng);
-  return vi.dtype == DataType::kFloat ? f : f.CastTo(vi.dtype);
-}
 
 std::string Preview(const Tensor& t) {
   std::string s;
@@ -94,42 +70,22 @@ int Run(int argc, char** argv) {
     return 1;
   }
   Session& s = **session;
-  std::map<std::string, Tensor> feeds;
-  for (const std::string& spec : a.all("--input")) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos) {
-      std::fprintf(stderr, "error: --input expects NAME=FILE.npy, got '%s'\n", spec.c_str());
-      return 2;
-    }
-    auto t = ReadNpy(spec.substr(eq + 1));
-    if (!t.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(t.status().message()).c_str());
-      return 1;
-    }
-    feeds[spec.substr(0, eq)] = std::move(*t);
+  auto files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
+  auto dims = ParseDimSpecs(a.all("--dim"), "--dim");
+  if (!files.ok() || !dims.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string((files.ok() ? dims.status() : files.status()).message()).c_str());
+    return 2;
   }
-  std::map<std::string, int64_t> dims_by_symbol;
-  for (const std::string& spec : a.all("--dim")) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos) {
-      std::fprintf(stderr, "error: --dim expects SYMBOL=N, got '%s'\n", spec.c_str());
-      return 2;
-    }
-    int64_t n = 0;
-    if (!absl::SimpleAtoi(spec.substr(eq + 1), &n) || n < 0) {
-      std::fprintf(stderr, "error: --dim expects SYMBOL=N with N >= 0, got '%s'\n", spec.c_str());
-      return 2;
-    }
-    dims_by_symbol[spec.substr(0, eq)] = n;
+  auto read = ReadNpyFiles(*files);
+  if (!read.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(read.status().message()).c_str());
+    return 1;
   }
+  std::map<std::string, Tensor> feeds = std::move(*read);
+  const std::map<std::string, int64_t>& dims_by_symbol = *dims;
   std::mt19937 rng(static_cast<unsigned>(a.get_int("--seed", 0)));
   for (const ValueInfo& vi : s.inputs())
     if (!feeds.count(vi.name)) {
-      if (vi.kind != ValueKind::kTensor) {
-        std::fprintf(stderr, "error: input '%s' is %s; only tensor inputs can be generated\n",
-                     vi.name.c_str(), vi.TypeString().c_str());
-        return 2;
-      }
       auto t = RandomTensor(vi, dims_by_symbol, rng);
       if (!t.ok()) {
         std::fprintf(stderr, "error: %s\n", std::string(t.status().message()).c_str());

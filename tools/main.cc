@@ -14,6 +14,7 @@ const char kUsage[] =
     "  inspect MODEL        inputs/outputs, op histogram, parameters, opsets, placement\n"
     "  run MODEL            run with .npy inputs (or random ones), latency percentiles\n"
     "  train MODEL DATA     train with a loss and an optimizer; export the result\n"
+    "  convert IN OUT       optimize, re-opset, shrink weights or fix dims; verified\n"
     "  test-onnx PATH...    run ONNX backend test folders and report PASS/FAIL per test\n";
 
 struct Entry {
@@ -24,6 +25,7 @@ const Entry kCommands[] = {
     {"inspect", tandem::cli::Inspect},
     {"run", tandem::cli::Run},
     {"train", tandem::cli::Train},
+    {"convert", tandem::cli::Convert},
     {"test-onnx", tandem::cli::TestOnnx},
 };
 }  // namespace

@@ -1,0 +1,92 @@
+#include "graph/rewrites/bias_folding.h"
+
+#include "graph/rewrites/rewrite_util.h"
+#include "graph/value_readers.h"
+
+namespace tandem {
+
+namespace {
+
+using rewrite::Constant;
+using rewrite::IsOnnx;
+
+// A float32 constant of `n` values shaped [n] or [1, n].
+bool IsRowBias(const Tensor* c, int64_t n) {
+  if (!c || c->dtype() != DataType::kFloat || c->numel() != n) return false;
+  return (c->rank() == 1) || (c->rank() == 2 && c->dim(0) == 1);
+}
+
+// A float32 constant of `channels` values that broadcasts as [1, channels, 1, ...] against
+// an output of rank `rank`.
+bool IsChannelBias(const Tensor* c, int64_t channels, int rank) {
+  if (!c || c->dtype() != DataType::kFloat || c->numel() != channels || c->rank() > rank ||
+      c->rank() < rank - 1)
+    return false;
+  const int channel_axis = 1 - (rank - c->rank());  // where dim 1 of the output lands in c
+  for (int i = 0; i < c->rank(); ++i)
+    if (c->dim(i) != (i == channel_axis ? channels : 1)) return false;
+  return true;
+}
+
+// Rewrites `producer` to add `bias` itself; false (unchanged) when the pattern does not hold.
+bool Absorb(Graph& graph, Node& producer, const std::string& bias_name) {
+  const Tensor* bias = Constant(graph, bias_name);
+  const Tensor* w = producer.has_input(1) ? Constant(graph, producer.inputs[1]) : nullptr;
+  if (!w || w->dtype() != DataType::kFloat) return false;
+  if (IsOnnx(producer, "MatMul")) {
+    const Shape* a = rewrite::KnownShape(graph, producer.inputs[0]);
+    if (!a || a->dims.size() != 2 || w->rank() != 2 || !IsRowBias(bias, w->dim(1))) return false;
+    producer.op_type = "Gemm";
+    producer.inputs.push_back(bias_name);
+    return true;
+  }
+  if (IsOnnx(producer, "Gemm")) {
+    if (producer.has_input(2) || w->rank() != 2) return false;
+    const int64_t n = producer.attr_int("transB", 0) ? w->dim(0) : w->dim(1);
+    if (!IsRowBias(bias, n)) return false;
+    producer.inputs.resize(3);
+    producer.inputs[2] = bias_name;
+    producer.attributes["beta"] = FloatAttribute(1.f);
+    return true;
+  }
+  if (IsOnnx(producer, "Conv")) {
+    if (producer.has_input(2) || w->rank() < 3 || !IsChannelBias(bias, w->dim(0), w->rank()))
+      return false;
+    const std::string flat = rewrite::FreshName(graph, bias_name + ".per_channel");
+    graph.initializers[flat] = bias->Reshaped({w->dim(0)}).Clone();
+    producer.inputs.resize(3);
+    producer.inputs[2] = flat;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int FoldBiasAdds(Graph& graph) {
+  int folded = 0;
+  const ValueReaders readers(graph);
+  const auto producers = rewrite::Producers(graph);
+  std::set<size_t> removed;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const Node& add = graph.nodes[k];
+    if (!IsOnnx(add, "Add") || add.inputs.size() != 2 || !add.has_output(0)) continue;
+    for (int side = 0; side < 2; ++side) {
+      const std::string& x = add.inputs[side];
+      const std::string& bias = add.inputs[1 - side];
+      auto p = producers.find(x);
+      if (!Constant(graph, bias) || p == producers.end() || readers.Sole(x) != static_cast<int>(k))
+        continue;
+      Node& producer = graph.nodes[p->second];
+      if (producer.outputs.size() != 1 || !Absorb(graph, producer, bias)) continue;
+      producer.outputs[0] = add.outputs[0];
+      removed.insert(k);
+      ++folded;
+      break;
+    }
+  }
+  rewrite::RemoveNodes(graph, removed);
+  return folded;
+}
+
+}  // namespace tandem

@@ -1,0 +1,89 @@
+#include "graph/rewrites/conv_bn_folding.h"
+
+#include <cmath>
+#include <vector>
+
+#include "graph/rewrites/rewrite_util.h"
+#include "graph/value_readers.h"
+
+namespace tandem {
+
+namespace {
+
+using rewrite::Constant;
+using rewrite::IsOnnx;
+
+// The float32 initializer named `value` with `numel` elements, or null.
+const Tensor* FloatConstant(const Graph& graph, const std::string& value, int64_t numel) {
+  const Tensor* t = Constant(graph, value);
+  return t && t->dtype() == DataType::kFloat && t->numel() == numel ? t : nullptr;
+}
+
+// Folds batch norm `bn` into `conv`; false (graph unchanged) when the pattern does not hold.
+bool Fold(Graph& graph, Node& conv, const Node& bn) {
+  const Tensor* w = Constant(graph, conv.inputs[1]);
+  if (!w || w->dtype() != DataType::kFloat || w->rank() < 3) return false;
+  const int64_t channels = w->dim(0), per_channel = w->numel() / std::max<int64_t>(channels, 1);
+  const Tensor* b = conv.has_input(2) ? FloatConstant(graph, conv.inputs[2], channels) : nullptr;
+  if (conv.has_input(2) && !b) return false;
+  const Tensor* params[4];
+  for (int i = 0; i < 4; ++i)
+    if (!bn.has_input(i + 1) || !(params[i] = FloatConstant(graph, bn.inputs[i + 1], channels)))
+      return false;
+  const float* scale = params[0]->data<float>();
+  const float* bias = params[1]->data<float>();
+  const float* mean = params[2]->data<float>();
+  const float* var = params[3]->data<float>();
+  const double eps = bn.attr_float("epsilon", 1e-5f);
+  Tensor new_w = Tensor::Host(DataType::kFloat, w->dims());
+  Tensor new_b = Tensor::Host(DataType::kFloat, {channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    const double s = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    const float* src = w->data<float>() + c * per_channel;
+    float* dst = new_w.data<float>() + c * per_channel;
+    for (int64_t k = 0; k < per_channel; ++k) dst[k] = static_cast<float>(src[k] * s);
+    const double b0 = b ? b->data<float>()[c] : 0.0;
+    new_b.data<float>()[c] = static_cast<float>((b0 - mean[c]) * s + bias[c]);
+  }
+  const std::string base = conv.name.empty() ? bn.outputs[0] : conv.name;
+  const std::string w_name = rewrite::FreshName(graph, base + ".folded_weight");
+  graph.initializers[w_name] = std::move(new_w);
+  const std::string b_name = rewrite::FreshName(graph, base + ".folded_bias");
+  graph.initializers[b_name] = std::move(new_b);
+  conv.inputs.resize(3);
+  conv.inputs[1] = w_name;
+  conv.inputs[2] = b_name;
+  conv.outputs[0] = bn.outputs[0];
+  return true;
+}
+
+}  // namespace
+
+int FoldConvBatchNorm(Graph& graph) {
+  int folded = 0;
+  const ValueReaders readers(graph);
+  const auto producers = rewrite::Producers(graph);
+  std::set<size_t> removed;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const Node& bn = graph.nodes[k];
+    if (!IsOnnx(bn, "BatchNormalization") || bn.attr_int("training_mode", 0) != 0 ||
+        !bn.has_input(0) || !bn.has_output(0))
+      continue;
+    bool extra_outputs = false;
+    for (size_t o = 1; o < bn.outputs.size(); ++o)
+      if (bn.has_output(o)) extra_outputs = true;
+    const std::string& x = bn.inputs[0];
+    if (extra_outputs || readers.Sole(x) != static_cast<int>(k)) continue;
+    auto p = producers.find(x);
+    if (p == producers.end()) continue;
+    Node& conv = graph.nodes[p->second];
+    if (IsOnnx(conv, "Conv") && conv.outputs[0] == x && conv.has_input(1) && Fold(graph, conv, bn)) {
+      removed.insert(k);
+      ++folded;
+    }
+  }
+  rewrite::RemoveNodes(graph, removed);
+  return folded;
+}
+
+}  // namespace tandem

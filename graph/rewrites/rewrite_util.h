@@ -1,0 +1,28 @@
+// Small helpers the standard-ONNX rewrites (graph/rewrites/) share: constant lookup,
+// known shapes, fresh names, redirecting readers and dropping nodes. They only touch the
+// top-level node list; callers leave values that ValueReaders calls pinned alone.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace tandem::rewrite {
+
+// The initializer named `value`, or null.
+const Tensor* Constant(const Graph& graph, const std::string& value);
+// The value's static shape when its rank is known, else null.
+const Shape* KnownShape(const Graph& graph, const std::string& value);
+// A value name not yet used in the graph: `base`, else `base_1`, `base_2`, ...
+std::string FreshName(const Graph& graph, const std::string& base);
+// Index of the node producing each value.
+std::map<std::string, size_t> Producers(const Graph& graph);
+// Every node input reading `from` reads `to` instead.
+void RedirectReads(Graph& graph, const std::string& from, const std::string& to);
+// Removes the nodes at `indices` (order of the others kept).
+void RemoveNodes(Graph& graph, const std::set<size_t>& indices);
+// Whether `n` is in the default ONNX domain with this op type.
+inline bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
+}  // namespace tandem::rewrite

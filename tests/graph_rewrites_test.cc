@@ -1,0 +1,237 @@
+// The standard-ONNX rewrites of `tandem convert --optimize` (graph/rewrites/): each
+// rewrite shrinks a small imported graph as its header promises, and the rewritten graph
+// computes what the original computes with its own (unrewritten) ops — e.g. Conv then
+// BatchNormalization against one Conv with folded weights. tests/convert/ checks whole
+// exported models against ONNX Runtime.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "graph/passes.h"
+#include "graph/rewrites/bias_folding.h"
+#include "graph/rewrites/conv_bn_folding.h"
+#include "graph/rewrites/identity_elimination.h"
+#include "graph/rewrites/shape_simplification.h"
+#include "graph/rewrites/transpose_optimization.h"
+#include "onnx_import/import.h"
+#include "runtime/session.h"
+#include "tests/test_models.h"
+
+namespace tandem {
+namespace {
+
+using namespace tandem::testing;
+
+Graph Import(const onnx::ModelProto& m) {
+  const std::string bytes = Serialize(m);
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", m.graph().name());
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+Tensor Random(Dims dims, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Tensor t = Tensor::Host(DataType::kFloat, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+// Runs `g` on the CPU without Tandem's own fusions, so the ops run as written.
+std::vector<Tensor> RunGraph(const Graph& g, const std::map<std::string, Tensor>& feeds) {
+  SessionOptions so;
+  so.fusion = false;
+  so.constant_folding = false;
+  auto s = Session::FromGraph(g, so);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return {};
+  auto out = (*s)->Run(feeds);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Tensor>{};
+}
+
+void ExpectClose(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double rtol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].dims(), want[o].dims());
+    double scale = 0;
+    for (int64_t i = 0; i < want[o].numel(); ++i) scale = std::max(scale, std::fabs(want[o].ElementAsDouble(i)));
+    ASSERT_GT(scale, 0);
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      EXPECT_NEAR(got[o].ElementAsDouble(i), want[o].ElementAsDouble(i), rtol * scale) << "output " << o << " element " << i;
+  }
+}
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op_type == op;
+  return n;
+}
+
+TEST(GraphRewrites, ConvBatchNormFoldsIntoOneConv) {
+  onnx::ModelProto m = EmptyModel(13, "conv_bn");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3, 6, 6});
+  AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.1f);
+  AddFloatInitializer(g, "b", {4}, 0.2f, 0.1f);
+  AddFloatInitializer(g, "scale", {4}, 0.3f, 1.f);
+  AddFloatInitializer(g, "bias", {4}, 0.2f);
+  AddFloatInitializer(g, "mean", {4}, 0.05f);
+  AddFloatInitializer(g, "var", {4}, 0.1f, 1.f);
+  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "BatchNormalization", "bn", {"c", "scale", "bias", "mean", "var"}, {"y"});
+  SetFloatType(g->add_output(), "y", {2, 4, 6, 6});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3, 6, 6}, 1)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldConvBatchNorm(graph), 1);
+  EliminateDeadCode(graph);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].op_type, "Conv");
+  EXPECT_FALSE(graph.initializers.count("w"));  // the unfolded weights are gone
+  ExpectClose(RunGraph(graph, feeds), want, 1e-5);
+}
+
+TEST(GraphRewrites, BiasAddsFoldIntoGemmAndConv) {
+  onnx::ModelProto m = EmptyModel(13, "bias");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "a", {2, 5});
+  SetFloatType(g->add_input(), "x", {1, 2, 4, 4});
+  AddFloatInitializer(g, "w", {5, 3}, 0.1f);
+  AddFloatInitializer(g, "row", {1, 3}, 0.2f, 0.5f);
+  AddFloatInitializer(g, "k", {3, 2, 1, 1}, 0.3f);
+  AddFloatInitializer(g, "channel", {1, 3, 1, 1}, 0.4f);
+  AddNode(g, "MatMul", "mm", {"a", "w"}, {"p"});
+  AddNode(g, "Add", "add_row", {"row", "p"}, {"y1"});
+  AddNode(g, "Conv", "conv", {"x", "k"}, {"c"});
+  AddNode(g, "Add", "add_channel", {"c", "channel"}, {"y2"});
+  AddNode(g, "MatMul", "mm_kept", {"a", "w"}, {"y3"});  // a graph output: its Add stays
+  AddNode(g, "Add", "add_kept", {"y3", "row"}, {"y4"});
+  SetFloatType(g->add_output(), "y1", {2, 3});
+  SetFloatType(g->add_output(), "y2", {1, 3, 4, 4});
+  SetFloatType(g->add_output(), "y3", {2, 3});
+  SetFloatType(g->add_output(), "y4", {2, 3});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"a", Random({2, 5}, 2)}, {"x", Random({1, 2, 4, 4}, 3)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldBiasAdds(graph), 2);
+  EXPECT_EQ(Count(graph, "Gemm"), 1);
+  EXPECT_EQ(Count(graph, "Add"), 1);
+  EXPECT_EQ(Count(graph, "Conv"), 1);
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+}
+
+TEST(GraphRewrites, TransposePairsAroundUnaryOpsCancel) {
+  // NHWC x -> to NCHW -> Relu -> back to NHWC -> y: only the Relu remains, writing y.
+  onnx::ModelProto m = EmptyModel(13, "transposes");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 4, 5, 3});
+  AddIntsAttribute(AddNode(g, "Transpose", "to_nchw", {"x"}, {"t"}), "perm", {0, 3, 1, 2});
+  AddNode(g, "Relu", "relu", {"t"}, {"r"});
+  AddIntsAttribute(AddNode(g, "Transpose", "to_nhwc", {"r"}, {"y"}), "perm", {0, 2, 3, 1});
+  SetFloatType(g->add_output(), "y", {1, 4, 5, 3});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 4, 5, 3}, 4)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_GT(OptimizeTransposes(graph), 0);
+  EliminateIdentities(graph);
+  EliminateDeadCode(graph);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].op_type, "Relu");
+  EXPECT_EQ(graph.nodes[0].outputs[0], "y");
+  ExpectClose(RunGraph(graph, feeds), want, 0);
+}
+
+TEST(GraphRewrites, TransposeBeforeFlattenMovesIntoTheWeights) {
+  // Keras's Flatten of an NHWC activation: Transpose -> Reshape [0, -1] -> MatMul and Gemm.
+  onnx::ModelProto m = EmptyModel(13, "flatten");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3, 4, 5});
+  AddFloatInitializer(g, "w", {60, 7}, 0.1f);
+  AddFloatInitializer(g, "wt", {6, 60}, 0.2f);
+  auto* shape = g->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(0);
+  shape->add_int64_data(-1);
+  AddIntsAttribute(AddNode(g, "Transpose", "to_nhwc", {"x"}, {"t"}), "perm", {0, 2, 3, 1});
+  AddNode(g, "Reshape", "flatten", {"t", "shape"}, {"f"});
+  AddNode(g, "MatMul", "dense", {"f", "w"}, {"y1"});
+  AddIntAttribute(AddNode(g, "Gemm", "dense_t", {"f", "wt"}, {"y2"}), "transB", 1);
+  SetFloatType(g->add_output(), "y1", {2, 7});
+  SetFloatType(g->add_output(), "y2", {2, 6});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3, 4, 5}, 5)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(OptimizeTransposes(graph), 1);
+  EliminateDeadCode(graph);
+  EXPECT_EQ(Count(graph, "Transpose"), 0);
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+}
+
+TEST(GraphRewrites, ShapeChainBecomesAConstantReshapeTarget) {
+  // y = x.view(x.size(0), -1) as PyTorch's TorchScript exporter writes it, batch symbolic.
+  onnx::ModelProto m = EmptyModel(13, "view");
+  auto* g = m.mutable_graph();
+  auto* x = g->add_input();
+  SetFloatType(x, "x", {1, 3, 4});
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  auto add_ints = [g](const std::string& name, std::vector<int64_t> v, bool scalar) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<int64_t>(v.size()));
+    for (int64_t i : v) t->add_int64_data(i);
+  };
+  add_ints("zero", {0}, true);
+  add_ints("axes", {0}, false);
+  add_ints("minus_one", {-1}, false);
+  AddNode(g, "Shape", "shape", {"x"}, {"s"});
+  AddNode(g, "Gather", "batch", {"s", "zero"}, {"n"});
+  AddNode(g, "Unsqueeze", "unsqueeze", {"n", "axes"}, {"n1"});
+  AddNode(g, "Concat", "target", {"n1", "minus_one"}, {"st"});
+  AddIntAttribute(&g->mutable_node()->at(3), "axis", 0);
+  AddNode(g, "Reshape", "view", {"x", "st"}, {"y"});
+  auto* y = g->add_output();
+  SetFloatType(y, "y", {1, 12});
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  Graph graph = Import(m);
+  const Graph original = graph;
+  EXPECT_EQ(SimplifyShapes(graph), 1);
+  EliminateDeadCode(graph);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  const Tensor& target = graph.initializers.at(graph.nodes[0].inputs[1]);
+  EXPECT_EQ((std::vector<int64_t>(target.data<int64_t>(), target.data<int64_t>() + target.numel())),
+            (std::vector<int64_t>{0, -1}));
+  for (int64_t batch : {1, 5}) {
+    const std::map<std::string, Tensor> feeds = {{"x", Random({batch, 3, 4}, 6)}};
+    ExpectClose(RunGraph(graph, feeds), RunGraph(original, feeds), 0);
+  }
+}
+
+TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
+  onnx::ModelProto m = EmptyModel(13, "identities");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3});
+  AddNode(g, "Identity", "id1", {"x"}, {"a"});
+  AddNode(g, "Dropout", "drop", {"a"}, {"b"});
+  AddNode(g, "Relu", "relu", {"b"}, {"c"});
+  AddNode(g, "Identity", "id2", {"c"}, {"y"});
+  AddNode(g, "Identity", "id3", {"x"}, {"z"});  // input straight to output: must stay
+  SetFloatType(g->add_output(), "y", {2, 3});
+  SetFloatType(g->add_output(), "z", {2, 3});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3}, 7)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(EliminateIdentities(graph), 3);
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(Count(graph, "Identity"), 1);
+  for (const Node& n : graph.nodes)
+    if (n.op_type == "Relu") EXPECT_EQ(n.outputs[0], "y");
+  ExpectClose(RunGraph(graph, feeds), want, 0);
+}
+
+}  // namespace
+}  // namespace tandem

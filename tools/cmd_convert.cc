@@ -1,0 +1,198 @@
+// tandem convert: rewrite an ONNX model (optimize, change opset or weight precision, fix
+// dimensions, move weights to external data) and verify the result against the original.
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <unistd.h>
+
+#include "onnx_import/export.h"
+#include "onnx_import/import.h"
+#include "onnx_import/libonnx_isolated.h"
+#include "tools/cli.h"
+#include "tools/convert/optimize.h"
+#include "tools/convert/verify.h"
+#include "tools/convert/weight_storage.h"
+#include "tools/run_inputs.h"
+
+namespace tandem::cli {
+
+namespace {
+const char kUsage[] =
+    "usage: tandem convert [options] IN.onnx OUT.onnx\n"
+    "\n"
+    "Rewrites a model and checks the result: the original and the converted model run on\n"
+    "the same inputs (--input files, the rest random), and the command prints each output's\n"
+    "max absolute and relative difference. OUT is written only when every output is within\n"
+    "the tolerance; IN is never modified (OUT may name it).\n"
+    "With no option, the model is re-written as is (e.g. external data brought inline).\n"
+    "\n"
+    "options:\n"
+    "  --optimize              constant folding, Identity/Dropout removal, shape\n"
+    "                          simplification, Conv+BatchNormalization folding, bias Adds\n"
+    "                          into MatMul(->Gemm)/Gemm/Conv, Transpose cancellation (NHWC\n"
+    "                          exports become channels-first inside), decomposed layer norms\n"
+    "                          -> LayerNormalization (opset >= 17), dead code; output is\n"
+    "                          standard ONNX\n"
+    "  --opset N               convert to ai.onnx opset N with libonnx's version converter\n"
+    "                          (opsets up to 17 in and out)\n"
+    "  --weights fp16|bf16     store float32 weights as float16/bfloat16, each followed by a\n"
+    "                          Cast to float32 (computation stays float32)\n"
+    "  --min-elements N        --weights leaves initializers smaller than N (default 16)\n"
+    "  --fix-dims NAME=N       set the symbolic input dimension NAME to N (repeatable)\n"
+    "  --external-data         write initializers of >= --external-threshold bytes to\n"
+    "                          OUT.onnx.data beside OUT (default: all weights inline)\n"
+    "  --external-threshold B  bytes (default 1024)\n"
+    "  --input NAME=FILE.npy   a verification input (repeatable); others are random\n"
+    "  --dim SYMBOL=N          symbolic dimension of random inputs (default: --fix-dims, else 1)\n"
+    "  --seed N                seed of the random inputs (default 0)\n"
+    "  --rtol R, --atol A      pass when max|converted - original| <= A + R * max|original|\n"
+    "                          per output (defaults: 1e-4 and 1e-5; with --weights fp16\n"
+    "                          rtol 1e-2, bf16 5e-2)\n"
+    TANDEM_LIMITS_HELP;
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "error: tandem convert: %s\n", std::string(s.message()).c_str());
+  return 1;
+}
+
+// Writes into a fresh folder beside `out`, then (once verified) renames into place.
+struct Staging {
+  std::filesystem::path dir, file;
+  explicit Staging(const std::filesystem::path& out)
+      : dir(out.parent_path() / (".tandem-convert-" + std::to_string(getpid()))), file(dir / out.filename()) {}
+  ~Staging() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  absl::Status Create() {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    return ec ? absl::PermissionDeniedError("cannot create " + dir.string() + ": " + ec.message()) : absl::OkStatus();
+  }
+  absl::Status MoveTo(const std::filesystem::path& out) {
+    std::error_code ec;
+    const auto data = std::filesystem::path(file.string() + ".data");
+    if (std::filesystem::exists(data))
+      std::filesystem::rename(data, out.string() + ".data", ec);
+    if (!ec) std::filesystem::rename(file, out, ec);
+    return ec ? absl::PermissionDeniedError("cannot move the result to " + out.string() + ": " + ec.message())
+              : absl::OkStatus();
+  }
+};
+
+size_t NodeCount(const Graph& g) { return g.nodes.size(); }
+
+}  // namespace
+
+int Convert(int argc, char** argv) {
+  Args a = Parse(argc, argv,
+                 {"--opset", "--weights", "--min-elements", "--fix-dims", "--external-threshold", "--input",
+                  "--dim", "--seed", "--rtol", "--atol"},
+                 {"--optimize", "--external-data"}, kUsage);
+  if (a.positional.size() != 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string in = a.positional[0], out = a.positional[1];
+  DataType weights = DataType::kUndefined;
+  if (a.has("--weights")) {
+    const std::string w = a.get("--weights");
+    weights = w == "fp16" ? DataType::kFloat16 : w == "bf16" ? DataType::kBfloat16 : DataType::kUndefined;
+    if (weights == DataType::kUndefined) {
+      std::fprintf(stderr, "error: --weights expects fp16 or bf16, got '%s'\n", w.c_str());
+      return 2;
+    }
+  }
+  auto fixed = ParseDimSpecs(a.all("--fix-dims"), "--fix-dims");
+  auto dims = ParseDimSpecs(a.all("--dim"), "--dim");
+  auto files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
+  if (!fixed.ok() || !dims.ok() || !files.ok()) {
+    const absl::Status s = !fixed.ok() ? fixed.status() : !dims.ok() ? dims.status() : files.status();
+    std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  const long target_opset = a.get_int("--opset", 0);
+  const long threshold = a.get_int("--external-threshold", 1024);
+  if (a.has("--opset") && target_opset < 1) {
+    std::fprintf(stderr, "error: --opset expects a positive opset number\n");
+    return 2;
+  }
+
+  ImportOptions import;
+  import.fixed_dims = *fixed;
+  auto graph = ImportModelFile(in, import);
+  if (!graph.ok()) return Fail(graph.status());
+  const size_t nodes_before = NodeCount(*graph);
+  std::printf("%s: %zu nodes, ai.onnx opset %d\n", in.c_str(), nodes_before, graph->opset(""));
+
+  if (a.has("--opset") && target_opset != graph->opset("")) {
+    const int from = graph->opset("");
+    if (from > kMaxLibOnnxOpset || target_opset > kMaxLibOnnxOpset)
+      return Fail(absl::InvalidArgumentError(
+          "--opset: libonnx 1.12's version converter knows ai.onnx opsets up to " +
+          std::to_string(kMaxLibOnnxOpset) + "; this asks for " + std::to_string(from) + " -> " +
+          std::to_string(target_opset)));
+    auto proto = ExportModel(*graph);
+    if (!proto.ok()) return Fail(proto.status());
+    if (auto s = ConvertOpsetIsolated(*proto, static_cast<int>(target_opset)); !s.ok())
+      return Fail(absl::InvalidArgumentError("--opset " + std::to_string(target_opset) + ": " + std::string(s.message())));
+    std::string bytes;
+    proto->SerializeToString(&bytes);
+    auto converted = ImportModelBuffer(bytes.data(), bytes.size(), "", in + " (opset " + std::to_string(target_opset) + ")");
+    if (!converted.ok()) return Fail(converted.status());
+    *graph = std::move(*converted);
+    std::printf("opset: %d -> %d (%zu nodes)\n", from, graph->opset(""), NodeCount(*graph));
+  }
+  if (a.has("--optimize")) {
+    auto report = convert::Optimize(*graph);
+    if (!report.ok()) return Fail(report.status());
+    for (const auto& [what, n] : *report) std::printf("optimize: %d %s\n", n, what.c_str());
+  }
+  if (weights != DataType::kUndefined) {
+    const int n = convert::StoreWeightsAs(*graph, weights, a.get_int("--min-elements", 16));
+    std::printf("weights: %d float32 initializers stored as %s\n", n, DataTypeName(weights));
+  }
+
+  auto proto = ExportModel(*graph);
+  if (!proto.ok()) return Fail(proto.status());
+  std::printf("onnx.checker: %s\n", graph->opset("") <= kMaxLibOnnxOpset
+                                        ? "passed"
+                                        : "not run (libonnx 1.12 knows opsets up to 17)");
+  Staging staging(out);
+  if (auto s = staging.Create(); !s.ok()) return Fail(s);
+  const size_t external = a.has("--external-data") ? static_cast<size_t>(std::max(threshold, 1L)) : 0;
+  if (auto s = WriteModelFile(*proto, staging.file.string(), external); !s.ok()) return Fail(s);
+
+  convert::VerifyOptions verify;
+  auto feeds = ReadNpyFiles(*files);
+  if (!feeds.ok()) return Fail(feeds.status());
+  verify.feeds = std::move(*feeds);
+  verify.fixed_dims = *fixed;
+  verify.dims = *dims;
+  for (const auto& [name, value] : *fixed) verify.dims.emplace(name, value);
+  verify.seed = static_cast<unsigned>(a.get_int("--seed", 0));
+  verify.rtol = a.get_double("--rtol", weights == DataType::kFloat16 ? 1e-2 : weights == DataType::kBfloat16 ? 5e-2 : 1e-4);
+  verify.atol = a.get_double("--atol", 1e-5);
+  auto diffs = convert::CompareModels(in, staging.file.string(), verify);
+  if (!diffs.ok()) return Fail(absl::Status(diffs.status().code(), "verification: " + std::string(diffs.status().message())));
+  bool ok = true;
+  std::printf("verification (rtol %g, atol %g):\n", verify.rtol, verify.atol);
+  for (const convert::OutputDifference& d : *diffs) {
+    std::printf("  %-24s %-14s max abs diff %.3g  max rel diff %.3g  %s\n", d.name.c_str(), d.shape.c_str(),
+                d.max_abs, d.max_rel(), d.within ? "ok" : "FAILED");
+    ok &= d.within;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "error: tandem convert: the converted model's outputs differ beyond the tolerance; "
+                         "%s was not written\n", out.c_str());
+    return 1;
+  }
+  if (auto s = staging.MoveTo(out); !s.ok()) return Fail(s);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(out, ec);
+  std::printf("wrote %s: %zu nodes (was %zu), %.2f MB%s\n", out.c_str(), NodeCount(*graph), nodes_before,
+              ec ? 0.0 : size / 1e6, external ? " + external data" : "");
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,72 @@
+#include "tools/convert/optimize.h"
+
+#include <functional>
+
+#include "graph/passes.h"
+#include "graph/rewrites/bias_folding.h"
+#include "graph/rewrites/conv_bn_folding.h"
+#include "graph/rewrites/identity_elimination.h"
+#include "graph/rewrites/shape_simplification.h"
+#include "graph/rewrites/transpose_optimization.h"
+#include "providers/cpu/cpu_provider.h"
+#include "providers/partitioner.h"
+#include "runtime/constant_folding.h"
+#include "runtime/layer_norm_fusion.h"
+
+namespace tandem::convert {
+
+namespace {
+
+// FuseLayerNorm writes the opset-17 op in Tandem's domain (for older models); from opset
+// 17 on it is the standard op.
+int FuseLayerNormAsStandard(Graph& graph) {
+  if (graph.opset("") < 17) return 0;
+  const int fused = FuseLayerNorm(graph);
+  for (Node& n : graph.nodes)
+    if (n.domain == kTandemDomain && n.op_type == "LayerNormalization") n.domain.clear();
+  return fused;
+}
+
+}  // namespace
+
+absl::StatusOr<OptimizeReport> Optimize(Graph& graph) {
+  CpuProvider cpu;
+  absl::Status fold_status;
+  auto fold = [&](Graph& g) {
+    auto n = FoldConstants(g, cpu);
+    if (!n.ok()) fold_status = n.status();
+    return n.ok() ? *n : 0;
+  };
+  const std::vector<std::pair<std::string, std::function<int(Graph&)>>> passes = {
+      {"Identity/Dropout nodes removed", EliminateIdentities},
+      {"nodes folded into constants", fold},
+      {"shape computations simplified", SimplifyShapes},
+      {"Conv+BatchNormalization folded", FoldConvBatchNorm},
+      {"bias Adds folded into MatMul/Gemm/Conv", FoldBiasAdds},
+      {"Transpose rewrites", OptimizeTransposes},
+      {"layer norms fused into LayerNormalization", FuseLayerNormAsStandard},
+      {"dead nodes removed", EliminateDeadCode},
+  };
+  OptimizeReport report;
+  auto count = [&report](const std::string& what, int n) {
+    for (auto& [name, total] : report)
+      if (name == what) return void(total += n);
+    report.emplace_back(what, n);
+  };
+  for (int round = 0; round < 4; ++round) {
+    int changes = 0;
+    for (const auto& [what, pass] : passes) {
+      const int n = pass(graph);
+      if (!fold_status.ok()) return fold_status;
+      if (n > 0) count(what, n);
+      changes += n;
+    }
+    if (auto s = graph.SortTopologically(); !s.ok()) return s;
+    if (changes == 0) break;
+  }
+  if (auto s = graph.Validate(); !s.ok())
+    return absl::InternalError("the optimized graph is invalid (a bug in a rewrite): " + std::string(s.message()));
+  return report;
+}
+
+}  // namespace tandem::convert

@@ -1,0 +1,32 @@
+// Model inputs from the command line, shared by `tandem run` and `tandem convert`:
+// NAME=FILE.npy and SYMBOL=N specs, and random inputs for what the user did not give.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/shape.h"
+#include "graph/tensor.h"
+
+namespace tandem::cli {
+
+// NAME=VALUE specs -> values by name; a malformed spec is an InvalidArgument error naming
+// `flag` and the expected `form` (e.g. "NAME=FILE.npy").
+absl::StatusOr<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& specs,
+                                                                    const std::string& flag,
+                                                                    const std::string& form);
+// Reads each named .npy file.
+absl::StatusOr<std::map<std::string, Tensor>> ReadNpyFiles(const std::map<std::string, std::string>& files);
+// `SYMBOL=N` specs (N >= 0) -> values by symbol.
+absl::StatusOr<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<std::string>& specs,
+                                                             const std::string& flag);
+// A tensor for input `vi` drawn from U(-1, 1) and cast to its type (integers mostly 0);
+// symbolic dims take `dims_by_symbol` or 1.
+absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
+                                    const std::map<std::string, int64_t>& dims_by_symbol,
+                                    std::mt19937& rng);
+
+}  // namespace tandem::cli
