@@ -1,7 +1,6 @@
 #include "graph/rewrites/bias_folding.h"
 
 #include "graph/rewrites/rewrite_util.h"
-#include "graph/value_readers.h"
 
 namespace tandem {
 
@@ -64,29 +63,15 @@ bool Absorb(Graph& graph, Node& producer, const std::string& bias_name) {
 }  // namespace
 
 int FoldBiasAdds(Graph& graph) {
-  int folded = 0;
-  const ValueReaders readers(graph);
-  const auto producers = rewrite::Producers(graph);
-  std::set<size_t> removed;
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const Node& add = graph.nodes[k];
-    if (!IsOnnx(add, "Add") || add.inputs.size() != 2 || !add.has_output(0)) continue;
-    for (int side = 0; side < 2; ++side) {
-      const std::string& x = add.inputs[side];
-      const std::string& bias = add.inputs[1 - side];
-      auto p = producers.find(x);
-      if (!Constant(graph, bias) || p == producers.end() || readers.Sole(x) != static_cast<int>(k))
-        continue;
-      Node& producer = graph.nodes[p->second];
-      if (producer.outputs.size() != 1 || !Absorb(graph, producer, bias)) continue;
-      producer.outputs[0] = add.outputs[0];
-      removed.insert(k);
-      ++folded;
-      break;
-    }
-  }
-  rewrite::RemoveNodes(graph, removed);
-  return folded;
+  return rewrite::FoldIntoProducers(
+      graph,
+      [](const Node& n) {
+        return IsOnnx(n, "Add") && n.inputs.size() == 2 ? std::vector<int>{0, 1} : std::vector<int>{};
+      },
+      [](Graph& g, Node& producer, const Node& add, int slot) {
+        const std::string& bias = add.inputs[1 - slot];
+        return Constant(g, bias) && Absorb(g, producer, bias);
+      });
 }
 
 }  // namespace tandem

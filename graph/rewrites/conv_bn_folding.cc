@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "graph/rewrites/rewrite_util.h"
-#include "graph/value_readers.h"
 
 namespace tandem {
 
@@ -53,37 +52,22 @@ bool Fold(Graph& graph, Node& conv, const Node& bn) {
   conv.inputs.resize(3);
   conv.inputs[1] = w_name;
   conv.inputs[2] = b_name;
-  conv.outputs[0] = bn.outputs[0];
   return true;
 }
 
 }  // namespace
 
 int FoldConvBatchNorm(Graph& graph) {
-  int folded = 0;
-  const ValueReaders readers(graph);
-  const auto producers = rewrite::Producers(graph);
-  std::set<size_t> removed;
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const Node& bn = graph.nodes[k];
-    if (!IsOnnx(bn, "BatchNormalization") || bn.attr_int("training_mode", 0) != 0 ||
-        !bn.has_input(0) || !bn.has_output(0))
-      continue;
+  auto inference_batch_norm = [](const Node& bn) {
     bool extra_outputs = false;
-    for (size_t o = 1; o < bn.outputs.size(); ++o)
-      if (bn.has_output(o)) extra_outputs = true;
-    const std::string& x = bn.inputs[0];
-    if (extra_outputs || readers.Sole(x) != static_cast<int>(k)) continue;
-    auto p = producers.find(x);
-    if (p == producers.end()) continue;
-    Node& conv = graph.nodes[p->second];
-    if (IsOnnx(conv, "Conv") && conv.outputs[0] == x && conv.has_input(1) && Fold(graph, conv, bn)) {
-      removed.insert(k);
-      ++folded;
-    }
-  }
-  rewrite::RemoveNodes(graph, removed);
-  return folded;
+    for (size_t o = 1; o < bn.outputs.size(); ++o) extra_outputs |= bn.has_output(o);
+    return IsOnnx(bn, "BatchNormalization") && bn.attr_int("training_mode", 0) == 0 && !extra_outputs
+               ? std::vector<int>{0}
+               : std::vector<int>{};
+  };
+  return rewrite::FoldIntoProducers(graph, inference_batch_norm, [](Graph& g, Node& conv, const Node& bn, int) {
+    return IsOnnx(conv, "Conv") && conv.has_input(1) && Fold(g, conv, bn);
+  });
 }
 
 }  // namespace tandem

@@ -1,6 +1,6 @@
 #include "graph/rewrites/rewrite_util.h"
 
-#include <vector>
+#include "graph/value_readers.h"
 
 namespace tandem::rewrite {
 
@@ -47,6 +47,30 @@ void RemoveNodes(Graph& graph, const std::set<size_t>& indices) {
   for (size_t k = 0; k < graph.nodes.size(); ++k)
     if (!indices.count(k)) kept.push_back(std::move(graph.nodes[k]));
   graph.nodes = std::move(kept);
+}
+
+int FoldIntoProducers(Graph& graph, const std::function<std::vector<int>(const Node&)>& slots,
+                      const std::function<bool(Graph&, Node& producer, const Node& n, int slot)>& absorb) {
+  const ValueReaders readers(graph);
+  const auto producers = Producers(graph);
+  std::set<size_t> removed;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const Node& n = graph.nodes[k];
+    if (!n.has_output(0)) continue;
+    for (int slot : slots(n)) {
+      if (!n.has_input(slot)) continue;
+      const std::string& x = n.inputs[slot];
+      auto p = producers.find(x);
+      if (p == producers.end() || readers.Sole(x) != static_cast<int>(k) || removed.count(p->second)) continue;
+      Node& producer = graph.nodes[p->second];
+      if (producer.outputs.size() != 1 || !absorb(graph, producer, n, slot)) continue;
+      producer.outputs[0] = n.outputs[0];
+      removed.insert(k);
+      break;
+    }
+  }
+  RemoveNodes(graph, removed);
+  return static_cast<int>(removed.size());
 }
 
 }  // namespace tandem::rewrite

@@ -2,9 +2,11 @@
 // known shapes, fresh names, redirecting readers and dropping nodes. They only touch the
 // top-level node list; callers leave values that ValueReaders calls pinned alone.
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -22,6 +24,13 @@ std::map<std::string, size_t> Producers(const Graph& graph);
 void RedirectReads(Graph& graph, const std::string& from, const std::string& to);
 // Removes the nodes at `indices` (order of the others kept).
 void RemoveNodes(Graph& graph, const std::set<size_t>& indices);
+// Folds nodes into the producers of their inputs. For each node `n` and each input slot
+// in `slots(n)` whose value is the only output of a producer node and read by nothing
+// else, `absorb(graph, producer, n, slot)` may rewrite the producer to compute n's result
+// (returning true); the producer then writes n's first output and n is removed.
+// Returns the number of nodes folded away.
+int FoldIntoProducers(Graph& graph, const std::function<std::vector<int>(const Node&)>& slots,
+                      const std::function<bool(Graph&, Node& producer, const Node& n, int slot)>& absorb);
 // Whether `n` is in the default ONNX domain with this op type.
 inline bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
