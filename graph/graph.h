@@ -3,6 +3,7 @@
 // graph input / initializer.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ class Graph {
   std::vector<ValueInfo> inputs;    // graph inputs that are not initializers
   std::vector<ValueInfo> outputs;
   std::map<std::string, Tensor> initializers;
+  // Initializers the model wrote as Constant nodes: fixed values (a zero initial state, an
+  // epsilon), never trainable parameters, unlike the model's own initializers.
+  std::set<std::string> constants;
   std::map<std::string, ValueInfo> value_info;  // inferred types of intermediate values
   std::vector<Node> nodes;
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version

@@ -256,6 +256,7 @@ class Importer {
       t = Tensor::FromVector<std::string>(a.strings, {static_cast<int64_t>(a.strings.size())});
     else return Fail(node.Describe() + ": unsupported Constant attribute '" + key + "'");
     g.initializers[node.outputs[0]] = std::move(t);
+    g.constants.insert(node.outputs[0]);
     return absl::OkStatus();
   }
 

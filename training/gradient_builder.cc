@@ -8,6 +8,19 @@ namespace tandem::training {
 
 namespace {
 
+// Whether `out`, an output of `n`, can carry a gradient: a floating-point value (or one of
+// unknown type) that is not an index, shape or truth value. Values computed only from
+// shapes of parameter-dependent tensors (an LSTM's zero initial state expanded to the
+// batch size) so do not make their consumers need a gradient rule.
+bool Differentiable(const Graph& graph, const Node& n, const std::string& out) {
+  static const std::set<std::string> kDiscrete = {
+      "Shape", "Size", "ArgMax", "ArgMin", "NonZero", "Equal", "Less", "Greater", "LessOrEqual",
+      "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf"};
+  if (n.domain.empty() && kDiscrete.count(n.op_type)) return false;
+  const DataType t = graph.ValueType(out);
+  return t == DataType::kUndefined || IsFloatingPoint(t);
+}
+
 // Sums the contributions to one gradient (emitting a Sum node when there are several).
 std::string Accumulate(GradientContext& ctx, const std::vector<std::string>& parts) {
   if (parts.empty()) return "";
@@ -28,7 +41,7 @@ absl::StatusOr<std::map<std::string, std::string>> AddGradients(
     for (const std::string& in : n.inputs) any |= !in.empty() && depends.count(in);
     if (any)
       for (const std::string& out : n.outputs)
-        if (!out.empty()) depends.insert(out);
+        if (!out.empty() && Differentiable(graph, n, out)) depends.insert(out);
   }
   bool loss_known = depends.count(loss) || graph.initializers.count(loss);
   for (const Node& n : graph.nodes)

@@ -90,8 +90,9 @@ Graph InferenceMode(Graph g) {
 
 std::vector<std::string> TrainableParameters(const Graph& inference,
                                              const std::vector<std::string>& freeze) {
-  // BatchNormalization running mean/var and Dropout's ratio are not trained.
-  std::set<std::string> fixed;
+  // BatchNormalization running mean/var, Dropout's ratio and Constant nodes' values are
+  // not trained.
+  std::set<std::string> fixed = inference.constants;
   for (const Node& n : inference.nodes) {
     if (!n.domain.empty()) continue;
     if (n.op_type == "BatchNormalization")

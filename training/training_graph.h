@@ -58,7 +58,9 @@ struct TrainingGraph {
   std::vector<std::pair<std::string, std::string>> running_stats;
 };
 
-// Names of the trainable parameters of `inference` under `freeze`.
+// Names of the trainable parameters of `inference` under `freeze`: its floating-point
+// initializers, less the values of Constant nodes (Graph::constants), BatchNormalization
+// running statistics and Dropout ratios.
 std::vector<std::string> TrainableParameters(const Graph& inference,
                                              const std::vector<std::string>& freeze);
 

@@ -13,6 +13,7 @@ void RegisterElementwiseGradients(GradientRegistry& r);  // elementwise.cc: Pow,
 void RegisterShapeGradients(GradientRegistry& r);        // shape.cc: Reshape, Transpose, Concat, Slice, Gather, Where, Clip, Cast, Dropout, ...
 void RegisterSoftmaxGradients(GradientRegistry& r);      // softmax.cc: Softmax, LogSoftmax
 void RegisterNnGradients(GradientRegistry& r);           // nn.cc: Conv, ConvTranspose, pools, BatchNorm, LayerNorm
+void RegisterRecurrentGradients(GradientRegistry& r);    // recurrent.cc: LSTM, GRU
 
 inline void RegisterAllGradients(GradientRegistry& r) {
   RegisterArithmeticGradients(r);
@@ -24,6 +25,7 @@ inline void RegisterAllGradients(GradientRegistry& r) {
   RegisterShapeGradients(r);
   RegisterSoftmaxGradients(r);
   RegisterNnGradients(r);
+  RegisterRecurrentGradients(r);
 }
 
 }  // namespace tandem::training::rules

@@ -53,6 +53,7 @@ void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNorma
 void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
 void RegisterDenseChainKernels(KernelRegistry& r);  // dense_chain_ops.cc: ai.tandem DenseChain(+Grad)
+void RegisterRnnGradKernels(KernelRegistry& r);      // rnn_grad.cc: ai.tandem LSTMGrad, GRUGrad
 void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), MSELoss(+Grad), SoftmaxCrossEntropyLossGrad
 
 inline void RegisterAllCpuKernels(KernelRegistry& r) {
@@ -63,6 +64,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterGradMathKernels(r);
   RegisterOptimizerKernels(r);
   RegisterLossGradKernels(r);
+  RegisterRnnGradKernels(r);
   RegisterDenseChainKernels(r);
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
