@@ -4,6 +4,9 @@
 - ode_mlp:     the 3-100-3 tanh network inside a neural ODE
 - cifar_cnn:   the Keras CIFAR-10 example CNN, exactly 1,667,594 parameters
 - fashion_cnn: a small CNN for Fashion-MNIST (28x28 grey images, 10 classes)
+- EncoderClassifier: a 2-layer pre-norm transformer encoder classifier (sequence models,
+  exported at build time by the parity tests)
+- LstmModel: a 2-layer LSTM with a linear head on every step
 
 Each entry gives the module and an example input shape (batch first).
 """
@@ -34,6 +37,33 @@ def fashion_cnn():
         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(32 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
+class EncoderClassifier(torch.nn.Module):
+    """Two pre-norm transformer encoder layers over [batch, seq, 32] and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                                 batch_first=True, norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(32, 5)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(dim=1))
+
+
+class LstmModel(torch.nn.Module):
+    """A 2-layer LSTM over [batch, seq, 8] and a linear head on every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y)
 
 
 # name -> (constructor, input shape with batch 1, committed to the repo?)

@@ -27,34 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "models"))
 from make_parity_tests import normalize_logits  # noqa: E402
-from reference_models import MODELS  # noqa: E402
-
-
-class EncoderClassifier(torch.nn.Module):
-    """Two pre-norm transformer encoder layers over [batch, seq, 32] and a linear head."""
-
-    def __init__(self):
-        super().__init__()
-        layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
-                                                 batch_first=True, norm_first=True)
-        self.encoder = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
-        self.head = torch.nn.Linear(32, 5)
-
-    def forward(self, x):
-        return self.head(self.encoder(x).mean(dim=1))
-
-
-class LstmModel(torch.nn.Module):
-    """A 2-layer LSTM over [batch, seq, 8] and a linear head on every step."""
-
-    def __init__(self):
-        super().__init__()
-        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
-        self.head = torch.nn.Linear(16, 3)
-
-    def forward(self, x):
-        y, _ = self.lstm(x)
-        return self.head(y)
+from reference_models import MODELS, EncoderClassifier, LstmModel  # noqa: E402
 
 
 def cases():

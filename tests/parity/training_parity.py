@@ -6,6 +6,10 @@ data and batches; the per-step loss sequences must agree within 1e-4 relative.
   CIFAR CNN: 50 Adam steps, batch 32, fixed batches (no shuffling), lr 1e-3
   BN CNN:    30 SGD-momentum steps of Conv-BatchNorm-ReLU-Pool-Linear (training-mode
              batch statistics), plus the running mean/var after training
+  transformer: 30 Adam steps of a 2-layer pre-norm encoder classifier (attention,
+             LayerNormalization, integer class labels), batch 16, lr 1e-3
+  LSTM:      30 Adam steps of a 2-layer LSTM sequence model (a target per step), batch 16,
+             lr 1e-2
 
 The peaks run at lr 0.08 is chaotic: PyTorch disagrees with itself (1 vs 2 threads, or
 float32 vs float64) by up to 50% after ~80 steps, because rounding differences in the
@@ -29,7 +33,7 @@ from onnx import numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from peaks_data import peaks  # noqa: E402
-from reference_models import cifar_cnn, export, peaks_mlp  # noqa: E402
+from reference_models import EncoderClassifier, LstmModel, cifar_cnn, export, peaks_mlp  # noqa: E402
 
 
 def torch_losses(module, x, y, loss_fn, lr, steps, batch):
@@ -179,6 +183,39 @@ def main():
         diff = np.abs(have[0] - want.numpy()).max() if have else float("inf")
         print(f"BN CNN {name} after 30 steps: max |tandem - torch| = {diff:.2e}")
         ok &= diff <= 1e-4 * max(1.0, float(np.abs(want.numpy()).max()))
+
+    # Sequence models, exported at opset 17 (LayerNormalization). nn.TransformerEncoder
+    # deep-copies its layer, so both layers start equal and the exporter would store the
+    # shared values once (tying weights PyTorch trains apart): each parameter is nudged first.
+    torch.manual_seed(5)
+    encoder = EncoderClassifier()
+    with torch.no_grad():
+        for p in encoder.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    export(encoder, (2, 10, 32), os.path.join(work, "encoder.onnx"), opset=17)
+    X = rng.standard_normal((30 * 16, 10, 32)).astype(np.float32)
+    Y = rng.integers(0, 5, 30 * 16).astype(np.int64)
+    np.save(os.path.join(work, "encoder_x.npy"), X)
+    np.save(os.path.join(work, "encoder_y.npy"), Y)
+    ref = torch_losses(encoder.train(), torch.from_numpy(X), torch.from_numpy(Y),
+                       torch.nn.functional.cross_entropy, 1e-3, 30, 16)
+    got = tandem_losses(tandem, os.path.join(work, "encoder.onnx"), os.path.join(work, "encoder_x.npy"),
+                        os.path.join(work, "encoder_y.npy"), "cross_entropy", 1e-3, 1, 16,
+                        os.path.join(work, "encoder_steps.csv"))
+    ok &= compare("transformer encoder, Adam lr 1e-3, batch 16", got, ref)
+
+    torch.manual_seed(7)
+    lstm = LstmModel()
+    export(lstm, (2, 12, 8), os.path.join(work, "lstm.onnx"), opset=17)
+    X = rng.standard_normal((30 * 16, 12, 8)).astype(np.float32)
+    Y = np.sin(np.cumsum(X[:, :, :3], axis=1)).astype(np.float32)  # depends on the history
+    np.save(os.path.join(work, "lstm_x.npy"), X)
+    np.save(os.path.join(work, "lstm_y.npy"), Y)
+    ref = torch_losses(lstm.train(), torch.from_numpy(X), torch.from_numpy(Y),
+                       torch.nn.functional.mse_loss, 1e-2, 30, 16)
+    got = tandem_losses(tandem, os.path.join(work, "lstm.onnx"), os.path.join(work, "lstm_x.npy"),
+                        os.path.join(work, "lstm_y.npy"), "mse", 1e-2, 1, 16, os.path.join(work, "lstm_steps.csv"))
+    ok &= compare("LSTM sequence model, Adam lr 1e-2, batch 16", got, ref)
     sys.exit(0 if ok else 1)
 
 

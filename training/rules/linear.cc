@@ -14,7 +14,10 @@ int RankOf(const GradientContext& c, const std::string& v) {
   return vi && vi->shape.rank_known ? static_cast<int>(vi->shape.dims.size()) : -1;
 }
 
+// v with its last two axes swapped: a Transpose when the rank is known, else
+// ai.tandem SwapLastAxes (any rank >= 2, found at run time).
 std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
+  if (rank < 0) return c.Emit1("SwapLastAxes", {v}, {}, kTandemDomain);
   std::vector<int64_t> perm(rank);
   for (int i = 0; i < rank; ++i) perm[i] = i;
   std::swap(perm[rank - 1], perm[rank - 2]);
@@ -25,9 +28,10 @@ std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
 
 void RegisterLinearGradients(GradientRegistry& r) {
   r.Add("MatMul", [](GradientContext& c) {
+    // Unknown ranks (-1) are taken to be >= 2 and checked by SwapLastAxes at run time.
     int ra = RankOf(c, c.X(0)), rb = RankOf(c, c.X(1));
-    if (ra < 2 || rb < 2)
-      return absl::UnimplementedError("MatMul gradient needs operands of known rank >= 2");
+    if ((ra >= 0 && ra < 2) || (rb >= 0 && rb < 2))
+      return absl::UnimplementedError("MatMul gradient of a vector operand (rank 1) is not supported");
     if (c.wants(0)) {
       std::string g = c.Emit1("MatMul", {c.dY(0), TransposeLast2(c, c.X(1), rb)});
       c.SetInputGrad(0, c.SumToShapeOf(g, c.X(0)));

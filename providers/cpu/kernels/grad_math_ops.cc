@@ -17,6 +17,8 @@
 //   ClipGrad(dY, X[, min[, max]]) -> dX, dmin, dmax: dY goes to whichever of X/min/max
 //     the forward min(max(X, min), max) picked (attrs min/max for opset < 11).
 //   DropoutGrad(dY, mask[, ratio[, training_mode]]) -> training ? dY * mask / (1 - ratio) : dY.
+//   SwapLastAxes(X) -> X with its last two axes exchanged, for any rank >= 2 (what the
+//     MatMul rule uses when shape inference left an operand's rank unknown).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -423,6 +425,28 @@ class DropoutGrad : public Kernel {
   }
 };
 
+class SwapLastAxes : public Kernel {
+ public:
+  explicit SwapLastAxes(const KernelInfo&) {}
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    if (x.rank() < 2) return absl::InvalidArgumentError("X has rank " + std::to_string(x.rank()) + ", needs >= 2");
+    Dims dims = x.dims();
+    const int64_t rows = dims[dims.size() - 2], cols = dims.back();
+    std::swap(dims[dims.size() - 2], dims.back());
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), dims);
+    const int64_t batches = rows * cols ? x.numel() / (rows * cols) : 0;
+    const size_t size = SizeOf(x.dtype());
+    const char* src = static_cast<const char*>(x.raw());
+    char* dst = static_cast<char*>(y.raw());
+    for (int64_t b = 0; b < batches; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          std::memcpy(dst + ((b * cols + c) * rows + r) * size, src + ((b * rows + r) * cols + c) * size, size);
+    return absl::OkStatus();
+  }
+};
+
 KernelDef Def(const std::string& op, KernelFactory f) {
   KernelDef d;
   d.domain = kDomain;
@@ -448,6 +472,7 @@ void RegisterGradMathKernels(KernelRegistry& r) {
   r.Add(Def("GatherGrad", Make<GatherGrad>()));
   r.Add(Def("ClipGrad", Make<ClipGrad>()));
   r.Add(Def("DropoutGrad", Make<DropoutGrad>()));
+  r.Add(Def("SwapLastAxes", Make<SwapLastAxes>()));
 }
 
 }  // namespace tandem::cpu
