@@ -170,7 +170,29 @@ void CheckCrossEntropy(Dims dims, unsigned seed) {
   }
 }
 
+// Negative log-likelihood of log-probabilities p (any values work for the gradient).
+void CheckNll(Dims dims, unsigned seed) {
+  Tensor p = RandomDoubles(dims, seed, -3, 0);
+  const int64_t n = dims[0], c = dims[1], d = dims.size() > 2 ? dims[2] : 1;
+  Dims ld = {n};
+  if (dims.size() > 2) ld.push_back(d);
+  Tensor t = Tensor::Host(DataType::kInt64, ld);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = (i * 5 + 1) % c;
+  for (Reduction r : kReductions) {
+    std::vector<double> l;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < d; ++j) l.push_back(-p.data<double>()[(i * c + t.data<int64_t>()[i * d + j]) * d + j]);
+    EXPECT_NEAR(RunLoss(LossKind::kNll, r, p, t), Reduce(l, r), 1e-12);
+    CheckLossGradient(LossKind::kNll, r, p, t);
+  }
+}
+
 TEST(Losses, CrossEntropy) { CheckCrossEntropy({4, 5}, 25); }
+TEST(Losses, NegativeLogLikelihood) {
+  EXPECT_EQ(*training::LossFromString("nll"), LossKind::kNll);
+  CheckNll({4, 5}, 27);
+  CheckNll({2, 3, 4}, 28);
+}
 TEST(Losses, CrossEntropySpatial) { CheckCrossEntropy({2, 3, 4}, 26); }
 
 TEST(Losses, TargetBecomesAnInputAndNamesAreFresh) {

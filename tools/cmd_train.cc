@@ -13,6 +13,7 @@
 #include "onnx_import/import.h"
 #include "tools/cli.h"
 #include "tools/loss_plot.h"
+#include "tools/run_inputs.h"
 #include "training/data.h"
 #include "training/metrics.h"
 #include "training/trainer.h"
@@ -27,11 +28,14 @@ const char kUsage[] =
     "\n"
     "data (one of):\n"
     "  --x X.npy --y Y.npy       inputs and targets as NumPy arrays (row i = sample i)\n"
+    "  --input NAME=X.npy ... --y Y.npy  one array per model input (models with several)\n"
     "  --csv FILE                numeric CSV; the last column is the label\n"
     "  --fashion-mnist [DIR]     Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist);\n"
     "                            validates on its t10k test set unless --val-split is given\n"
     "training:\n"
-    "  --loss NAME               mse | l1 | cross_entropy | bce_with_logits (default mse)\n"
+    "  --loss NAME               mse | l1 | cross_entropy | nll | bce_with_logits (default mse);\n"
+    "                            cross_entropy takes logits, nll log-probabilities (a LogSoftmax\n"
+    "                            output), both with integer class labels\n"
     "  --reduction mean|sum      how the loss combines samples (default mean)\n"
     "  --optimizer NAME          sgd | momentum | adam | adamw (default adam)\n"
     "  --lr X                    learning rate (default 1e-3)\n"
@@ -48,7 +52,8 @@ const char kUsage[] =
     "  --no-shuffle, --drop-last\n"
     "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
     "  --val-split F             hold out this fraction of the data for validation\n"
-    "  --val-x X.npy --val-y Y.npy  a separate validation set\n"
+    "  --val-x X.npy --val-y Y.npy  a separate validation set (--val-input NAME=X.npy ...\n"
+    "                            for models with several inputs)\n"
     "  --threads N               (default: all cores)\n"
     "  --device cpu|cuda|auto    (default auto: the GPU when one is visible; parameters,\n"
     "                            optimizer state and data stay on it for the whole run)\n"
@@ -92,7 +97,7 @@ absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::stri
   training::MetricAccumulator acc(kind);
   training::BatchIterator it(data, batch, /*shuffle=*/false);
   while (const training::Dataset* b = it.Next()) {
-    auto out = t.Predict({{input, b->x}});
+    auto out = t.Predict(b->Inputs(input));
     if (!out.ok()) return out.status();
     auto s = acc.Add((*out)[0], b->y);
     if (!s.ok()) return s;
@@ -103,7 +108,7 @@ absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::stri
 
 int Train(int argc, char** argv) {
   Args a = Parse(argc, argv,
-                 {"--x", "--y", "--csv", "--loss", "--reduction", "--step-size", "--gamma", "--val-x", "--val-y",
+                 {"--x", "--y", "--input", "--val-input", "--val-y", "--csv", "--loss", "--reduction", "--step-size", "--gamma", "--val-x",
                   "--optimizer", "--lr", "--momentum",
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
@@ -153,11 +158,40 @@ int Train(int argc, char** argv) {
   o.val_split = a.get_double("--val-split", 0);
   o.trainer.providers = DeviceProviders(a);
 
+  // Model first: its input names say which data feeds what.
+  auto graph = ImportModelFile(a.positional[0]);
+  if (!graph.ok()) return Fail(graph.status());
+  if (graph->inputs.empty()) return Fail(absl::InvalidArgumentError("the model has no inputs to feed"));
+  const std::string input = graph->inputs[0].name;
+  auto input_files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
+  auto val_input_files = ParseAssignments(a.all("--val-input"), "--val-input", "NAME=FILE.npy");
+  for (const auto* files : {&input_files, &val_input_files}) {
+    if (!files->ok()) return Fail(files->status());
+    for (const auto& [name, path] : **files) {
+      bool known = false;
+      for (const ValueInfo& in : graph->inputs) known |= in.name == name;
+      if (!known) return Fail(absl::InvalidArgumentError("--input " + name + ": the model has no input named '" + name + "'"));
+    }
+  }
+  if (input_files->empty() && graph->inputs.size() > 1) {
+    std::string names;
+    for (const ValueInfo& in : graph->inputs) names += (names.empty() ? "" : ", ") + in.name;
+    return Fail(absl::InvalidArgumentError("the model has " + std::to_string(graph->inputs.size()) +
+                                           " inputs (" + names + "): give each with --input NAME=FILE.npy"));
+  }
+  for (const ValueInfo& in : graph->inputs)
+    if (!input_files->empty() && !input_files->count(in.name))
+      return Fail(absl::InvalidArgumentError("model input '" + in.name + "' has no data: give --input " + in.name +
+                                             "=FILE.npy"));
+
   // Data.
   absl::StatusOr<training::Dataset> data = absl::InvalidArgumentError(
-      "give the data with --x/--y, --csv or --fashion-mnist");
+      "give the data with --x/--y, --input NAME=X.npy ... --y Y.npy, --csv or --fashion-mnist");
   training::Dataset validation;
-  if (a.has("--x") || a.has("--y")) {
+  if (!input_files->empty()) {
+    if (a.has("--x")) return Fail(absl::InvalidArgumentError("give the inputs with --x or with --input, not both"));
+    data = training::LoadNpyInputs(*input_files, input, a.get("--y"));
+  } else if (a.has("--x") || a.has("--y")) {
     data = training::LoadNpyDataset(a.get("--x"), a.get("--y"));
   } else if (a.has("--csv")) {
     data = training::LoadCsv(a.get("--csv"));
@@ -172,7 +206,11 @@ int Train(int argc, char** argv) {
   }
   if (!data.ok()) return Fail(data.status());
   training::Dataset train = std::move(*data);
-  if (a.has("--val-x") || a.has("--val-y")) {
+  if (!val_input_files->empty()) {
+    auto val = training::LoadNpyInputs(*val_input_files, input, a.get("--val-y"));
+    if (!val.ok()) return Fail(val.status());
+    validation = std::move(*val);
+  } else if (a.has("--val-x") || a.has("--val-y")) {
     auto val = training::LoadNpyDataset(a.get("--val-x"), a.get("--val-y"));
     if (!val.ok()) return Fail(val.status());
     validation = std::move(*val);
@@ -185,12 +223,6 @@ int Train(int argc, char** argv) {
   }
   o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32), train.size());
 
-  // Model.
-  auto graph = ImportModelFile(a.positional[0]);
-  if (!graph.ok()) return Fail(graph.status());
-  if (graph->inputs.size() != 1)
-    return Fail(absl::InvalidArgumentError("tandem train supports models with one input for now"));
-  const std::string input = graph->inputs[0].name;
   training::BatchIterator batches(train, o.batch_size, o.shuffle, o.seed, o.drop_last);
   o.trainer.schedule.total_steps = batches.num_batches() * o.epochs;
   auto trainer = training::Trainer::Create(*graph, o.trainer);
@@ -254,6 +286,11 @@ int Train(int argc, char** argv) {
     if (!y.ok()) return Fail(y.status());
     resident.x = std::move(*x);
     resident.y = std::move(*y);
+    for (const auto& [name, host] : train.more) {
+      auto d = t.ToDevice(host);
+      if (!d.ok()) return Fail(d.status());
+      resident.more[name] = std::move(*d);
+    }
     if (!o.quiet) std::printf("dataset resident on the device for the whole run\n");
   }
   auto start = std::chrono::steady_clock::now();
@@ -264,7 +301,7 @@ int Train(int argc, char** argv) {
     int64_t seen = 0, step_in_epoch = 0;
     while (const training::Dataset* next = batches.Next()) {
       const training::Dataset* b = resident.x.defined() ? &resident : next;
-      auto l = t.Step({{input, b->x}}, b->y);
+      auto l = t.Step(b->Inputs(input), b->y);
       if (!l.ok()) return Fail(l.status());
       ++step_in_epoch;
       if (t.steps_taken() == steps_before + 1) {

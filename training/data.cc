@@ -34,14 +34,24 @@ void GatherRows(const Tensor& src, const int64_t* rows, int64_t count, Tensor& d
     std::memcpy(d + k * rb, s + static_cast<size_t>(rows[k]) * rb, rb);
 }
 
+Tensor GatherAll(const Tensor& t, const std::vector<int64_t>& rows) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::Host(t.dtype(), WithDim0(t.dims(), n));
+  GatherRows(t, rows.data(), n, out);
+  return out;
+}
+
 Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows) {
   Dataset out;
-  const int64_t n = static_cast<int64_t>(rows.size());
-  out.x = Tensor::Host(d.x.dtype(), WithDim0(d.x.dims(), n));
-  out.y = Tensor::Host(d.y.dtype(), WithDim0(d.y.dims(), n));
-  GatherRows(d.x, rows.data(), n, out.x);
-  GatherRows(d.y, rows.data(), n, out.y);
+  out.x = GatherAll(d.x, rows);
+  out.y = GatherAll(d.y, rows);
+  for (const auto& [name, t] : d.more) out.more[name] = GatherAll(t, rows);
   return out;
+}
+
+// A view of the first `count` rows of `buffer` (itself when it has exactly that many).
+Tensor FirstRows(const Tensor& buffer, int64_t count) {
+  return count == buffer.dim(0) ? buffer : Tensor(buffer.dtype(), WithDim0(buffer.dims(), count), buffer.buffer());
 }
 
 // ---- CSV ----
@@ -127,9 +137,17 @@ absl::StatusOr<std::pair<Dims, size_t>> IdxHeader(const std::vector<uint8_t>& b,
 
 }  // namespace
 
+std::map<std::string, Tensor> Dataset::Inputs(const std::string& x_name) const {
+  std::map<std::string, Tensor> inputs = more;
+  inputs[x_name] = x;
+  return inputs;
+}
+
 absl::Status ValidateDataset(const Dataset& d) {
-  for (const Tensor* t : {&d.x, &d.y}) {
-    const char* what = t == &d.x ? "x" : "y";
+  std::vector<std::pair<std::string, const Tensor*>> all = {{"x", &d.x}, {"y", &d.y}};
+  for (const auto& [name, t] : d.more) all.emplace_back("input '" + name + "'", &t);
+  for (const auto& [what_name, t] : all) {
+    const char* what = what_name.c_str();
     if (!t->defined() || !t->is_tensor() || t->rank() < 1)
       return absl::InvalidArgumentError(std::string("dataset ") + what +
                                         " must be a tensor of rank >= 1");
@@ -138,10 +156,27 @@ absl::Status ValidateDataset(const Dataset& d) {
     if (t->device().type != DeviceType::kCpu)
       return absl::InvalidArgumentError(std::string("dataset ") + what + " must be on the host");
   }
-  if (d.x.dim(0) != d.y.dim(0))
-    return absl::InvalidArgumentError("dataset x has " + std::to_string(d.x.dim(0)) +
-                                      " rows, y has " + std::to_string(d.y.dim(0)));
+  for (const auto& [what, t] : all)
+    if (t->dim(0) != d.x.dim(0))
+      return absl::InvalidArgumentError("dataset x has " + std::to_string(d.x.dim(0)) + " rows, " + what +
+                                        " has " + std::to_string(t->dim(0)));
   return absl::OkStatus();
+}
+
+absl::StatusOr<Dataset> LoadNpyInputs(const std::map<std::string, std::string>& inputs,
+                                      const std::string& x_name, const std::string& y_path) {
+  Dataset d;
+  for (const auto& [name, path] : inputs) {
+    auto t = ReadNpy(path);
+    if (!t.ok()) return t.status();
+    (name == x_name ? d.x : d.more[name]) = std::move(*t);
+  }
+  if (!d.x.defined()) return absl::InvalidArgumentError("no data for input '" + x_name + "'");
+  auto y = ReadNpy(y_path);
+  if (!y.ok()) return y.status();
+  d.y = std::move(*y);
+  if (auto s = ValidateDataset(d); !s.ok()) return absl::InvalidArgumentError("'" + y_path + "' and the inputs: " + std::string(s.message()));
+  return d;
 }
 
 absl::StatusOr<Dataset> LoadNpyDataset(const std::string& x_path, const std::string& y_path) {
@@ -305,6 +340,7 @@ BatchIterator::BatchIterator(const Dataset& data, int64_t batch_size, bool shuff
     bx_ = Tensor::Host(data_.x.dtype(), WithDim0(data_.x.dims(), b));
   if (data_.y.defined() && data_.y.rank() > 0)
     by_ = Tensor::Host(data_.y.dtype(), WithDim0(data_.y.dims(), b));
+  for (const auto& [name, t] : data_.more) bmore_[name] = Tensor::Host(t.dtype(), WithDim0(t.dims(), b));
 }
 
 void BatchIterator::Reset() {
@@ -335,11 +371,13 @@ const Dataset* BatchIterator::Next() {
     return &data_;
   }
   if (current_.x.dims().empty() || current_.x.dim(0) != count) {
-    current_.x = count == bx_.dim(0) ? bx_ : Tensor(bx_.dtype(), WithDim0(bx_.dims(), count), bx_.buffer());
-    current_.y = count == by_.dim(0) ? by_ : Tensor(by_.dtype(), WithDim0(by_.dims(), count), by_.buffer());
+    current_.x = FirstRows(bx_, count);
+    current_.y = FirstRows(by_, count);
+    for (const auto& [name, buffer] : bmore_) current_.more[name] = FirstRows(buffer, count);
   }
   GatherRows(data_.x, order_.data() + pos_, count, current_.x);
   GatherRows(data_.y, order_.data() + pos_, count, current_.y);
+  for (auto& [name, t] : current_.more) GatherRows(data_.more.at(name), order_.data() + pos_, count, t);
   pos_ += count;
   return &current_;
 }

@@ -3,6 +3,7 @@
 // batch tensors. Row i of a Dataset is x[i] and y[i] (dimension 0 indexes samples).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,14 +18,23 @@ namespace tandem::training {
 struct Dataset {
   Tensor x;  // [N, ...]
   Tensor y;  // [N, ...]
+  // The model's other inputs by name, for models with several (each [N, ...]); x feeds
+  // the input the caller names.
+  std::map<std::string, Tensor> more;
   int64_t size() const { return x.defined() && x.rank() > 0 ? x.dim(0) : 0; }
+  // The model's inputs: x under `x_name`, plus `more`.
+  std::map<std::string, Tensor> Inputs(const std::string& x_name) const;
 };
 
-// Checks that x and y are host tensors of rank >= 1, numeric, with equal dim 0.
+// Checks that x, y and `more` are host tensors of rank >= 1, numeric, with equal dim 0.
 absl::Status ValidateDataset(const Dataset& d);
 
 // Two .npy files (see runtime/npy.h); dtypes are kept as stored.
 absl::StatusOr<Dataset> LoadNpyDataset(const std::string& x_path, const std::string& y_path);
+// One .npy file per model input (name -> path) and the targets; `x_name`, one of the
+// names, becomes x and the others `more`.
+absl::StatusOr<Dataset> LoadNpyInputs(const std::map<std::string, std::string>& inputs,
+                                      const std::string& x_name, const std::string& y_path);
 
 struct CsvOptions {
   enum class Header { kAuto, kYes, kNo };
@@ -94,6 +104,7 @@ class BatchIterator {
   int64_t pos_ = 0;
   bool started_ = false;
   Tensor bx_, by_;    // full-size batch buffers
+  std::map<std::string, Tensor> bmore_;
   Dataset current_;   // views handed out by Next
 };
 

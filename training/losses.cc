@@ -79,16 +79,20 @@ absl::StatusOr<LossKind> LossFromString(const std::string& name) {
   if (name == "mse") return LossKind::kMse;
   if (name == "l1") return LossKind::kL1;
   if (name == "cross_entropy" || name == "ce") return LossKind::kCrossEntropy;
+  if (name == "nll") return LossKind::kNll;
   if (name == "bce_with_logits" || name == "bce") return LossKind::kBceWithLogits;
   return absl::InvalidArgumentError("unknown loss '" + name +
-                                    "' (expected mse, l1, cross_entropy or bce_with_logits)");
+                                    "' (expected mse, l1, cross_entropy, nll or bce_with_logits)");
 }
+
+bool TakesClassLabels(LossKind kind) { return kind == LossKind::kCrossEntropy || kind == LossKind::kNll; }
 
 std::string LossName(LossKind kind) {
   switch (kind) {
     case LossKind::kMse: return "mse";
     case LossKind::kL1: return "l1";
     case LossKind::kCrossEntropy: return "cross_entropy";
+    case LossKind::kNll: return "nll";
     case LossKind::kBceWithLogits: return "bce_with_logits";
   }
   return "?";
@@ -103,18 +107,19 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
     return absl::InvalidArgumentError("loss: prediction and target are the same value");
   const DataType pred_type = g.ValueType(prediction);  // kUndefined: accept any at run time
   const int opset = g.opset("");
-  if (kind == LossKind::kCrossEntropy && opset < 12)
-    return absl::InvalidArgumentError("loss: cross_entropy uses SoftmaxCrossEntropyLoss, which "
-                                      "needs ai.onnx opset >= 12; the graph imports opset " +
+  if (TakesClassLabels(kind) && opset < 12)
+    return absl::InvalidArgumentError("loss: " + LossName(kind) + " uses " +
+                                      (kind == LossKind::kNll ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss") +
+                                      ", which needs ai.onnx opset >= 12; the graph imports opset " +
                                       std::to_string(opset));
   if (!names.count(target)) {
     // The target's shape follows the prediction's (class axis 1 dropped for class labels),
     // so a wrongly shaped target is refused when fed instead of silently broadcast.
-    DataType tt = kind == LossKind::kCrossEntropy ? DataType::kInt64 : pred_type;
+    DataType tt = TakesClassLabels(kind) ? DataType::kInt64 : pred_type;
     Shape ts = Shape::Unknown();
     if (const ValueInfo* pi = g.FindValueInfo(prediction); pi && pi->shape.rank_known) {
       ts = pi->shape;
-      if (kind == LossKind::kCrossEntropy && ts.dims.size() >= 2) ts.dims.erase(ts.dims.begin() + 1);
+      if (TakesClassLabels(kind) && ts.dims.size() >= 2) ts.dims.erase(ts.dims.begin() + 1);
     }
     g.inputs.push_back(ValueInfo{target, tt, ts});
   }
@@ -142,6 +147,10 @@ absl::StatusOr<std::string> AddLoss(Graph& g, LossKind kind, const std::string& 
     }
     case LossKind::kCrossEntropy: {
       b.Add("SoftmaxCrossEntropyLoss", {prediction, target}, {{"reduction", red}});
+      break;
+    }
+    case LossKind::kNll: {
+      b.Add("NegativeLogLikelihoodLoss", {prediction, target}, {{"reduction", red}});
       break;
     }
     case LossKind::kBceWithLogits: {

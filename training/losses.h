@@ -5,6 +5,8 @@
 //   l1              mean/sum of |p - t|               Sub, Relu(d) + Relu(-d), Reduce*
 //   cross_entropy   p: logits [N, C, ...], t: int64 class indices [N, ...]
 //                   ONNX SoftmaxCrossEntropyLoss (needs ai.onnx opset >= 12)
+//   nll             p: log-probabilities [N, C, ...] (a LogSoftmax output), t as above
+//                   ONNX NegativeLogLikelihoodLoss (opset >= 12); PyTorch's nll_loss
 //   bce_with_logits p: logits, t: probabilities of the same shape
 //                   ai.tandem BCEWithLogitsLoss (fused, numerically stable)
 #pragma once
@@ -15,16 +17,18 @@
 
 namespace tandem::training {
 
-enum class LossKind { kMse, kL1, kCrossEntropy, kBceWithLogits };
+enum class LossKind { kMse, kL1, kCrossEntropy, kNll, kBceWithLogits };
 enum class Reduction { kMean, kSum };
 
-// "mse" | "l1" | "cross_entropy" | "bce_with_logits" (also "ce", "bce").
+// "mse" | "l1" | "cross_entropy" | "nll" | "bce_with_logits" (also "ce", "bce").
+// Whether the loss takes integer class labels (cross_entropy, nll).
+bool TakesClassLabels(LossKind kind);
 absl::StatusOr<LossKind> LossFromString(const std::string& name);
 std::string LossName(LossKind kind);
 
 // Appends the loss nodes and returns the name of the scalar loss value (a fresh name
 // starting with "loss"). `prediction` must be a value of `g`. When `target` names no value
-// of `g` it is added as a graph input: int64 for cross_entropy, the prediction's element
+// of `g` it is added as a graph input: int64 for class labels, the prediction's element
 // type otherwise (left undefined, i.e. unchecked, when the graph does not know it), shape
 // unknown. The loss is not added to
 // g.outputs; the caller decides.

@@ -9,10 +9,11 @@ absl::Status MetricAccumulator::Add(const Tensor& p, const Tensor& t) {
     return absl::InvalidArgumentError("prediction " + DimsToString(p.dims()) + " and target " +
                                       DimsToString(t.dims()) + " disagree on the batch size");
   const int64_t n = p.dim(0);
-  if (kind_ == LossKind::kCrossEntropy) {
-    if (p.rank() != 2) return absl::InvalidArgumentError("cross_entropy metrics need [N, C] logits");
+  if (TakesClassLabels(kind_)) {
+    const std::string name = LossName(kind_);
+    if (p.rank() != 2) return absl::InvalidArgumentError(name + " metrics need [N, C] scores");
     if (t.rank() != 1 || (t.dtype() != DataType::kInt64 && t.dtype() != DataType::kInt32))
-      return absl::InvalidArgumentError("cross_entropy needs class labels: an int64 target of shape [" +
+      return absl::InvalidArgumentError(name + " needs class labels: an int64 target of shape [" +
                                         std::to_string(n) + "], got " + DataTypeName(t.dtype()) +
                                         DimsToString(t.dims()));
     const int64_t c = p.dim(1);
@@ -23,11 +24,15 @@ absl::Status MetricAccumulator::Add(const Tensor& p, const Tensor& t) {
         double v = p.ElementAsDouble(i * c + j);
         if (v > mx) mx = v, arg = j;
       }
-      double z = 0;
-      for (int64_t j = 0; j < c; ++j) z += std::exp(p.ElementAsDouble(i * c + j) - mx);
       int64_t label = t.ElementAsInt64(i);
       if (label < 0 || label >= c) return absl::InvalidArgumentError("label out of range");
-      loss_sum_ += std::log(z) + mx - p.ElementAsDouble(i * c + label);
+      if (kind_ == LossKind::kNll) {  // p holds log-probabilities
+        loss_sum_ -= p.ElementAsDouble(i * c + label);
+      } else {
+        double z = 0;
+        for (int64_t j = 0; j < c; ++j) z += std::exp(p.ElementAsDouble(i * c + j) - mx);
+        loss_sum_ += std::log(z) + mx - p.ElementAsDouble(i * c + label);
+      }
       correct_ += arg == label;
     }
     samples_ += n;
@@ -58,7 +63,7 @@ Metrics MetricAccumulator::Result() const {
   Metrics m;
   m.samples = samples_;
   m.loss = elements_ ? loss_sum_ / static_cast<double>(elements_) : 0;
-  if (kind_ == LossKind::kCrossEntropy) m.accuracy = samples_ ? double(correct_) / samples_ : 0;
+  if (TakesClassLabels(kind_)) m.accuracy = samples_ ? double(correct_) / samples_ : 0;
   if (kind_ == LossKind::kBceWithLogits) m.accuracy = elements_ ? double(correct_) / elements_ : 0;
   return m;
 }

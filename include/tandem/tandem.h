@@ -239,7 +239,8 @@ TANDEM_EXPORT TandemStatus* tandem_training_options_create(TandemTrainingOptions
 TANDEM_EXPORT void tandem_training_options_release(TandemTrainingOptions* options);
 /* Settings by name, spelled like `tandem train`'s flags without the dashes
  * (underscores for inner dashes):
- *   loss (mse|l1|cross_entropy|bce_with_logits), reduction (mean|sum), prediction (output
+ *   loss (mse|l1|cross_entropy|nll|bce_with_logits; cross_entropy and nll take int64 class
+ *   labels), reduction (mean|sum), prediction (output
  *   name), optimizer (sgd|momentum|adam|adamw), lr, momentum, nesterov (0|1), beta1,
  *   beta2, epsilon, weight_decay, clip_norm, schedule (constant|step|cosine), step_size,
  *   gamma, total_steps, min_lr, warmup_steps, freeze (a name or prefix*, repeatable),

@@ -45,7 +45,8 @@ class TrainingSession(Owned):
 
     Args:
         path: the ONNX model (an inference model, e.g. from torch.onnx.export).
-        loss: ``"mse"``, ``"l1"``, ``"cross_entropy"`` or ``"bce_with_logits"``.
+        loss: ``"mse"``, ``"l1"``, ``"cross_entropy"``, ``"nll"`` (log-probabilities in,
+            int64 class labels like cross_entropy) or ``"bce_with_logits"``.
         optimizer: ``"sgd"``, ``"momentum"``, ``"adam"`` or ``"adamw"``.
         lr: the base learning rate.
         **options: any other setting of tandem_training_options_set, spelled like

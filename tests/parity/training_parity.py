@@ -10,6 +10,8 @@ data and batches; the per-step loss sequences must agree within 1e-4 relative.
              LayerNormalization, integer class labels), batch 16, lr 1e-3
   LSTM:      30 Adam steps of a 2-layer LSTM sequence model (a target per step), batch 16,
              lr 1e-2
+  two inputs: 30 Adam steps of a model with two inputs (--input NAME=FILE.npy each) and a
+             LogSoftmax head trained with the nll loss on integer labels
 
 The peaks run at lr 0.08 is chaotic: PyTorch disagrees with itself (1 vs 2 threads, or
 float32 vs float64) by up to 50% after ~80 steps, because rounding differences in the
@@ -52,7 +54,10 @@ def torch_losses(module, x, y, loss_fn, lr, steps, batch):
 
 
 def tandem_losses(tandem, model, x_path, y_path, loss, lr, epochs, batch, log, extra=()):
-    subprocess.run([tandem, "train", model, "--x", x_path, "--y", y_path, "--loss", loss,
+    """x_path: one .npy file, or {input name: .npy file} for a model with several inputs."""
+    x_flags = ["--x", x_path] if isinstance(x_path, str) else \
+        [f for name, path in x_path.items() for f in ("--input", f"{name}={path}")]
+    subprocess.run([tandem, "train", model, *x_flags, "--y", y_path, "--loss", loss,
                     "--optimizer", "adam", "--lr", str(lr), "--epochs", str(epochs),
                     "--batch-size", str(batch), "--no-shuffle", "--threads", "2", "--quiet",
                     "--step-log", log, *extra], check=True)
@@ -216,6 +221,39 @@ def main():
     got = tandem_losses(tandem, os.path.join(work, "lstm.onnx"), os.path.join(work, "lstm_x.npy"),
                         os.path.join(work, "lstm_y.npy"), "mse", 1e-2, 1, 16, os.path.join(work, "lstm_steps.csv"))
     ok &= compare("LSTM sequence model, Adam lr 1e-2, batch 16", got, ref)
+
+    class TwoInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.out = torch.nn.Linear(6, 16), torch.nn.Linear(3, 16), torch.nn.Linear(16, 4)
+
+        def forward(self, a, b):
+            return torch.log_softmax(self.out(torch.tanh(self.a(a) + self.b(b))), dim=1)
+
+    torch.manual_seed(8)
+    two = TwoInputs()
+    torch.onnx.export(two, (torch.randn(2, 6), torch.randn(2, 3)), os.path.join(work, "two.onnx"),
+                      input_names=["a", "b"], output_names=["y"], opset_version=13,
+                      dynamic_axes={"a": {0: "n"}, "b": {0: "n"}, "y": {0: "n"}})
+    A = rng.standard_normal((30 * 16, 6)).astype(np.float32)
+    B = rng.standard_normal((30 * 16, 3)).astype(np.float32)
+    Y = rng.integers(0, 4, 30 * 16).astype(np.int64)
+    for name, array in (("two_a", A), ("two_b", B), ("two_y", Y)):
+        np.save(os.path.join(work, name + ".npy"), array)
+    opt = torch.optim.Adam(two.parameters(), lr=1e-2)
+    ref = []
+    for s in range(30):
+        rows = slice(s * 16, (s + 1) * 16)
+        opt.zero_grad()
+        loss = torch.nn.functional.nll_loss(two(torch.from_numpy(A[rows]), torch.from_numpy(B[rows])),
+                                            torch.from_numpy(Y[rows]))
+        loss.backward()
+        opt.step()
+        ref.append(loss.item())
+    got = tandem_losses(tandem, os.path.join(work, "two.onnx"),
+                        {"a": os.path.join(work, "two_a.npy"), "b": os.path.join(work, "two_b.npy")},
+                        os.path.join(work, "two_y.npy"), "nll", 1e-2, 1, 16, os.path.join(work, "two_steps.csv"))
+    ok &= compare("two inputs, LogSoftmax + nll, Adam lr 1e-2, batch 16", got, np.array(ref))
     sys.exit(0 if ok else 1)
 
 
