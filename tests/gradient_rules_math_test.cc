@@ -90,6 +90,61 @@ TEST(GradientMathRules, PadConstantMode) {
   EXPECT_EQ(CheckGradients(c), "") << "opset 10 (pads attribute)";
 }
 
+TEST(GradientMathRules, PadReflectEdgeWrapModes) {
+  // Pads wider than reflect's period and a crop on another axis; opset 19 has wrap.
+  for (const char* mode : {"reflect", "edge", "wrap"}) {
+    GradCase c;
+    c.op = "Pad";
+    c.opset = 19;
+    c.attributes["mode"] = StringAttr(mode);
+    c.inputs = {RandomDoubles({2, 3, 4}, 24), I64({0, 4, 2, 1, 3, -1})};
+    EXPECT_EQ(CheckGradients(c), "") << mode;
+    c.inputs = {RandomDoubles({2, 3, 4}, 25), I64({3, 1, 2, 2}), Tensor(), I64({-1, 1})};
+    c.differentiate = {true, false, false, false};
+    EXPECT_EQ(CheckGradients(c), "") << mode << " with axes";
+  }
+  GradCase old;
+  old.op = "Pad";
+  old.opset = 10;
+  old.attributes["mode"] = StringAttr("reflect");
+  old.attributes["pads"] = IntsAttr({1, 2, 2, 1});
+  old.inputs = {RandomDoubles({3, 4}, 26)};
+  EXPECT_EQ(CheckGradients(old), "") << "opset 10 reflect";
+}
+
+// Resize / Upsample through ResizeGrad: nearest and linear taps, up- and downsampling,
+// the coordinate modes PyTorch and Keras export, and scales as well as sizes.
+TEST(GradientMathRules, ResizeAndUpsample) {
+  auto floats = [](std::vector<float> v) { return Tensor::FromVector<float>(v, {static_cast<int64_t>(v.size())}); };
+  struct Variant { const char* mode; const char* coord; std::vector<float> scales; };
+  for (const Variant& v : {Variant{"nearest", "asymmetric", {1, 1, 2, 3}}, Variant{"linear", "half_pixel", {1, 1, 2, 1.5}},
+                           Variant{"linear", "align_corners", {1, 1, 0.5, 2}}, Variant{"linear", "pytorch_half_pixel", {1, 1, 1.5, 0.75}},
+                           Variant{"nearest", "half_pixel", {1, 1, 0.5, 0.5}}}) {
+    GradCase c;
+    c.op = "Resize";
+    c.opset = 13;
+    c.attributes["mode"] = StringAttr(v.mode);
+    c.attributes["coordinate_transformation_mode"] = StringAttr(v.coord);
+    c.inputs = {RandomDoubles({1, 2, 4, 4}, 27), Tensor::FromVector<float>({}, {0}), floats(v.scales)};
+    c.differentiate = {true, false, false};
+    EXPECT_EQ(CheckGradients(c), "") << v.mode << " " << v.coord;
+  }
+  GradCase sizes;
+  sizes.op = "Resize";
+  sizes.opset = 13;
+  sizes.attributes["mode"] = StringAttr("linear");
+  sizes.inputs = {RandomDoubles({1, 1, 3, 5}, 28), Tensor(), Tensor(), I64({1, 1, 7, 2})};
+  sizes.differentiate = {true, false, false, false};
+  EXPECT_EQ(CheckGradients(sizes), "") << "sizes";
+  GradCase up;
+  up.op = "Upsample";
+  up.opset = 9;
+  up.attributes["mode"] = StringAttr("linear");
+  up.inputs = {RandomDoubles({1, 1, 3, 3}, 29), floats({1, 1, 2, 2})};
+  up.differentiate = {true, false};
+  EXPECT_EQ(CheckGradients(up), "") << "Upsample";
+}
+
 TEST(GradientMathRules, TanhSigmoidSoftplus) {
   EXPECT_EQ(CheckGradients(Unary("Tanh", {3, 5}, -2.0, 2.0)), "");
   EXPECT_EQ(CheckGradients(Unary("Sigmoid", {3, 5}, -3.0, 3.0)), "");

@@ -8,6 +8,19 @@ namespace tandem::training::rules {
 
 namespace {
 
+// An ai.tandem `grad_op` node reading dY and then every input of the forward node, with the
+// forward node's attributes plus its `opset` and `extra`: the grad kernel re-reads the
+// forward node's inputs as the forward kernel would (PadGrad, ResizeGrad).
+std::string EmitForwardGrad(GradientContext& c, const std::string& grad_op,
+                            std::map<std::string, Attribute> extra) {
+  std::vector<std::string> in = {c.dY(0)};
+  for (size_t i = 0; i < c.node().inputs.size(); ++i) in.push_back(c.X(i));
+  std::map<std::string, Attribute> attrs = c.node().attributes;
+  attrs["opset"] = GradientContext::Int(c.opset());
+  for (auto& [key, value] : extra) attrs[key] = std::move(value);
+  return c.Emit1(grad_op, in, attrs, kTandemDomain);
+}
+
 bool IsFloat(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
          t == DataType::kBfloat16;
@@ -106,11 +119,13 @@ void RegisterShapeGradients(GradientRegistry& r) {
   });
 
   r.Add("Pad", [](GradientContext& c) -> absl::Status {
+    if (c.node().attr_string("mode", "constant") != "constant") {
+      // reflect / edge / wrap: several outputs copy one input; PadGrad adds them back up.
+      c.SetInputGrad(0, EmitForwardGrad(c, "PadGrad", {}));
+      return absl::OkStatus();
+    }
     // Constant mode: dX is dY with the padding cut off (and cropped parts restored as
     // zeros), i.e. dY padded by the negated pads.
-    if (c.node().attr_string("mode", "constant") != "constant")
-      return absl::UnimplementedError("Pad's gradient is implemented for mode=constant only, not " +
-                                      c.node().attr_string("mode", "constant"));
     if (c.opset() < 11) {
       std::vector<int64_t> pads = c.node().attr_ints("pads");
       for (int64_t& p : pads) p = -p;
@@ -122,6 +137,16 @@ void RegisterShapeGradients(GradientRegistry& r) {
     c.SetInputGrad(0, c.Emit1("Pad", in));
     return absl::OkStatus();
   });
+  // Resize / Upsample: ai.tandem ResizeGrad runs the forward taps backwards. roi, scales
+  // and sizes get no gradient.
+  for (const char* op : {"Resize", "Upsample"}) {
+    const bool upsample = std::string(op) == "Upsample";
+    r.Add(op, [upsample](GradientContext& c) -> absl::Status {
+      if (!c.has_dY(0) || !c.wants(0)) return absl::OkStatus();
+      c.SetInputGrad(0, EmitForwardGrad(c, "ResizeGrad", {{"upsample", GradientContext::Int(upsample ? 1 : 0)}}));
+      return absl::OkStatus();
+    });
+  }
   r.Add("Where", [](GradientContext& c) {  // the condition (input 0) has no gradient
     std::string zero = c.ScalarLike(0.0, c.dY(0));
     if (c.wants(1))

@@ -8,6 +8,7 @@
 
 #include "graph/resource_limits.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -388,19 +389,18 @@ T ValueFromFloat(float v) {
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
-// Writes output 0: x with before[d] / after[d] elements added (removed when negative) on
-// each dim, the new ones filled per `mode` (constant: value_t's value when given, else
-// `value`). `pads` is what errors name.
-absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& before,
-                       const std::vector<int64_t>& after, PadMode mode, const std::string& mode_name,
-                       float value_f, const Tensor* value_t, const std::vector<int64_t>& pads) {
-  const int r = x.rank();
-  // Per output dim: the source index of every output position, or -1 for the constant.
-  // The output shape (and the maps' size) is checked before anything is allocated.
-  Dims out(r);
+// Per dim of the padded shape `out`: the source index in x of every output position, or
+// -1 where the constant goes. Checks the padded shape (and the maps' size) first.
+absl::Status PadSourceMaps(const Dims& x_dims, const std::vector<int64_t>& before,
+                           const std::vector<int64_t>& after, PadMode mode, const std::string& mode_name,
+                           const std::vector<int64_t>& pads, Dims* out_dims,
+                           std::vector<std::vector<int64_t>>* maps) {
+  const int r = static_cast<int>(x_dims.size());
+  Dims& out = *out_dims;
+  out.assign(r, 0);
   int64_t map_entries = 0;
   for (int d = 0; d < r; ++d) {
-    const int64_t n = x.dim(d);
+    const int64_t n = x_dims[d];
     if (__builtin_add_overflow(n, before[d], &out[d]) || __builtin_add_overflow(out[d], after[d], &out[d]) ||
         __builtin_add_overflow(map_entries, out[d], &map_entries))
       return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow axis " + std::to_string(d));
@@ -412,9 +412,10 @@ absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<in
   }
   if (auto st = CheckOutputDims(out); !st.ok()) return st;
   if (auto bytes = CheckedTensorBytes(DataType::kInt64, {map_entries}); !bytes.ok()) return bytes.status();
-  std::vector<std::vector<int64_t>> map(r);
+  std::vector<std::vector<int64_t>>& map = *maps;
+  map.assign(r, {});
   for (int d = 0; d < r; ++d) {
-    const int64_t n = x.dim(d);
+    const int64_t n = x_dims[d];
     map[d].resize(out[d]);
     for (int64_t o = 0; o < out[d]; ++o) {
       int64_t s = o - before[d];
@@ -435,6 +436,19 @@ absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<in
       map[d][o] = s;
     }
   }
+  return absl::OkStatus();
+}
+
+// Writes output 0: x with before[d] / after[d] elements added (removed when negative) on
+// each dim, the new ones filled per `mode` (constant: value_t's value when given, else
+// `value`). `pads` is what errors name.
+absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& before,
+                       const std::vector<int64_t>& after, PadMode mode, const std::string& mode_name,
+                       float value_f, const Tensor* value_t, const std::vector<int64_t>& pads) {
+  const int r = x.rank();
+  Dims out;
+  std::vector<std::vector<int64_t>> map;
+  if (auto st = PadSourceMaps(x.dims(), before, after, mode, mode_name, pads, &out, &map); !st.ok()) return st;
   Tensor& y = ctx.AllocateOutput(0, x.dtype(), out);
   if (y.numel() == 0) return absl::OkStatus();
   bool ok = true;
@@ -475,68 +489,140 @@ absl::Status PadOutput(KernelContext& ctx, const Tensor& x, const std::vector<in
   return absl::OkStatus();
 }
 
-class Pad : public Kernel {
+// Pad's inputs and attributes as the padding of each dim. `first` is the index of Pad's
+// data input among the kernel's inputs (PadGrad has dY before it); `opset` the Pad's.
+class PadSpec {
  public:
-  using Mode = PadMode;
-  explicit Pad(const KernelInfo& info)
-      : opset_(info.opset),
-        attr_pads_(info.node.attr_ints(info.opset < 2 ? "paddings" : "pads")),
-        value_(info.node.attr_float("value", 0.f)),
-        mode_name_(info.node.attr_string("mode", "constant")) {
-    if (mode_name_ == "constant") mode_ = Mode::kConstant;
-    else if (mode_name_ == "reflect") mode_ = Mode::kReflect;
-    else if (mode_name_ == "edge") mode_ = Mode::kEdge;
-    else if (mode_name_ == "wrap" && opset_ >= 19) mode_ = Mode::kWrap;
+  PadSpec(const Node& node, int opset)
+      : opset_(opset),
+        attr_pads_(node.attr_ints(opset < 2 ? "paddings" : "pads")),
+        value_(node.attr_float("value", 0.f)),
+        mode_name_(node.attr_string("mode", "constant")) {
+    if (mode_name_ == "constant") mode_ = PadMode::kConstant;
+    else if (mode_name_ == "reflect") mode_ = PadMode::kReflect;
+    else if (mode_name_ == "edge") mode_ = PadMode::kEdge;
+    else if (mode_name_ == "wrap" && opset_ >= 19) mode_ = PadMode::kWrap;
     else valid_mode_ = false;
   }
 
-  absl::Status Compute(KernelContext& ctx) override {
-    const Tensor* x = ctx.input(0);
+  absl::Status Resolve(KernelContext& ctx, int first) {
+    const Tensor* x = ctx.input(first);
     if (!x) return Missing("data");
     if (!valid_mode_) return absl::InvalidArgumentError("unsupported mode '" + mode_name_ + "'");
     const int r = x->rank();
-    std::vector<int64_t> pads = attr_pads_;
+    pads_ = attr_pads_;
     std::vector<int64_t> axes;
-    const Tensor* value_t = nullptr;
+    value_t_ = nullptr;
     if (opset_ >= 11) {
-      if (!ctx.input(1)) return Missing("pads");
-      pads = ReadInt64s(*ctx.input(1));
-      value_t = ctx.input(2);
-      if (value_t && value_t->numel() != 1 && value_t->numel() != 0)
+      if (!ctx.input(first + 1)) return Missing("pads");
+      pads_ = ReadInt64s(*ctx.input(first + 1));
+      value_t_ = ctx.input(first + 2);
+      if (value_t_ && value_t_->numel() != 1 && value_t_->numel() != 0)
         return absl::InvalidArgumentError("constant_value must be a scalar");
-      if (value_t && value_t->numel() == 0) value_t = nullptr;
-      if (value_t && value_t->dtype() != x->dtype())
+      if (value_t_ && value_t_->numel() == 0) value_t_ = nullptr;
+      if (value_t_ && value_t_->dtype() != x->dtype())
         return absl::InvalidArgumentError("constant_value type differs from data type");
-      if (opset_ >= 18 && ctx.input(3)) axes = ReadInt64s(*ctx.input(3));
+      if (opset_ >= 18 && ctx.input(first + 3)) axes = ReadInt64s(*ctx.input(first + 3));
     }
     if (axes.empty()) {
       axes.resize(r);
       std::iota(axes.begin(), axes.end(), 0);
     }
     const size_t na = axes.size();
-    if (pads.size() != 2 * na)
-      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " must have " +
+    if (pads_.size() != 2 * na)
+      return absl::InvalidArgumentError("pads " + DimsToString(pads_) + " must have " +
                                         std::to_string(2 * na) + " entries for input shape " +
                                         DimsToString(x->dims()));
-    std::vector<int64_t> before(r, 0), after(r, 0);
+    before_.assign(r, 0);
+    after_.assign(r, 0);
     for (size_t i = 0; i < na; ++i) {
       int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
       if (a < 0 || a >= r)
         return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) +
                                           " is out of range for rank " + std::to_string(r));
-      before[a] = pads[i];
-      after[a] = pads[i + na];
+      before_[a] = pads_[i];
+      after_[a] = pads_[i + na];
     }
-    return PadOutput(ctx, *x, before, after, mode_, mode_name_, value_, value_t, pads);
+    return absl::OkStatus();
   }
 
- private:
   int opset_;
   std::vector<int64_t> attr_pads_;
   float value_;
   std::string mode_name_;
-  Mode mode_ = Mode::kConstant;
+  PadMode mode_ = PadMode::kConstant;
   bool valid_mode_ = true;
+  // Set by Resolve.
+  std::vector<int64_t> pads_, before_, after_;
+  const Tensor* value_t_ = nullptr;
+};
+
+class Pad : public Kernel {
+ public:
+  explicit Pad(const KernelInfo& info) : spec_(info.node, info.opset) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    if (auto s = spec_.Resolve(ctx, 0); !s.ok()) return s;
+    return PadOutput(ctx, *ctx.input(0), spec_.before_, spec_.after_, spec_.mode_, spec_.mode_name_,
+                     spec_.value_, spec_.value_t_, spec_.pads_);
+  }
+
+ private:
+  PadSpec spec_;
+};
+
+// ai.tandem PadGrad(dY, <the forward Pad's inputs>), attributes those of the Pad plus
+// `opset` (the Pad's): dX, every element of dY added to the x element it was copied from
+// (constant padding gets none; reflect/edge/wrap send several outputs to one source).
+class PadGrad : public Kernel {
+ public:
+  explicit PadGrad(const KernelInfo& info) : spec_(info.node, static_cast<int>(info.node.attr_int("opset", 11))) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    if (auto s = spec_.Resolve(ctx, 1); !s.ok()) return s;
+    const Tensor& dy = *ctx.input(0);
+    const Tensor& x = *ctx.input(1);
+    Dims out;
+    std::vector<std::vector<int64_t>> map;
+    if (auto st = PadSourceMaps(x.dims(), spec_.before_, spec_.after_, spec_.mode_, spec_.mode_name_, spec_.pads_,
+                                &out, &map);
+        !st.ok())
+      return st;
+    if (dy.dims() != out)
+      return absl::InvalidArgumentError("dY has shape " + DimsToString(dy.dims()) + ", the padded output " +
+                                        DimsToString(out));
+    Tensor& dx = ctx.AllocateOutput(0, dy.dtype(), x.dims());
+    const int r = x.rank();
+    const std::vector<int64_t> st = Strides(x.dims());
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      T* g = dx.data<T>();
+      std::fill_n(g, dx.numel(), T(0));
+      const T* src = dy.data<T>();
+      std::vector<int64_t> idx(r, 0);
+      for (int64_t o = 0; o < dy.numel(); ++o) {
+        int64_t at = 0;
+        bool constant = false;
+        for (int d = 0; d < r && !constant; ++d) {
+          const int64_t s = map[d][idx[d]];
+          constant = s < 0;
+          at += s * st[d];
+        }
+        if (!constant) g[at] += src[o];
+        for (int d = r - 1; d >= 0; --d) {
+          if (++idx[d] < out[d]) break;
+          idx[d] = 0;
+        }
+      }
+    };
+    if (dy.dtype() == DataType::kFloat) run(float{});
+    else if (dy.dtype() == DataType::kDouble) run(double{});
+    else return absl::InvalidArgumentError(std::string("PadGrad takes float or double, got ") + DataTypeName(dy.dtype()));
+    return absl::OkStatus();
+  }
+
+ private:
+  PadSpec spec_;
 };
 
 // CenterCropPad (opset 18): each listed axis (default all) cropped or zero-padded to its
@@ -731,6 +817,7 @@ void RegisterLayoutKernels(KernelRegistry& r) {
   r.Add("Slice", 1, kMaxOpset, all, Make<Slice>());    // inputs from 10
   r.Add("Tile", 1, kMaxOpset, all, Make<Tile>());      // tiles/axis inputs before 6
   r.Add("Pad", 1, kMaxOpset, all, Make<Pad>());        // inputs 11, axes 18, wrap 19
+  r.Add(grad::TandemDef("PadGrad", {DataType::kFloat, DataType::kDouble}, Make<PadGrad>()));  // training
   std::vector<DataType> numeric_bool = types::kNumeric;
   numeric_bool.push_back(DataType::kBool);
   r.Add("CenterCropPad", 18, kMaxOpset, numeric_bool, Make<CenterCropPad>());

@@ -11,6 +11,7 @@
 
 #include "graph/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -182,10 +183,48 @@ void Interpolate(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
   }
 }
 
+// The transpose of Interpolate: every dY element, times each tap combination's weight,
+// added to the x element it was read from (extrapolated outputs read none).
+template <typename T>
+void InterpolateBackward(const Tensor& dy, Tensor& dx, const std::vector<AxisTaps>& taps) {
+  const int rank = dx.rank();
+  const Dims& od = dy.dims();
+  std::vector<int64_t> is = Strides(dx.dims());
+  const T* g = dy.data<T>();
+  T* out = dx.data<T>();
+  std::fill_n(out, dx.numel(), T(0));
+  std::vector<int64_t> oi(rank, 0);
+  auto rec = [&](auto&& self, int d, int64_t off, double v) -> void {
+    if (d == rank) {
+      out[off] += static_cast<T>(v);
+      return;
+    }
+    const AxisTaps& t = taps[d];
+    for (int64_t j = t.begin[oi[d]]; j < t.begin[oi[d] + 1]; ++j)
+      self(self, d + 1, off + t.idx[j] * is[d], v * t.w[j]);
+  };
+  for (int64_t lin = 0; lin < dy.numel(); ++lin) {
+    bool outside = false;
+    for (int d = 0; d < rank; ++d) outside |= taps[d].outside[oi[d]] != 0;
+    if (!outside) rec(rec, 0, 0, static_cast<double>(g[lin]));
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++oi[d] < od[d]) break;
+      oi[d] = 0;
+    }
+  }
+}
+
+// Resize and Upsample, and (with `grad`) ai.tandem ResizeGrad(dY, <the forward node's
+// inputs>) whose attributes are the forward node's plus `opset` and `upsample` (1 for
+// Upsample): dX through the same taps (training/rules/shape.cc).
 class Resize : public Kernel {
  public:
   // `upsample` selects Upsample semantics (asymmetric, simple nearest).
-  Resize(const KernelInfo& info, bool upsample) : opset_(info.opset), upsample_(upsample) {
+  Resize(const KernelInfo& info, bool upsample, bool grad = false)
+      : opset_(grad ? static_cast<int>(info.node.attr_int("opset", 11)) : info.opset),
+        upsample_(grad ? info.node.attr_int("upsample", 0) != 0 : upsample),
+        grad_(grad) {
+    upsample = upsample_;
     const Node& n = info.node;
     std::string mode = n.attr_string("mode", "nearest");
     if (mode == "nearest") p_.mode = Mode::kNearest;
@@ -212,18 +251,19 @@ class Resize : public Kernel {
 
   absl::Status Compute(KernelContext& ctx) override {
     if (!bad_.empty()) return absl::InvalidArgumentError(bad_);
-    const Tensor& x = *ctx.input(0);
+    const int first = grad_ ? 1 : 0;  // ResizeGrad: dY comes first
+    const Tensor& x = *ctx.input(first);
     const int rank = x.rank();
     // Which input holds what.
     const Tensor* roi = nullptr;
     const Tensor* scales = nullptr;
     const Tensor* sizes = nullptr;
     if (upsample_ || opset_ < 11) {
-      if (!(upsample_ && opset_ < 9)) scales = ctx.input(1);
+      if (!(upsample_ && opset_ < 9)) scales = ctx.input(first + 1);
     } else {
-      roi = ctx.input(1);
-      scales = ctx.input(2);
-      sizes = ctx.input(3);
+      roi = ctx.input(first + 1);
+      scales = ctx.input(first + 2);
+      sizes = ctx.input(first + 3);
     }
     if (scales && scales->numel() == 0) scales = nullptr;
     if (sizes && sizes->numel() == 0) sizes = nullptr;
@@ -302,8 +342,17 @@ class Resize : public Kernel {
         od[d] = NumericCast<int64_t>(std::floor(length[d]));
       }
     }
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), od);
-    if (y.numel() == 0) return absl::OkStatus();
+    if (grad_ && ctx.input(0)->dims() != od)
+      return absl::InvalidArgumentError("dY has shape " + DimsToString(ctx.input(0)->dims()) +
+                                        ", the resized output " + DimsToString(od));
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), grad_ ? x.dims() : od);
+    if (grad_ && NumElements(od) == 0) {
+      return VisitNumericType(x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        std::fill_n(y.data<T>(), y.numel(), T(0));
+      }) ? absl::OkStatus() : absl::InvalidArgumentError("unsupported element type");
+    }
+    if (!grad_ && y.numel() == 0) return absl::OkStatus();
     if (x.numel() == 0) return absl::InvalidArgumentError("cannot resize an empty input");
     std::vector<AxisTaps> taps;
     for (int d = 0; d < rank; ++d) {
@@ -313,6 +362,12 @@ class Resize : public Kernel {
       auto t = BuildTaps(p, x.dim(d), od[d], scale[d], length[d], roi_s[d], roi_e[d]);
       if (!t.ok()) return t.status();
       taps.push_back(std::move(*t));
+    }
+    if (grad_) {
+      if (x.dtype() == DataType::kFloat) InterpolateBackward<float>(*ctx.input(0), y, taps);
+      else if (x.dtype() == DataType::kDouble) InterpolateBackward<double>(*ctx.input(0), y, taps);
+      else return absl::InvalidArgumentError("ResizeGrad takes float or double");
+      return absl::OkStatus();
     }
     bool ok = VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -324,7 +379,7 @@ class Resize : public Kernel {
 
  private:
   int opset_;
-  bool upsample_;
+  bool upsample_, grad_;
   ResizeParams p_;
   double extrapolation_ = 0;
   std::vector<int64_t> axes_;
@@ -338,6 +393,9 @@ struct ResizeKernel : Resize {
 };
 struct UpsampleKernel : Resize {
   explicit UpsampleKernel(const KernelInfo& info) : Resize(info, true) {}
+};
+struct ResizeGradKernel : Resize {
+  explicit ResizeGradKernel(const KernelInfo& info) : Resize(info, false, true) {}
 };
 
 // ------------------------------------------------------------------------ GridSample
@@ -523,6 +581,7 @@ void RegisterResizeKernels(KernelRegistry& r) {
   r.Add("Resize", 13, 17, ts, Make<ResizeKernel>());
   r.Add("Resize", 18, 18, ts, Make<ResizeKernel>());
   r.Add("Resize", 19, kMaxOpset, ts, Make<ResizeKernel>());
+  r.Add(grad::TandemDef("ResizeGrad", {DT::kFloat, DT::kDouble}, Make<ResizeGradKernel>()));  // training
   r.Add("GridSample", 16, 19, types::kFloats, Make<GridSample>());
   r.Add("GridSample", 20, kMaxOpset, types::kFloats, Make<GridSample>());
 }
