@@ -81,6 +81,22 @@ def compare(name, ours, theirs, window=None):
     return ok
 
 
+def adam_race(tandem, work, title, tag, module, model, xs, y, torch_loss, loss, lr, batch):
+    """One epoch of Adam steps over consecutive batches of (xs, y) in PyTorch and in Tandem;
+    xs is an array or {input name: array}. Returns whether the losses agree."""
+    named = xs if isinstance(xs, dict) else {"x": xs}
+    paths = {}
+    for name, array in list(named.items()) + [("y", y)]:
+        paths[name] = os.path.join(work, f"{tag}_{name}.npy")
+        np.save(paths[name], array)
+    steps = len(y) // batch
+    ref = torch_losses(module, tuple(torch.from_numpy(a) for a in named.values()), torch.from_numpy(y),
+                       torch_loss, lr, steps, batch)
+    x_arg = paths["x"] if not isinstance(xs, dict) else {name: paths[name] for name in named}
+    got = tandem_losses(tandem, model, x_arg, paths["y"], loss, lr, 1, batch, os.path.join(work, f"{tag}_steps.csv"))
+    return compare(title, got, ref)
+
+
 def main():
     tandem, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -133,14 +149,8 @@ def main():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((50 * 32, 3, 32, 32)).astype(np.float32)
     Y = rng.integers(0, 10, 50 * 32).astype(np.int64)
-    np.save(os.path.join(work, "cifar_x.npy"), X)
-    np.save(os.path.join(work, "cifar_y.npy"), Y)
-    ref = torch_losses(cnn, torch.from_numpy(X), torch.from_numpy(Y),
-                       torch.nn.functional.cross_entropy, 1e-3, 50, 32)
-    got = tandem_losses(tandem, os.path.join(work, "cifar.onnx"), os.path.join(work, "cifar_x.npy"),
-                        os.path.join(work, "cifar_y.npy"), "cross_entropy", 1e-3, 1, 32,
-                        os.path.join(work, "cifar_steps.csv"))
-    ok &= compare("CIFAR CNN, Adam lr 1e-3, batch 32", got, ref)
+    ok &= adam_race(tandem, work, "CIFAR CNN, Adam lr 1e-3, batch 32", "cifar", cnn, os.path.join(work, "cifar.onnx"),
+                    X, Y, torch.nn.functional.cross_entropy, "cross_entropy", 1e-3, 32)
 
     torch.manual_seed(4)
     bn = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
@@ -202,27 +212,17 @@ def main():
     export(encoder, (2, 10, 32), os.path.join(work, "encoder.onnx"), opset=17)
     X = rng.standard_normal((30 * 16, 10, 32)).astype(np.float32)
     Y = rng.integers(0, 5, 30 * 16).astype(np.int64)
-    np.save(os.path.join(work, "encoder_x.npy"), X)
-    np.save(os.path.join(work, "encoder_y.npy"), Y)
-    ref = torch_losses(encoder.train(), torch.from_numpy(X), torch.from_numpy(Y),
-                       torch.nn.functional.cross_entropy, 1e-3, 30, 16)
-    got = tandem_losses(tandem, os.path.join(work, "encoder.onnx"), os.path.join(work, "encoder_x.npy"),
-                        os.path.join(work, "encoder_y.npy"), "cross_entropy", 1e-3, 1, 16,
-                        os.path.join(work, "encoder_steps.csv"))
-    ok &= compare("transformer encoder, Adam lr 1e-3, batch 16", got, ref)
+    ok &= adam_race(tandem, work, "transformer encoder, Adam lr 1e-3, batch 16", "encoder", encoder.train(),
+                    os.path.join(work, "encoder.onnx"), X, Y, torch.nn.functional.cross_entropy, "cross_entropy",
+                    1e-3, 16)
 
     torch.manual_seed(7)
     lstm = LstmModel()
     export(lstm, (2, 12, 8), os.path.join(work, "lstm.onnx"), opset=17)
     X = rng.standard_normal((30 * 16, 12, 8)).astype(np.float32)
     Y = np.sin(np.cumsum(X[:, :, :3], axis=1)).astype(np.float32)  # depends on the history
-    np.save(os.path.join(work, "lstm_x.npy"), X)
-    np.save(os.path.join(work, "lstm_y.npy"), Y)
-    ref = torch_losses(lstm.train(), torch.from_numpy(X), torch.from_numpy(Y),
-                       torch.nn.functional.mse_loss, 1e-2, 30, 16)
-    got = tandem_losses(tandem, os.path.join(work, "lstm.onnx"), os.path.join(work, "lstm_x.npy"),
-                        os.path.join(work, "lstm_y.npy"), "mse", 1e-2, 1, 16, os.path.join(work, "lstm_steps.csv"))
-    ok &= compare("LSTM sequence model, Adam lr 1e-2, batch 16", got, ref)
+    ok &= adam_race(tandem, work, "LSTM sequence model, Adam lr 1e-2, batch 16", "lstm", lstm.train(),
+                    os.path.join(work, "lstm.onnx"), X, Y, torch.nn.functional.mse_loss, "mse", 1e-2, 16)
 
     class TwoInputs(torch.nn.Module):
         def __init__(self):
@@ -240,14 +240,8 @@ def main():
     A = rng.standard_normal((30 * 16, 6)).astype(np.float32)
     B = rng.standard_normal((30 * 16, 3)).astype(np.float32)
     Y = rng.integers(0, 4, 30 * 16).astype(np.int64)
-    for name, array in (("two_a", A), ("two_b", B), ("two_y", Y)):
-        np.save(os.path.join(work, name + ".npy"), array)
-    ref = torch_losses(two, (torch.from_numpy(A), torch.from_numpy(B)), torch.from_numpy(Y),
-                       torch.nn.functional.nll_loss, 1e-2, 30, 16)
-    got = tandem_losses(tandem, os.path.join(work, "two.onnx"),
-                        {"a": os.path.join(work, "two_a.npy"), "b": os.path.join(work, "two_b.npy")},
-                        os.path.join(work, "two_y.npy"), "nll", 1e-2, 1, 16, os.path.join(work, "two_steps.csv"))
-    ok &= compare("two inputs, LogSoftmax + nll, Adam lr 1e-2, batch 16", got, ref)
+    ok &= adam_race(tandem, work, "two inputs, LogSoftmax + nll, Adam lr 1e-2, batch 16", "two", two,
+                    os.path.join(work, "two.onnx"), {"a": A, "b": B}, Y, torch.nn.functional.nll_loss, "nll", 1e-2, 16)
     sys.exit(0 if ok else 1)
 
 
