@@ -45,6 +45,7 @@ void RegisterSignalKernels(KernelRegistry& r);       // signal_ops.cc: windows, 
 void RegisterQuantizedKernels(KernelRegistry& r);    // quantized_ops.cc: QLinearConv, QLinearMatMul
 void RegisterRoiAlignKernels(KernelRegistry& r);     // roi_align.cc: RoiAlign
 void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorizer
+void RegisterMlKernels(KernelRegistry& r);           // ml_ops.cc: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, TreeEnsemble
 
 void RegisterGradKernels(KernelRegistry& r);         // grad_ops.cc: ai.tandem gradient ops
 void RegisterConvGradKernels(KernelRegistry& r);     // conv_grad.cc: ConvGrad, ConvTransposeGrad
@@ -98,6 +99,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterQuantizedKernels(r);
   RegisterRoiAlignKernels(r);
   RegisterTfIdfKernels(r);
+  RegisterMlKernels(r);
 }
 
 }  // namespace tandem::cpu

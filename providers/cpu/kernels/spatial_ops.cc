@@ -3,6 +3,10 @@
 //   the inverse of im2col with strides, dilations and pads.
 // - AffineGrid: sampling grids [N, H, W, 2] (or [N, D, H, W, 3]) from affine matrices
 //   theta [N, 2, 3] (or [N, 3, 4]) over normalized coordinates in [-1, 1].
+// - DeformConv (19, 2-D): a convolution whose every kernel tap samples X bilinearly at
+//   its regular position plus a learned offset (zero outside the image), times an
+//   optional mask; group and offset_group split the channels.
+#include <cmath>
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
@@ -157,11 +161,94 @@ class AffineGrid : public Kernel {
   bool align_corners_;
 };
 
+// X [N, C, H, W], W [M, C/group, kH, kW], offset [N, G*kH*kW*2, oH, oW] ((dy, dx) per
+// tap), B [M], mask [N, G*kH*kW, oH, oW]; G = offset_group. Reference loops in double.
+class DeformConv : public Kernel {
+ public:
+  explicit DeformConv(const KernelInfo& info)
+      : group_(info.node.attr_int("group", 1)),
+        offset_group_(info.node.attr_int("offset_group", 1)),
+        dilations_(info.node.attr_ints("dilations", {1, 1})),
+        pads_(info.node.attr_ints("pads", {0, 0, 0, 0})),
+        strides_(info.node.attr_ints("strides", {1, 1})) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor &x = *ctx.input(0), &w = *ctx.input(1), &offset = *ctx.input(2);
+    const Tensor *bias = ctx.input(3), *mask = ctx.input(4);
+    if (x.rank() != 4 || w.rank() != 4 || offset.rank() != 4)
+      return absl::UnimplementedError("DeformConv is implemented for 2-D images (X, W and offset of rank 4)");
+    const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), Wd = x.dim(3);
+    const int64_t M = w.dim(0), kH = w.dim(2), kW = w.dim(3), K = kH * kW;
+    const int64_t oH = offset.dim(2), oW = offset.dim(3), G = offset_group_;
+    if (group_ <= 0 || G <= 0 || C != w.dim(1) * group_ || M % group_ != 0 || C % G != 0 ||
+        dilations_.size() != 2 || strides_.size() != 2 || pads_.size() != 4)
+      return absl::InvalidArgumentError("X " + DimsToString(x.dims()) + " and W " + DimsToString(w.dims()) +
+                                        " do not fit group " + std::to_string(group_) + " and offset_group " +
+                                        std::to_string(G));
+    if (offset.dim(0) != N || offset.dim(1) != G * K * 2)
+      return absl::InvalidArgumentError("offset has shape " + DimsToString(offset.dims()) + ", expected [" +
+                                        std::to_string(N) + ", " + std::to_string(G * K * 2) + ", oH, oW]");
+    if (mask && mask->dims() != Dims{N, G * K, oH, oW})
+      return absl::InvalidArgumentError("mask has shape " + DimsToString(mask->dims()) + ", expected " +
+                                        DimsToString({N, G * K, oH, oW}));
+    if (bias && bias->numel() != M) return absl::InvalidArgumentError("B must hold one value per output channel");
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), {N, M, oH, oW});
+    const int64_t c_per_group = C / group_, m_per_group = M / group_, c_per_offset = C / G;
+    return VisitFloatLike(x.dtype(), "X", [&](auto tag) {
+      using T = decltype(tag);
+      auto at = [](const Tensor& t, int64_t i) { return static_cast<double>(static_cast<ComputeT<T>>(t.data<T>()[i])); };
+      // Bilinear sample of channel plane `p` at (h, w); corners outside the image count 0.
+      auto sample = [&](int64_t p, double h, double wc) {
+        const double h0 = std::floor(h), w0 = std::floor(wc);
+        double v = 0;
+        for (int dy = 0; dy < 2; ++dy)
+          for (int dx = 0; dx < 2; ++dx) {
+            const int64_t yy = static_cast<int64_t>(h0) + dy, xx = static_cast<int64_t>(w0) + dx;
+            if (yy < 0 || yy >= H || xx < 0 || xx >= Wd) continue;
+            const double wy = dy ? h - h0 : 1 - (h - h0), wx = dx ? wc - w0 : 1 - (wc - w0);
+            v += wy * wx * at(x, p * H * Wd + yy * Wd + xx);
+          }
+        return v;
+      };
+      std::vector<double> cols(static_cast<size_t>(C * K));  // sampled taps of one output pixel
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < oH; ++i)
+          for (int64_t j = 0; j < oW; ++j) {
+            for (int64_t c = 0; c < C; ++c) {
+              const int64_t g = c / c_per_offset;
+              for (int64_t k = 0; k < K; ++k) {
+                const int64_t kh = k / kW, kw = k % kW;
+                const int64_t off = ((n * G * K + g * K + k) * 2) * oH * oW + i * oW + j;
+                const double h = -pads_[0] + strides_[0] * i + kh * dilations_[0] + at(offset, off);
+                const double wc = -pads_[1] + strides_[1] * j + kw * dilations_[1] + at(offset, off + oH * oW);
+                const double m = mask ? at(*mask, ((n * G + g) * K + k) * oH * oW + i * oW + j) : 1.0;
+                cols[c * K + k] = m * sample(n * C + c, h, wc);
+              }
+            }
+            for (int64_t oc = 0; oc < M; ++oc) {
+              const int64_t grp = oc / m_per_group;
+              double acc = bias ? at(*bias, oc) : 0.0;
+              for (int64_t cl = 0; cl < c_per_group; ++cl)
+                for (int64_t k = 0; k < K; ++k)
+                  acc += at(w, (oc * c_per_group + cl) * K + k) * cols[(grp * c_per_group + cl) * K + k];
+              y.data<T>()[((n * M + oc) * oH + i) * oW + j] = FromCompute<T>(acc);
+            }
+          }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  int64_t group_, offset_group_;
+  std::vector<int64_t> dilations_, pads_, strides_;
+};
+
 }  // namespace
 
 void RegisterSpatialKernels(KernelRegistry& r) {
   r.Add("Col2Im", 18, kMaxOpset, types::kNumeric, Make<Col2Im>());
   r.Add("AffineGrid", 20, kMaxOpset, types::kFloats, Make<AffineGrid>());
+  r.Add("DeformConv", 19, kMaxOpset, types::kFloats, Make<DeformConv>());
 }
 
 }  // namespace tandem::cpu
