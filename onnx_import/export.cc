@@ -95,7 +95,21 @@ absl::Status GraphToProto(const Graph& g, onnx::GraphProto* gp) {
   gp->set_name(g.name.empty() ? "tandem" : g.name);
   for (const ValueInfo& v : g.inputs) ValueInfoToProto(v, gp->add_input());
   for (const ValueInfo& v : g.outputs) ValueInfoToProto(v, gp->add_output());
-  for (const auto& [name, t] : g.initializers) TensorToProto(t, name, gp->add_initializer());
+  // Values of the model's Constant nodes go back as Constant nodes (first, so they precede
+  // their readers): an initializer would read as a trainable parameter when re-imported.
+  for (const auto& [name, t] : g.initializers) {
+    if (!g.constants.count(name)) {
+      TensorToProto(t, name, gp->add_initializer());
+      continue;
+    }
+    auto* c = gp->add_node();
+    c->set_op_type("Constant");
+    c->add_output(name);
+    auto* value = c->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    TensorToProto(t, "", value->mutable_t());
+  }
   for (const Node& n : g.nodes) {
     if (n.domain == "ai.tandem")
       return absl::InvalidArgumentError(n.Describe() + " is a Tandem-internal op and cannot be exported");

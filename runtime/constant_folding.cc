@@ -19,7 +19,7 @@ bool Foldable(const Node& node) {
 }
 }  // namespace
 
-absl::StatusOr<int> FoldConstants(Graph& graph, ExecutionProvider& cpu) {
+absl::StatusOr<int> FoldConstants(Graph& graph, ExecutionProvider& cpu, int64_t max_growth_bytes) {
   int folded = 0;
   std::vector<Node> kept;
   for (Node& node : graph.nodes) {
@@ -48,14 +48,26 @@ absl::StatusOr<int> FoldConstants(Graph& graph, ExecutionProvider& cpu) {
       continue;
     }
     bool complete = true;
-    for (size_t i = 0; i < outputs.size(); ++i)
+    int64_t growth = 0;
+    for (size_t i = 0; i < outputs.size(); ++i) {
       if (wanted[i] && !outputs[i].defined()) complete = false;
-    if (!complete) {
+      if (wanted[i] && outputs[i].defined()) growth += static_cast<int64_t>(outputs[i].bytes());
+    }
+    for (const Tensor* in : inputs)
+      if (in) growth -= static_cast<int64_t>(in->bytes());
+    if (!complete || (max_growth_bytes >= 0 && growth > max_growth_bytes)) {
       kept.push_back(std::move(node));
       continue;
     }
+    bool from_constants = true;  // no trainable parameter among the inputs
+    for (const std::string& in : node.inputs)
+      if (!in.empty() && IsFloatingPoint(graph.initializers.at(in).dtype()) && !graph.constants.count(in))
+        from_constants = false;
     for (size_t i = 0; i < outputs.size(); ++i)
-      if (wanted[i]) graph.initializers[node.outputs[i]] = outputs[i].Clone();
+      if (wanted[i]) {
+        graph.initializers[node.outputs[i]] = outputs[i].Clone();
+        if (from_constants) graph.constants.insert(node.outputs[i]);
+      }
     ++folded;
   }
   graph.nodes = std::move(kept);

@@ -32,6 +32,35 @@ TEST(Export, RoundTripKeepsOutputs) {
     EXPECT_EQ((*ya)[0].data<float>()[i], (*yb)[0].data<float>()[i]);
 }
 
+// A model's Constant nodes are values, not parameters: they are exported as Constant
+// nodes again, so a converted or trained-and-exported model trains the same parameters.
+TEST(Export, ConstantNodesStayConstants) {
+  onnx::ModelProto m = testing::EmptyModel(13, "constants");
+  auto* g = m.mutable_graph();
+  testing::SetFloatType(g->add_input(), "x", {2, 3});
+  testing::AddFloatInitializer(g, "w", {3}, 0.5f);
+  auto* c = testing::AddNode(g, "Constant", "eps", {}, {"eps"});
+  auto* value = c->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_float_data(1e-3f);
+  testing::AddNode(g, "Mul", "scale", {"x", "w"}, {"s"});
+  testing::AddNode(g, "Add", "shift", {"s", "eps"}, {"y"});
+  testing::SetFloatType(g->add_output(), "y", {2, 3});
+  const std::string bytes = testing::Serialize(m);
+  auto imported = ImportModelBuffer(bytes.data(), bytes.size(), "", "constants");
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  auto exported = ExportModel(*imported);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  ASSERT_EQ(exported->graph().initializer_size(), 1);
+  EXPECT_EQ(exported->graph().initializer(0).name(), "w");
+  const std::string again = exported->SerializeAsString();
+  auto reimported = ImportModelBuffer(again.data(), again.size(), "", "constants again");
+  ASSERT_TRUE(reimported.ok()) << reimported.status();
+  EXPECT_EQ(reimported->constants, std::set<std::string>{"eps"});
+}
+
 TEST(Export, RefusesInternalOps) {
   Graph g;
   g.opsets[""] = 13;

@@ -1,13 +1,21 @@
 // tandem convert: rewrite an ONNX model (optimize, change opset or weight precision, fix
 // dimensions, move weights to external data) and verify the result against the original.
-#include <cstdio>
-#include <filesystem>
-#include <system_error>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
 
 #include "onnx_import/export.h"
 #include "onnx_import/import.h"
 #include "onnx_import/libonnx_isolated.h"
+#include "onnx_import/tensor_proto.h"
 #include "tools/cli.h"
 #include "tools/convert/optimize.h"
 #include "tools/convert/verify.h"
@@ -43,7 +51,7 @@ const char kUsage[] =
     "                          OUT.onnx.data beside OUT (default: all weights inline)\n"
     "  --external-threshold B  bytes (default 1024)\n"
     "  --input NAME=FILE.npy   a verification input (repeatable); others are random\n"
-    "  --dim SYMBOL=N          symbolic dimension of random inputs (default: --fix-dims, else 1)\n"
+    "  --dim SYMBOL=N          symbolic dimension of random inputs (default: --fix-dims, else 2)\n"
     "  --seed N                seed of the random inputs (default 0)\n"
     "  --rtol R, --atol A      pass when max|converted - original| <= A + R * max|original|\n"
     "                          per output (defaults: 1e-4 and 1e-5; with --weights fp16\n"
@@ -58,16 +66,24 @@ int Fail(const absl::Status& s) {
 // Writes into a fresh folder beside `out`, then (once verified) renames into place.
 struct Staging {
   std::filesystem::path dir, file;
-  explicit Staging(const std::filesystem::path& out)
-      : dir(out.parent_path() / (".tandem-convert-" + std::to_string(getpid()))), file(dir / out.filename()) {}
   ~Staging() {
     std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
   }
-  absl::Status Create() {
+  absl::Status Create(const std::filesystem::path& out) {
+    const std::filesystem::path folder = out.has_parent_path() ? out.parent_path() : ".";
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    return ec ? absl::PermissionDeniedError("cannot create " + dir.string() + ": " + ec.message()) : absl::OkStatus();
+    if (out.filename().empty() || std::filesystem::is_directory(out, ec))
+      return absl::InvalidArgumentError(out.string() + " is a folder; name the output file");
+    if (!std::filesystem::is_directory(folder, ec))
+      return absl::NotFoundError("the output folder " + folder.string() + " does not exist");
+    std::string name = (folder / ".tandem-convert-XXXXXX").string();
+    if (!mkdtemp(name.data()))
+      return absl::PermissionDeniedError("cannot create a staging folder in " + folder.string() + ": " +
+                                         std::strerror(errno));
+    dir = name;
+    file = dir / out.filename();
+    return absl::OkStatus();
   }
   absl::Status MoveTo(const std::filesystem::path& out) {
     std::error_code ec;
@@ -79,6 +95,23 @@ struct Staging {
               : absl::OkStatus();
   }
 };
+
+// The external-data files `model` reads (an unreadable model has none: import reported it).
+std::set<std::filesystem::path> ExternalFiles(const std::string& model) {
+  std::set<std::filesystem::path> files;
+  std::ifstream in(model, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string b = bytes.str();
+  onnx::ModelProto m;
+  if (!ParseModelProto(b.data(), b.size(), &m)) return files;
+  const auto folder = std::filesystem::path(model).parent_path();
+  std::error_code ec;
+  for (const auto& init : m.graph().initializer())
+    for (const auto& entry : init.external_data())
+      if (entry.key() == "location") files.insert(std::filesystem::weakly_canonical(folder / entry.value(), ec));
+  return files;
+}
 
 size_t NodeCount(const Graph& g) { return g.nodes.size(); }
 
@@ -117,6 +150,16 @@ int Convert(int argc, char** argv) {
     std::fprintf(stderr, "error: --opset expects a positive opset number\n");
     return 2;
   }
+
+  // Where the result goes is checked before any work.
+  Staging staging;
+  if (auto s = staging.Create(out); !s.ok()) return Fail(s);
+  const size_t external = a.has("--external-data") ? static_cast<size_t>(std::max(threshold, 1L)) : 0;
+  std::error_code ec;
+  if (external && ExternalFiles(in).count(std::filesystem::weakly_canonical(out + ".data", ec)))
+    return Fail(absl::InvalidArgumentError(
+        out + ".data holds " + in + "'s weights: it would be replaced before " + out +
+        " is; write the converted model under another name"));
 
   ImportOptions import;
   import.fixed_dims = *fixed;
@@ -158,9 +201,6 @@ int Convert(int argc, char** argv) {
   std::printf("onnx.checker: %s\n", graph->opset("") <= kMaxLibOnnxOpset
                                         ? "passed"
                                         : "not run (libonnx 1.12 knows opsets up to 17)");
-  Staging staging(out);
-  if (auto s = staging.Create(); !s.ok()) return Fail(s);
-  const size_t external = a.has("--external-data") ? static_cast<size_t>(std::max(threshold, 1L)) : 0;
   if (auto s = WriteModelFile(*proto, staging.file.string(), external); !s.ok()) return Fail(s);
 
   convert::VerifyOptions verify;
@@ -188,7 +228,6 @@ int Convert(int argc, char** argv) {
     return 1;
   }
   if (auto s = staging.MoveTo(out); !s.ok()) return Fail(s);
-  std::error_code ec;
   const auto size = std::filesystem::file_size(out, ec);
   std::printf("wrote %s: %zu nodes (was %zu), %.2f MB%s\n", out.c_str(), NodeCount(*graph), nodes_before,
               ec ? 0.0 : size / 1e6, external ? " + external data" : "");

@@ -163,26 +163,35 @@ int Train(int argc, char** argv) {
   if (!graph.ok()) return Fail(graph.status());
   if (graph->inputs.empty()) return Fail(absl::InvalidArgumentError("the model has no inputs to feed"));
   const std::string input = graph->inputs[0].name;
-  auto input_files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
-  auto val_input_files = ParseAssignments(a.all("--val-input"), "--val-input", "NAME=FILE.npy");
-  for (const auto* files : {&input_files, &val_input_files}) {
-    if (!files->ok()) return Fail(files->status());
-    for (const auto& [name, path] : **files) {
+  // --input / --val-input: each names a model input, and together they feed all of them.
+  auto check_files = [&](const absl::StatusOr<std::map<std::string, std::string>>& files,
+                         const std::string& flag) -> absl::Status {
+    if (!files.ok()) return files.status();
+    if (files->empty()) return absl::OkStatus();
+    for (const auto& [name, path] : *files) {
       bool known = false;
       for (const ValueInfo& in : graph->inputs) known |= in.name == name;
-      if (!known) return Fail(absl::InvalidArgumentError("--input " + name + ": the model has no input named '" + name + "'"));
+      if (!known) return absl::InvalidArgumentError(flag + " " + name + ": the model has no input named '" + name + "'");
     }
-  }
-  if (input_files->empty() && graph->inputs.size() > 1) {
+    for (const ValueInfo& in : graph->inputs)
+      if (!files->count(in.name))
+        return absl::InvalidArgumentError("model input '" + in.name + "' has no data: give " + flag + " " + in.name +
+                                          "=FILE.npy");
+    return absl::OkStatus();
+  };
+  auto input_files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
+  auto val_input_files = ParseAssignments(a.all("--val-input"), "--val-input", "NAME=FILE.npy");
+  if (auto s = check_files(input_files, "--input"); !s.ok()) return Fail(s);
+  if (auto s = check_files(val_input_files, "--val-input"); !s.ok()) return Fail(s);
+  if (graph->inputs.size() > 1 && (input_files->empty() || a.has("--val-x"))) {
     std::string names;
     for (const ValueInfo& in : graph->inputs) names += (names.empty() ? "" : ", ") + in.name;
-    return Fail(absl::InvalidArgumentError("the model has " + std::to_string(graph->inputs.size()) +
-                                           " inputs (" + names + "): give each with --input NAME=FILE.npy"));
+    return Fail(absl::InvalidArgumentError("the model has " + std::to_string(graph->inputs.size()) + " inputs (" +
+                                           names + "): give each with --input NAME=FILE.npy (and --val-input "
+                                           "for a validation set)"));
   }
-  for (const ValueInfo& in : graph->inputs)
-    if (!input_files->empty() && !input_files->count(in.name))
-      return Fail(absl::InvalidArgumentError("model input '" + in.name + "' has no data: give --input " + in.name +
-                                             "=FILE.npy"));
+  if ((!input_files->empty() && !a.has("--y")) || (!val_input_files->empty() && !a.has("--val-y")))
+    return Fail(absl::InvalidArgumentError("--input and --val-input need the targets: --y / --val-y Y.npy"));
 
   // Data.
   absl::StatusOr<training::Dataset> data = absl::InvalidArgumentError(

@@ -46,7 +46,7 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<s
 
 absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
                                     const std::map<std::string, int64_t>& dims_by_symbol,
-                                    std::mt19937& rng) {
+                                    std::mt19937& rng, int64_t unknown_dim) {
   if (vi.kind != ValueKind::kTensor)
     return absl::InvalidArgumentError("input '" + vi.name + "' is " + vi.TypeString() +
                                       "; only tensor inputs can be generated");
@@ -55,7 +55,7 @@ absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
     if (d.known()) dims.push_back(d.value);
     else {
       auto it = dims_by_symbol.find(d.symbol);
-      dims.push_back(it == dims_by_symbol.end() ? 1 : it->second);
+      dims.push_back(it == dims_by_symbol.end() ? unknown_dim : it->second);
     }
   }
   for (DataType t : {DataType::kFloat, vi.dtype}) {  // the float draw, then the cast
@@ -65,8 +65,10 @@ absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
                                                      std::string(bytes.status().message()));
   }
   Tensor f = Tensor::Host(DataType::kFloat, dims);
+  const bool whole = !IsFloatingPoint(vi.dtype);  // ids, indices, flags: 0, 1 or 2 (bool: 0 or 1)
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = u(rng);
+  std::uniform_int_distribution<int> small(0, vi.dtype == DataType::kBool ? 1 : 2);
+  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = whole ? static_cast<float>(small(rng)) : u(rng);
   return vi.dtype == DataType::kFloat ? f : f.CastTo(vi.dtype);
 }
 

@@ -23,10 +23,11 @@ absl::StatusOr<std::map<std::string, Tensor>> ReadNpyFiles(const std::map<std::s
 // `SYMBOL=N` specs (N >= 0) -> values by symbol.
 absl::StatusOr<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<std::string>& specs,
                                                              const std::string& flag);
-// A tensor for input `vi` drawn from U(-1, 1) and cast to its type (integers mostly 0);
-// symbolic dims take `dims_by_symbol` or 1.
+// A tensor for input `vi`: floating point from U(-1, 1); integers 0, 1 or 2 (valid ids
+// and indices for most models); bools 0 or 1. Symbolic dims take `dims_by_symbol`, else
+// `unknown_dim`.
 absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
                                     const std::map<std::string, int64_t>& dims_by_symbol,
-                                    std::mt19937& rng);
+                                    std::mt19937& rng, int64_t unknown_dim = 1);
 
 }  // namespace tandem::cli

@@ -14,13 +14,23 @@ const Shape* KnownShape(const Graph& graph, const std::string& value) {
   return info && info->kind == ValueKind::kTensor && info->shape.rank_known ? &info->shape : nullptr;
 }
 
-std::string FreshName(const Graph& graph, const std::string& base) {
-  std::set<std::string> used;
+namespace {
+// Every name defined in `graph` and the subgraphs inside it.
+void CollectNames(const Graph& graph, std::set<std::string>& used) {
   for (const ValueInfo& v : graph.inputs) used.insert(v.name);
   for (const auto& [name, t] : graph.initializers) used.insert(name);
-  for (const Node& n : graph.nodes)
-    for (const std::string& o : n.outputs) used.insert(o);
   for (const std::string& o : graph.outer_scope_names) used.insert(o);
+  for (const Node& n : graph.nodes) {
+    for (const std::string& o : n.outputs) used.insert(o);
+    for (const auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g) CollectNames(*a.g, used);
+  }
+}
+}  // namespace
+
+std::string FreshName(const Graph& graph, const std::string& base) {
+  std::set<std::string> used;
+  CollectNames(graph, used);
   std::string name = base;
   for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
   return name;

@@ -16,7 +16,7 @@ namespace tandem::rewrite {
 const Tensor* Constant(const Graph& graph, const std::string& value);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
-// A value name not yet used in the graph: `base`, else `base_1`, `base_2`, ...
+// A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...
 std::string FreshName(const Graph& graph, const std::string& base);
 // Index of the node producing each value.
 std::map<std::string, size_t> Producers(const Graph& graph);

@@ -70,7 +70,10 @@ bool SinkBelowUnary(Graph& graph, size_t k, const ValueReaders& readers) {
   if (readers.pinned(u_out) || readers.nodes(u_out).empty()) return false;
   for (size_t r : readers.nodes(u_out))
     if (!IsTranspose(graph.nodes[r])) return false;
+  const std::vector<int64_t> perm = Perm(graph, t);  // explicit: the moved copy's input has no known rank
+  if (perm.empty()) return false;
   Node moved = t;
+  moved.attributes["perm"] = IntsAttribute(perm);
   const std::string u_new = rewrite::FreshName(graph, u_out + ".channels_first");
   Node& u = graph.nodes[u_index];
   u.inputs[0] = t.inputs[0];

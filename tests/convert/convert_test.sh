@@ -66,5 +66,8 @@ expect_error "knows ai.onnx opsets up to 17" --opset 20 "$cnn" "$out/never.onnx"
 expect_error "No Adapter To Version \$12 for Relu" --opset 11 "$cnn" "$out/never.onnx"
 expect_error "no input has a dimension named 'batchsize'" --fix-dims batchsize=2 "$cnn" "$out/never.onnx"
 expect_error "differ beyond the tolerance" --weights bf16 --rtol 1e-7 --atol 0 "$cnn" "$out/never.onnx"
+expect_error "does not exist" "$cnn" "$out/no/such/folder.onnx"
+expect_error "holds .*'s weights" --external-data "$out/ext.onnx" "$out/ext.onnx"
 [ ! -e "$out/never.onnx" ] || { echo "FAIL: a refused conversion wrote its output"; exit 1; }
+check "$cnn" "$out/ext.onnx"  # still intact after the refusal
 echo "convert tests passed"

@@ -17,6 +17,10 @@ namespace tandem::convert {
 
 namespace {
 
+// Folding may not grow the written model by more than this per node (e.g. a ConstantOfShape
+// that would become a large initializer stays a node).
+constexpr int64_t kMaxFoldGrowthBytes = 1 << 20;
+
 // FuseLayerNorm writes the opset-17 op in Tandem's domain (for older models); from opset
 // 17 on it is the standard op.
 int FuseLayerNormAsStandard(Graph& graph) {
@@ -33,7 +37,7 @@ absl::StatusOr<OptimizeReport> Optimize(Graph& graph) {
   CpuProvider cpu;
   absl::Status fold_status;
   auto fold = [&](Graph& g) {
-    auto n = FoldConstants(g, cpu);
+    auto n = FoldConstants(g, cpu, kMaxFoldGrowthBytes);
     if (!n.ok()) fold_status = n.status();
     return n.ok() ? *n : 0;
   };

@@ -2,7 +2,8 @@
 // the same inputs (given ones, the rest random), and each output is compared.
 // A float output passes when max|converted - original| <= atol + rtol * max|original|
 // (a tolerance relative to the output's scale, so near-zero elements do not dominate);
-// other types must match exactly. NaN matches NaN.
+// other types must match exactly. NaN matches NaN; an infinity must be matched exactly
+// (and does not count towards the scale).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -16,7 +17,8 @@ namespace tandem::convert {
 
 struct VerifyOptions {
   std::map<std::string, Tensor> feeds;          // inputs given by the user
-  std::map<std::string, int64_t> dims;          // symbolic dims of random inputs (default 1)
+  std::map<std::string, int64_t> dims;          // symbolic dims of random inputs
+  int64_t unknown_dim = 2;                      // the others (2: batch-dependent bugs show)
   std::map<std::string, int64_t> fixed_dims;    // --fix-dims, applied to the original
   unsigned seed = 0;
   double rtol = 1e-4, atol = 1e-5;

@@ -16,6 +16,7 @@ int StoreWeightsAs(Graph& graph, DataType to, int64_t min_elements) {
     const std::string stored = rewrite::FreshName(graph, name + suffix);
     graph.initializers[stored] = graph.initializers.at(name).CastTo(to);
     graph.initializers.erase(name);
+    if (graph.constants.erase(name)) graph.constants.insert(stored);
     Node cast;
     cast.name = stored + ".to_float";
     cast.op_type = "Cast";

@@ -579,6 +579,7 @@ class PadGrad : public Kernel {
   explicit PadGrad(const KernelInfo& info) : spec_(info.node, static_cast<int>(info.node.attr_int("opset", 11))) {}
 
   absl::Status Compute(KernelContext& ctx) override {
+    if (!ctx.input(0)) return Missing("dY");
     if (auto s = spec_.Resolve(ctx, 1); !s.ok()) return s;
     const Tensor& dy = *ctx.input(0);
     const Tensor& x = *ctx.input(1);

@@ -252,6 +252,7 @@ class Resize : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     if (!bad_.empty()) return absl::InvalidArgumentError(bad_);
     const int first = grad_ ? 1 : 0;  // ResizeGrad: dY comes first
+    if (!ctx.input(0) || !ctx.input(first)) return absl::InvalidArgumentError(grad_ ? "dY and X are required" : "X is required");
     const Tensor& x = *ctx.input(first);
     const int rank = x.rank();
     // Which input holds what.
