@@ -95,10 +95,12 @@ absl::Status GraphToProto(const Graph& g, onnx::GraphProto* gp) {
   gp->set_name(g.name.empty() ? "tandem" : g.name);
   for (const ValueInfo& v : g.inputs) ValueInfoToProto(v, gp->add_input());
   for (const ValueInfo& v : g.outputs) ValueInfoToProto(v, gp->add_output());
-  // Values of the model's Constant nodes go back as Constant nodes (first, so they precede
-  // their readers): an initializer would read as a trainable parameter when re-imported.
+  // Floating-point values of the model's Constant nodes go back as Constant nodes (first,
+  // so they precede their readers): as initializers they would read as trainable
+  // parameters when re-imported. Integer ones (shapes, axes) cannot be, so they stay
+  // initializers.
   for (const auto& [name, t] : g.initializers) {
-    if (!g.constants.count(name)) {
+    if (!g.constants.count(name) || !IsFloatingPoint(t.dtype())) {
       TensorToProto(t, name, gp->add_initializer());
       continue;
     }

@@ -1,6 +1,6 @@
-// Graph -> ONNX ModelProto: the inverse of import, used to export trained models. Values
-// in Graph::constants are written as Constant nodes, the other initializers as
-// initializers, so the distinction survives a round trip. The
+// Graph -> ONNX ModelProto: the inverse of import, used to export trained models.
+// Floating-point values in Graph::constants are written as Constant nodes, the other
+// initializers as initializers, so what is trainable survives a round trip. The
 // result is checked with libonnx's checker (for opsets it knows) before it is written;
 // graphs holding Tandem-internal ops (domain ai.tandem) are refused.
 #pragma once

@@ -8,7 +8,9 @@ float32 output in test_data_set_0, so `tandem test-onnx --rtol 1e-4 --atol 1e-5 
 checks Tandem against PyTorch on what today's exporters write:
 - torchscript: torch.onnx.export(dynamo=False), opset 17 (the TorchScript exporter);
 - dynamo: torch.onnx.export(dynamo=True) at its default opset (torch.export + onnxscript);
-- dynamo23: the dynamo exporter at opset 23, where attention becomes the ONNX Attention op.
+- dynamo23: the dynamo exporter at opset 23, where attention becomes the ONNX Attention op;
+- dynamo_raw: the dynamo exporter without its ONNX optimizer (optimize=False), as a user
+  who turns it off gets it: constant shape chains stay (tests/convert/ optimizes them).
 Models: the reference models, torchvision resnet18 / mobilenet_v2 / efficientnet_b0 (random
 weights, logits scaled into [0.5, 1) as make_parity_tests.py explains), a 2-layer
 transformer encoder classifier and an LSTM sequence model.
@@ -53,18 +55,21 @@ def export(module, x, path, exporter):
         torch.onnx.export(module, (x,), path, input_names=["x"], output_names=["y"], opset_version=17,
                           dynamo=False)
     else:
-        opset = {"dynamo": None, "dynamo23": 23}[exporter]
-        program = torch.onnx.export(module, (x,), dynamo=True, opset_version=opset, verbose=False)
+        opset = {"dynamo": None, "dynamo_raw": None, "dynamo23": 23}[exporter]
+        program = torch.onnx.export(module, (x,), dynamo=True, opset_version=opset, verbose=False,
+                                    optimize=exporter != "dynamo_raw")
         program.save(path)
 
 
 def main():
     out_dir = sys.argv[1]
     torch.set_num_threads(2)
-    for exporter in ("torchscript", "dynamo", "dynamo23"):
+    for exporter in ("torchscript", "dynamo", "dynamo23", "dynamo_raw"):
         for i, (name, make, shape, normalize) in enumerate(cases()):
             if exporter == "dynamo23" and name not in ("transformer_encoder", "lstm", "peaks_mlp"):
                 continue  # opset 23 changes attention and recurrences, not convolutions
+            if exporter == "dynamo_raw" and name not in ("cifar_cnn", "transformer_encoder"):
+                continue
             torch.manual_seed(4000 + i)
             module = make().eval()
             x = torch.randn(*shape)
