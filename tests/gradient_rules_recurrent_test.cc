@@ -24,47 +24,38 @@ std::vector<Tensor> RecurrentInputs(int gates, int64_t dirs, bool batch_first, b
   return in;
 }
 
-std::map<std::string, Attribute> Attrs(const std::string& direction, bool batch_first) {
-  return {{"hidden_size", IntAttr(kHidden)}, {"direction", StringAttr(direction)},
-          {"layout", IntAttr(batch_first ? 1 : 0)}};
-}
-
-TEST(RecurrentGradients, LstmMatchesFiniteDifferences) {
-  struct Variant { std::string direction; bool batch_first, bias, states; };
-  for (const Variant& v : {Variant{"forward", false, true, true}, Variant{"reverse", true, true, false},
-                           Variant{"bidirectional", false, false, true}, Variant{"bidirectional", true, true, true}}) {
-    const int64_t dirs = v.direction == "bidirectional" ? 2 : 1;
-    for (int output = 0; output < 3; ++output) {
-      GradCase c;
-      c.op = "LSTM";
-      c.opset = 14;
-      c.inputs = RecurrentInputs(4, dirs, v.batch_first, v.bias, v.states, true, 10 + output);
-      c.attributes = Attrs(v.direction, v.batch_first);
-      c.num_outputs = 3;
-      c.loss_output = output;
-      EXPECT_EQ(CheckGradients(c), "") << v.direction << " layout " << v.batch_first << " output " << output;
-    }
+// Checks an LSTM (4 gates, 3 outputs) or GRU (3 gates, 2 outputs) through each output.
+void CheckEachOutput(const std::string& op, const std::string& direction, bool batch_first, bool bias,
+                     bool states, std::map<std::string, Attribute> extra, unsigned seed) {
+  const bool lstm = op == "LSTM";
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  for (int output = 0; output < (lstm ? 3 : 2); ++output) {
+    GradCase c;
+    c.op = op;
+    c.opset = 14;
+    c.inputs = RecurrentInputs(lstm ? 4 : 3, dirs, batch_first, bias, states, lstm, seed + output);
+    c.attributes = {{"hidden_size", IntAttr(kHidden)}, {"direction", StringAttr(direction)},
+                    {"layout", IntAttr(batch_first ? 1 : 0)}};
+    c.attributes.insert(extra.begin(), extra.end());
+    c.num_outputs = lstm ? 3 : 2;
+    c.loss_output = output;
+    EXPECT_EQ(CheckGradients(c), "") << op << " " << direction << " layout " << batch_first << " output " << output;
   }
 }
 
+TEST(RecurrentGradients, LstmMatchesFiniteDifferences) {
+  CheckEachOutput("LSTM", "forward", false, true, true, {}, 10);
+  CheckEachOutput("LSTM", "reverse", true, true, false, {}, 13);
+  CheckEachOutput("LSTM", "bidirectional", false, false, true, {}, 16);
+  CheckEachOutput("LSTM", "bidirectional", true, true, true, {}, 19);
+}
+
 TEST(RecurrentGradients, GruMatchesFiniteDifferences) {
-  struct Variant { std::string direction; bool batch_first, bias, states; int lbr; };
-  for (const Variant& v : {Variant{"forward", false, true, true, 0}, Variant{"forward", false, true, true, 1},
-                           Variant{"reverse", true, false, true, 1}, Variant{"bidirectional", false, true, false, 0},
-                           Variant{"bidirectional", true, true, true, 1}}) {
-    const int64_t dirs = v.direction == "bidirectional" ? 2 : 1;
-    for (int output = 0; output < 2; ++output) {
-      GradCase c;
-      c.op = "GRU";
-      c.opset = 14;
-      c.inputs = RecurrentInputs(3, dirs, v.batch_first, v.bias, v.states, false, 20 + output);
-      c.attributes = Attrs(v.direction, v.batch_first);
-      c.attributes["linear_before_reset"] = IntAttr(v.lbr);
-      c.num_outputs = 2;
-      c.loss_output = output;
-      EXPECT_EQ(CheckGradients(c), "") << v.direction << " layout " << v.batch_first << " lbr " << v.lbr
-                                       << " output " << output;
-    }
+  for (int lbr : {0, 1}) {
+    const std::map<std::string, Attribute> attrs = {{"linear_before_reset", IntAttr(lbr)}};
+    CheckEachOutput("GRU", "forward", false, true, true, attrs, 20);
+    CheckEachOutput("GRU", "reverse", true, lbr == 0, true, attrs, 22);
+    CheckEachOutput("GRU", "bidirectional", lbr == 1, true, lbr == 0, attrs, 24);
   }
 }
 
