@@ -122,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
 }
 
 void Plan::ResetProfile() {
+  trace_.clear();
   for (Step& s : steps_) {
     s.total_us = 0;
     s.calls = 0;
@@ -211,8 +212,24 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   absl::Status status = ComputeCatching(*step.kernel, ctx);
   if (profiling_) {
     step.provider->Synchronize().IgnoreError();
-    step.total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    const auto end = std::chrono::steady_clock::now();
+    const double us = std::chrono::duration<double, std::micro>(end - start).count();
+    step.total_us += us;
     ++step.calls;
+    constexpr size_t kMaxTraceEvents = 1 << 20;  // ~100 MB of events; later ones are dropped
+    TraceEvent e;
+    e.node = node.name.empty() ? node.outputs[0] : node.name;
+    e.op = node.op_type;
+    e.provider = step.provider->name();
+    for (const Tensor* t : inputs)
+      if (t && t->is_tensor()) e.shapes += (e.shapes.empty() ? "" : " ") + DimsToString(t->dims());
+    e.start_us = std::chrono::duration<double, std::micro>(start.time_since_epoch()).count();
+    e.duration_us = us;
+    if (trace_.size() < kMaxTraceEvents) trace_.push_back(std::move(e));
+    for (auto& [attr, sub] : step.subplans) {  // bodies run inside this node
+      trace_.insert(trace_.end(), sub->trace_.begin(), sub->trace_.end());
+      sub->trace_.clear();
+    }
   }
   if (!status.ok())
     return absl::Status(status.code(), absl::StrCat("[", step.provider->name(), "] ", node.Describe(),

@@ -26,6 +26,14 @@ struct StepProfile {
   int64_t calls = 0;
 };
 
+// One executed node, recorded when profiling is on (runtime/trace.h writes them as a
+// Chrome trace). Times are microseconds on the steady clock.
+struct TraceEvent {
+  std::string node, op, provider;
+  std::string shapes;  // input shapes, e.g. "[1,3,32,32] [32,3,3,3]"
+  double start_us = 0, duration_us = 0;
+};
+
 class Plan {
  public:
   // `graph` must be partitioned (node.provider set) and outlive the plan.
@@ -42,9 +50,12 @@ class Plan {
 
   const Graph& graph() const { return graph_; }
   void set_profiling(bool on);
-  // Zeroes the per-node totals (e.g. after a warm-up run that built the primitives).
+  // Zeroes the per-node totals and drops the trace events (e.g. after a warm-up run that
+  // built the primitives).
   void ResetProfile();
   std::vector<StepProfile> profile() const;
+  // Every node executed since the last ResetProfile, in order (subgraph bodies included).
+  const std::vector<TraceEvent>& trace() const { return trace_; }
 
  private:
   struct Step {
@@ -86,6 +97,7 @@ class Plan {
   std::vector<Tensor> values_;  // per slot, during Run (kept between runs for its capacity)
   int num_threads_ = 1;
   bool profiling_ = false;
+  std::vector<TraceEvent> trace_;
 };
 
 }  // namespace tandem

@@ -131,6 +131,14 @@ void Session::ResetProfile() {
   for (auto& p : plans_) p->ResetProfile();
 }
 
+std::vector<TraceEvent> Session::trace() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  std::vector<TraceEvent> all;
+  for (const auto& p : plans_) all.insert(all.end(), p->trace().begin(), p->trace().end());
+  std::sort(all.begin(), all.end(), [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+  return all;
+}
+
 std::vector<StepProfile> Session::profile() const {
   std::lock_guard<std::mutex> lock(plans_mu_);
   std::vector<StepProfile> total = plans_.front()->profile();

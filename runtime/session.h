@@ -74,6 +74,8 @@ class Session {
   // Per-node timings summed over every plan the session has run (since creation or the
   // last ResetProfile(): callers drop a warm-up run, whose first calls build primitives).
   std::vector<StepProfile> profile() const;
+  // The nodes executed since ResetProfile with their start and duration (profiling on).
+  std::vector<TraceEvent> trace() const;
   void ResetProfile();
   size_t peak_memory_bytes() const;
 

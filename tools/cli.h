@@ -47,6 +47,7 @@ void PrintProfile(std::vector<StepProfile> steps);
 using Command = int (*)(int argc, char** argv);
 int Convert(int argc, char** argv);
 int Inspect(int argc, char** argv);
+int Profile(int argc, char** argv);
 int Run(int argc, char** argv);
 int TestOnnx(int argc, char** argv);
 int Train(int argc, char** argv);

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "runtime/session.h"
+#include "runtime/trace.h"
 #include "providers/execution_provider.h"
 #include "tools/cli.h"
 #include "tools/run_inputs.h"
@@ -28,6 +29,7 @@ const char kUsage[] =
     "  --threads N             threads (default: all cores)\n"
     "  --seed N                seed for random inputs (default 0)\n"
     "  --profile               per-node time table over the timed runs\n"
+    "  --trace FILE.json       Chrome trace of the timed runs (implies --profile's timing)\n"
     "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
     TANDEM_DEVICE_HELP
     TANDEM_LIMITS_HELP;
@@ -45,7 +47,7 @@ std::string Preview(const Tensor& t) {
 }  // namespace
 
 int Run(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device"},
+  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device", "--trace"},
                  {"--profile", "--no-fusion"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
@@ -61,7 +63,7 @@ int Run(int argc, char** argv) {
   }
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
-  so.profiling = a.has("--profile");
+  so.profiling = a.has("--profile") || a.has("--trace");
   so.fusion = !a.has("--no-fusion");
   so.providers = DeviceProviders(a);
   auto session = Session::Load(a.positional[0], so);
@@ -114,7 +116,7 @@ int Run(int argc, char** argv) {
     }
   }
   // The table covers the timed runs: the warm-up built the primitives (JIT code included).
-  if (a.has("--profile")) s.ResetProfile();
+  if (so.profiling) s.ResetProfile();
   const long repeat = a.get_int("--repeat", 10);
   auto time_runs = [&](const std::map<std::string, Tensor>& in, const char* what) -> bool {
     std::vector<double> ms;
@@ -152,6 +154,13 @@ int Run(int argc, char** argv) {
     if (!time_runs(resident, " with inputs resident on the device")) return 1;
   }
   if (a.has("--profile")) PrintProfile(s.profile());
+  if (a.has("--trace")) {
+    if (auto st = WriteChromeTrace(s.trace(), a.get("--trace")); !st.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", a.get("--trace").c_str());
+  }
   std::printf("peak memory: %.2f MiB\n", s.peak_memory_bytes() / 1048576.0);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/loss_plot.h"
 #include "tools/run_inputs.h"
+#include "runtime/trace.h"
 #include "training/data.h"
 #include "training/metrics.h"
 #include "training/trainer.h"
@@ -66,6 +67,7 @@ const char kUsage[] =
     "                            and keeps the last good checkpoint\n"
     "  --resume                  continue from DIR/checkpoint.tdm (same data, seed and options)\n"
     "  --quiet                   only the final summary\n"
+    "  --trace FILE.json         Chrome trace of the training steps after the first\n"
     "  --profile                 per-node time table of the training graph at the end (over\n"
     "                            the steps after the first, which builds the primitives)\n"
     "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
@@ -112,7 +114,7 @@ int Train(int argc, char** argv) {
                   "--optimizer", "--lr", "--momentum",
                   "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
                   "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
-                  "--history", "--step-log", "--export", "--checkpoint-dir"},
+                  "--history", "--step-log", "--export", "--checkpoint-dir", "--trace"},
                  {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile", "--resume",
                   "--no-fusion"}, kUsage);
   if (a.positional.empty()) {
@@ -147,7 +149,7 @@ int Train(int argc, char** argv) {
   o.trainer.schedule.step_size = a.get_int("--step-size", 1000);
   o.trainer.schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
-  o.trainer.profiling = a.has("--profile");
+  o.trainer.profiling = a.has("--profile") || a.has("--trace");
   o.trainer.fusion = !a.has("--no-fusion");
   o.epochs = a.get_int("--epochs", 1);
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
@@ -385,6 +387,10 @@ int Train(int argc, char** argv) {
   std::printf("\n");
 
   if (a.has("--profile")) PrintProfile(t.profile());
+  if (a.has("--trace")) {
+    if (auto st = WriteChromeTrace(t.trace(), a.get("--trace")); !st.ok()) return Fail(st);
+    if (!o.quiet) std::printf("wrote %s\n", a.get("--trace").c_str());
+  }
   if (a.has("--history")) {
     std::string path = a.get("--history");
     std::ofstream csv(path);

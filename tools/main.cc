@@ -14,6 +14,7 @@ const char kUsage[] =
     "  inspect MODEL        inputs/outputs, op histogram, parameters, opsets, placement\n"
     "  run MODEL            run with .npy inputs (or random ones), latency percentiles\n"
     "  train MODEL DATA     train with a loss and an optimizer; export the result\n"
+    "  profile MODEL        CPU vs GPU: time per op type, batch-size crossover, Chrome trace\n"
     "  convert IN OUT       optimize, re-opset, shrink weights or fix dims; verified\n"
     "  test-onnx PATH...    run ONNX backend test folders and report PASS/FAIL per test\n";
 
@@ -25,6 +26,7 @@ const Entry kCommands[] = {
     {"inspect", tandem::cli::Inspect},
     {"run", tandem::cli::Run},
     {"train", tandem::cli::Train},
+    {"profile", tandem::cli::Profile},
     {"convert", tandem::cli::Convert},
     {"test-onnx", tandem::cli::TestOnnx},
 };

@@ -72,6 +72,7 @@ class Trainer {
   void set_steps_taken(int64_t s) { step_ = s; }
   const TrainingGraph& training_graph() const { return graph_; }
   std::vector<StepProfile> profile() const { return train_session_->profile(); }
+  std::vector<TraceEvent> trace() const { return train_session_->trace(); }
   void ResetProfile() { train_session_->ResetProfile(); }
   // Host copies of `from` (parameters or state), for tests and tools.
   absl::StatusOr<std::map<std::string, Tensor>> ToHostCopies(const std::map<std::string, Tensor>& from) const {
