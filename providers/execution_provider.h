@@ -28,6 +28,10 @@ class ExecutionProvider {
   virtual std::optional<double> Capability(const KernelInfo& info) const;
   // Fixed cost per kernel launch (the GPU's ~10 µs is why tiny graphs stay on the CPU).
   virtual double launch_overhead_us() const { return 0.0; }
+  // Estimated microseconds to move `bytes` between this device and the host (either
+  // way); 0 for the host itself. The partitioner adds it for every value a placement
+  // would copy.
+  virtual double CopyCostUs(int64_t bytes) const { return 0.0; }
 
   // Rewrites of the nodes the partitioner assigned to this provider, for this provider
   // alone (the CPU's channel-blocked layout, providers/cpu/blocked_layout.h); the graph

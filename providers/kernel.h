@@ -31,6 +31,8 @@ struct KernelInfo {
   std::vector<DataType> input_types;    // kUndefined where unknown statically
   std::vector<DataType> output_types;
   std::vector<const Tensor*> constant_inputs;  // initializer values; nullptr otherwise
+  // Static shapes (rank unknown where shape inference said nothing), for cost estimates.
+  std::vector<Shape> input_shapes, output_shapes;
   ExecutionProvider* provider = nullptr;
 
   DataType input_type(size_t i) const {

@@ -8,13 +8,22 @@ KernelInfo DescribeNode(const Graph& graph, const Node& node, ExecutionProvider*
   KernelInfo info{node};
   info.opset = graph.opset(node.domain);
   info.provider = provider;
+  auto shape_of = [&graph](const std::string& v) {
+    auto init = v.empty() ? graph.initializers.end() : graph.initializers.find(v);
+    if (init != graph.initializers.end()) return Shape::Of(init->second.dims());
+    const ValueInfo* vi = v.empty() ? nullptr : graph.FindValueInfo(v);
+    return vi && vi->kind == ValueKind::kTensor ? vi->shape : Shape::Unknown();
+  };
   for (const std::string& in : node.inputs) {
     info.input_types.push_back(in.empty() ? DataType::kUndefined : graph.ValueType(in));
     auto it = in.empty() ? graph.initializers.end() : graph.initializers.find(in);
     info.constant_inputs.push_back(it == graph.initializers.end() ? nullptr : &it->second);
+    info.input_shapes.push_back(shape_of(in));
   }
-  for (const std::string& out : node.outputs)
+  for (const std::string& out : node.outputs) {
     info.output_types.push_back(out.empty() ? DataType::kUndefined : graph.ValueType(out));
+    info.output_shapes.push_back(shape_of(out));
+  }
   return info;
 }
 
@@ -52,6 +61,7 @@ class Partitioner {
 
   absl::StatusOr<PartitionResult> Run() {
     if (providers_.empty()) return absl::InvalidArgumentError("[partition] no execution providers");
+    if (options_.policy == PartitionOptions::Policy::kLowestCost && providers_.size() > 1) PlanLowestCost();
     for (Node& node : graph_.nodes) {
       if (node.domain == kTandemDomain && node.op_type == "Copy") {  // already partitioned
         out_.push_back(std::move(node));
@@ -73,8 +83,10 @@ class Partitioner {
     const KernelDef* best_def = nullptr;
     double best_cost = std::numeric_limits<double>::infinity();
     std::string reasons;
+    auto planned = planned_.find(&node);
     for (ExecutionProvider* p : providers_) {
       if (control_flow && p != host_ && host_) continue;
+      if (planned != planned_.end() && planned->second != p) continue;
       KernelInfo info = DescribeNode(graph_, node, p);
       auto cost = p->Capability(info);
       if (!cost) {
@@ -127,6 +139,90 @@ class Partitioner {
       result_.copies_inserted += sub->copies_inserted;
     }
     return absl::OkStatus();
+  }
+
+  // ---- kLowestCost: choose every node's provider before any Copy is inserted ----
+
+  int64_t BytesOf(const std::string& value) const {
+    auto init = graph_.initializers.find(value);
+    if (init != graph_.initializers.end()) return static_cast<int64_t>(init->second.bytes());
+    const ValueInfo* vi = graph_.FindValueInfo(value);
+    if (vi && vi->shape.rank_known && vi->shape.fully_known() && vi->dtype != DataType::kUndefined)
+      return NumElements(vi->shape.ToDims()) * static_cast<int64_t>(SizeOf(vi->dtype));
+    return 4096;
+  }
+
+  // Microseconds to bring `value` from `from` to `to` (through the host between devices).
+  double TransferUs(const std::string& value, ExecutionProvider* from, ExecutionProvider* to) const {
+    if (from == to) return 0;
+    const int64_t bytes = BytesOf(value);
+    return (from ? from->CopyCostUs(bytes) : 0) + (to ? to->CopyCostUs(bytes) : 0);
+  }
+
+  // Providers able to run `node` with their Capability() estimate, in the user's order.
+  std::vector<std::pair<ExecutionProvider*, double>> Candidates(const Node& node) const {
+    std::vector<std::pair<ExecutionProvider*, double>> out;
+    if (node.domain == kTandemDomain && node.op_type == "Copy") return out;
+    const bool control_flow = HasSubgraph(node);
+    for (ExecutionProvider* p : providers_) {
+      if (control_flow && p != host_ && host_) continue;
+      if (auto cost = p->Capability(DescribeNode(graph_, node, p))) out.emplace_back(p, *cost);
+    }
+    return out;
+  }
+
+  // Estimated total of a placement (`choose` picks each node's provider among its
+  // candidates, knowing where the inputs are), including copies and outputs back home.
+  template <typename Choose>
+  double Simulate(const std::vector<std::vector<std::pair<ExecutionProvider*, double>>>& candidates,
+                  std::map<const Node*, ExecutionProvider*>* placement, Choose choose) const {
+    std::map<std::string, ExecutionProvider*> where;  // value -> provider (absent: host)
+    auto at = [&](const std::string& v) {
+      auto it = where.find(v);
+      return it == where.end() ? host_ : it->second;
+    };
+    double total = 0;
+    for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+      const Node& node = graph_.nodes[k];
+      if (candidates[k].empty()) continue;
+      double best = std::numeric_limits<double>::infinity();
+      ExecutionProvider* pick = nullptr;
+      for (const auto& [p, cost] : candidates[k]) {
+        if (!choose(p)) continue;
+        double c = cost;
+        for (const std::string& in : node.inputs)
+          if (!in.empty()) c += TransferUs(in, at(in), p);
+        if (c < best) best = c, pick = p;
+      }
+      if (!pick) {  // the chosen provider lacks this node: the first that has it
+        pick = candidates[k].front().first;
+        best = candidates[k].front().second;
+        for (const std::string& in : node.inputs)
+          if (!in.empty()) best += TransferUs(in, at(in), pick);
+      }
+      total += best;
+      (*placement)[&node] = pick;
+      for (const std::string& o : node.outputs) where[o] = pick;
+    }
+    for (const ValueInfo& out : graph_.outputs) total += TransferUs(out.name, at(out.name), host_);
+    return total;
+  }
+
+  void PlanLowestCost() {
+    std::vector<std::vector<std::pair<ExecutionProvider*, double>>> candidates;
+    for (const Node& node : graph_.nodes) candidates.push_back(Candidates(node));
+    double best = std::numeric_limits<double>::infinity();
+    // Whole graph on each provider first (user order), then node by node: ties keep the
+    // earlier candidate.
+    for (ExecutionProvider* only : providers_) {
+      std::map<const Node*, ExecutionProvider*> placement;
+      const double total = Simulate(candidates, &placement, [only](ExecutionProvider* p) { return p == only; });
+      if (total < best) best = total, planned_ = std::move(placement), result_.plan = "all on " + only->name();
+    }
+    std::map<const Node*, ExecutionProvider*> placement;
+    const double total = Simulate(candidates, &placement, [](ExecutionProvider*) { return true; });
+    if (total < best) best = total, planned_ = std::move(placement), result_.plan = "node by node";
+    result_.estimated_us = best;
   }
 
   Device DeviceOf(const std::string& value) const {
@@ -214,6 +310,7 @@ class Partitioner {
   PartitionResult result_;
   std::map<std::string, Device> value_device_;    // where each value lives (default: host)
   std::map<std::string, std::string> copies_;     // "value@device" -> copy's output
+  std::map<const Node*, ExecutionProvider*> planned_;  // kLowestCost's choice per node
   std::vector<Node> out_;
 };
 

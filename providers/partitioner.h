@@ -5,7 +5,14 @@
 //
 // Placement, by PartitionOptions::policy:
 //   kPreferenceOrder  the first provider in the user's order that has a kernel;
-//   kLowestCost       the lowest Capability() estimate, ties to the earlier provider.
+//   kLowestCost       the placement with the lowest estimated total: each node's
+//                     Capability() on its provider plus CopyCostUs() for every value it
+//                     would have to move (sizes from the value's static shape, 4 KiB
+//                     when unknown). Candidates: node by node (the cheapest provider for
+//                     each, given where its inputs already are), and the whole graph on
+//                     each provider (nodes it lacks on the host) — so a small graph whose
+//                     copies cost more than a device saves stays in one piece. Ties go
+//                     to the earlier provider in the user's order.
 // Always, whatever the policy:
 //   - inputs a kernel reads on the host (KernelDef::host_inputs: shapes, axes, scalars)
 //     are never copied to the device, and inputs read only for their dims
@@ -36,6 +43,10 @@ struct PartitionOptions {
 struct PartitionResult {
   std::map<std::string, int> nodes_per_provider;
   int copies_inserted = 0;
+  // kLowestCost: the chosen placement's estimated microseconds per run, and which
+  // candidate it was ("node by node" or "all on <provider>").
+  double estimated_us = 0;
+  std::string plan;
 };
 
 // What is statically known about `node` in `graph`, for capability queries and kernels.

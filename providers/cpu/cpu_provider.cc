@@ -1,7 +1,12 @@
 #include "providers/cpu/cpu_provider.h"
 
+#include <chrono>
 #include <cstring>
+#include <vector>
 
+#include <dnnl.hpp>
+
+#include "providers/cost_model.h"
 #include "providers/cpu/blocked_layout.h"
 #include "providers/cpu/matmul_bias.h"
 #include "providers/cpu/dnnl_util.h"
@@ -19,6 +24,21 @@ const KernelRegistry& CpuKernelRegistry() {
 }
 
 CpuProvider::CpuProvider() = default;
+
+namespace {
+// One 512x512x512 sgemm through oneDNN, in microseconds (the calibration's compute probe).
+double SgemmUs() {
+  static std::vector<float> a(512 * 512, 1.f), b(512 * 512, 1.f), c(512 * 512);
+  const auto t0 = std::chrono::steady_clock::now();
+  dnnl::sgemm('N', 'N', 512, 512, 512, 1.f, a.data(), 512, b.data(), 512, 0.f, c.data(), 512);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+std::optional<double> CpuProvider::Capability(const KernelInfo& info) const {
+  if (!FindKernel(info)) return std::nullopt;
+  return EstimateUs(EstimateWork(info), CpuSpeed(&SgemmUs));
+}
 
 const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
 

@@ -15,6 +15,8 @@ class CpuProvider : public ExecutionProvider {
   Allocator& allocator() override { return allocator_; }
   const KernelRegistry& registry() const override;
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
+  // Roofline estimate (providers/cost_model.h) with this machine's calibrated speed.
+  std::optional<double> Capability(const KernelInfo& info) const override;
   // Folds MatMul + bias Adds (matmul_bias.h) and keeps convolution chains in oneDNN's
   // channel-blocked layout (blocked_layout.h).
   int OptimizeGraph(Graph& graph) override;

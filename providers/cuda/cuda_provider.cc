@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "providers/copy_kernel.h"
+#include "providers/cost_model.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/kernels/register.h"
 
@@ -53,7 +54,9 @@ const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry
 std::optional<double> CudaProvider::Capability(const KernelInfo& info) const {
   if (!FindKernel(info)) return std::nullopt;
   if (!CudaKernelAccepts(info)) return std::nullopt;  // attribute variants we lack
-  return launch_overhead_us();
+  // An H100-class roofline (not calibrated yet: no GPU has run this code): ~20 TFLOP/s
+  // float32 sustained, ~2 TB/s, plus the launch.
+  return EstimateUs(EstimateWork(info), DeviceSpeed{20e6, 2e6, launch_overhead_us()});
 }
 
 absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
