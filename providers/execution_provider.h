@@ -25,7 +25,12 @@ class ExecutionProvider {
 
   // Estimated cost in microseconds of running `info.node` here, or nullopt when this
   // provider has no kernel for it. The default: a kernel exists -> launch_overhead_us().
+  // Only cost-based placement asks for the estimate.
   virtual std::optional<double> Capability(const KernelInfo& info) const;
+  // Whether this provider can run `info.node` (what placement by preference order asks).
+  // The default is Capability() != nullopt; a provider whose estimate is costly to make
+  // (the CPU's calibrates its speed once) answers without it.
+  virtual bool CanRun(const KernelInfo& info) const { return Capability(info).has_value(); }
   // Fixed cost per kernel launch (the GPU's ~10 µs is why tiny graphs stay on the CPU).
   virtual double launch_overhead_us() const { return 0.0; }
   // Estimated microseconds to move `bytes` between this device and the host (either

@@ -79,28 +79,24 @@ class Partitioner {
  private:
   absl::Status Place(Node& node) {
     const bool control_flow = HasSubgraph(node);
+    // The first capable provider in the user's order, or kLowestCost's planned one.
     ExecutionProvider* best = nullptr;
     const KernelDef* best_def = nullptr;
-    double best_cost = std::numeric_limits<double>::infinity();
     std::string reasons;
     auto planned = planned_.find(&node);
     for (ExecutionProvider* p : providers_) {
       if (control_flow && p != host_ && host_) continue;
       if (planned != planned_.end() && planned->second != p) continue;
       KernelInfo info = DescribeNode(graph_, node, p);
-      auto cost = p->Capability(info);
-      if (!cost) {
+      if (!p->CanRun(info)) {
         reasons += (reasons.empty() ? "" : "; ") +
                    p->registry().ExplainMiss(node.domain, node.op_type, info.opset,
                                              KernelLookupType(p->registry(), info));
         continue;
       }
-      if (*cost < best_cost) {
-        best = p;
-        best_def = p->FindKernel(info);
-        best_cost = *cost;
-        if (options_.policy == PartitionOptions::Policy::kPreferenceOrder) break;
-      }
+      best = p;
+      best_def = p->FindKernel(info);
+      break;
     }
     if (!best)
       return absl::UnimplementedError("[partition] " + node.Describe() + ": no provider can run it (" +
@@ -185,20 +181,21 @@ class Partitioner {
     for (size_t k = 0; k < graph_.nodes.size(); ++k) {
       const Node& node = graph_.nodes[k];
       if (candidates[k].empty()) continue;
+      auto with_copies = [&](ExecutionProvider* p, double compute_us) {
+        for (const std::string& in : node.inputs)
+          if (!in.empty()) compute_us += TransferUs(in, at(in), p);
+        return compute_us;
+      };
       double best = std::numeric_limits<double>::infinity();
       ExecutionProvider* pick = nullptr;
       for (const auto& [p, cost] : candidates[k]) {
         if (!choose(p)) continue;
-        double c = cost;
-        for (const std::string& in : node.inputs)
-          if (!in.empty()) c += TransferUs(in, at(in), p);
+        const double c = with_copies(p, cost);
         if (c < best) best = c, pick = p;
       }
       if (!pick) {  // the chosen provider lacks this node: the first that has it
         pick = candidates[k].front().first;
-        best = candidates[k].front().second;
-        for (const std::string& in : node.inputs)
-          if (!in.empty()) best += TransferUs(in, at(in), pick);
+        best = with_copies(pick, candidates[k].front().second);
       }
       total += best;
       (*placement)[&node] = pick;

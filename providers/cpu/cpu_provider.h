@@ -17,6 +17,7 @@ class CpuProvider : public ExecutionProvider {
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
   // Roofline estimate (providers/cost_model.h) with this machine's calibrated speed.
   std::optional<double> Capability(const KernelInfo& info) const override;
+  bool CanRun(const KernelInfo& info) const override { return FindKernel(info) != nullptr; }
   // Folds MatMul + bias Adds (matmul_bias.h) and keeps convolution chains in oneDNN's
   // channel-blocked layout (blocked_layout.h).
   int OptimizeGraph(Graph& graph) override;
