@@ -103,9 +103,9 @@ class RecurrentGrad : public Kernel {
     T* dc0 = lstm ? out(5, state_dims) : nullptr;
 
     // Per direction: states h/c before each step ([S + 1][B][H]) and the gates after
-    // their activations ([S][B][G]); GRU with linear_before_reset also keeps R_h h + Rb_h.
-    std::vector<T> h((S + 1) * B * H), c(lstm ? (S + 1) * B * H : 0), act(S * B * G), hr(S * B * H);
-    std::vector<T> pre(B * G), da(B * G), dh(B * H), dc(B * H), dh_next(B * H), dc_next(B * H);
+    // their activations ([S][B][G]); GRU also keeps its candidate's recurrent term.
+    std::vector<T> h((S + 1) * B * H), c(lstm ? (S + 1) * B * H : 0), act(S * B * G), hr(lstm ? 0 : S * B * H);
+    std::vector<T> pre(B * G), da(B * G), dh(B * H), dh_next(B * H), dc_next(B * H);
     for (int64_t d = 0; d < D; ++d) {
       const bool reverse = direction_ == "reverse" || d == 1;
       auto time = [&](int64_t k) { return reverse ? S - 1 - k : k; };
