@@ -130,10 +130,11 @@ void Plan::ResetProfile() {
   }
 }
 
-void Plan::set_profiling(bool on) {
-  profiling_ = on;
+void Plan::set_profiling(bool on, bool events) {
+  profiling_ = on || events;
+  tracing_ = events;
   for (Step& s : steps_)
-    for (auto& [k, sub] : s.subplans) sub->set_profiling(on);
+    for (auto& [k, sub] : s.subplans) sub->set_profiling(on, events);
 }
 
 std::vector<StepProfile> Plan::profile() const {
@@ -210,12 +211,14 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
   }
   auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   absl::Status status = ComputeCatching(*step.kernel, ctx);
+  double us = 0;  // this call's time (profiling; tracing implies it)
   if (profiling_) {
     step.provider->Synchronize().IgnoreError();
-    const auto end = std::chrono::steady_clock::now();
-    const double us = std::chrono::duration<double, std::micro>(end - start).count();
+    us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     step.total_us += us;
     ++step.calls;
+  }
+  if (tracing_) {
     constexpr size_t kMaxTraceEvents = 1 << 20;  // ~100 MB of events; later ones are dropped
     TraceEvent e;
     e.node = node.name.empty() ? node.outputs[0] : node.name;

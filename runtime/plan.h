@@ -26,7 +26,7 @@ struct StepProfile {
   int64_t calls = 0;
 };
 
-// One executed node, recorded when profiling is on (runtime/trace.h writes them as a
+// One executed node, recorded when tracing is on (runtime/trace.h writes them as a
 // Chrome trace). Times are microseconds on the steady clock.
 struct TraceEvent {
   std::string node, op, provider;
@@ -49,7 +49,9 @@ class Plan {
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const OuterScope& outer = nullptr);
 
   const Graph& graph() const { return graph_; }
-  void set_profiling(bool on);
+  // Per-node timings (profile()); with `events`, also one TraceEvent per executed node
+  // (trace()), which only a caller that writes a trace should ask for: they accumulate.
+  void set_profiling(bool on, bool events = false);
   // Zeroes the per-node totals and drops the trace events (e.g. after a warm-up run that
   // built the primitives).
   void ResetProfile();
@@ -96,7 +98,7 @@ class Plan {
   std::vector<Step> steps_;
   std::vector<Tensor> values_;  // per slot, during Run (kept between runs for its capacity)
   int num_threads_ = 1;
-  bool profiling_ = false;
+  bool profiling_ = false, tracing_ = false;
   std::vector<TraceEvent> trace_;
 };
 

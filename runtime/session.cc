@@ -98,6 +98,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->graph_ = std::make_unique<Graph>(std::move(graph));
   s->providers_by_name_ = std::move(by_name);
   s->profiling_ = options.profiling;
+  s->tracing_ = options.tracing;
   auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
   s->ReleasePlan(*plan);
@@ -115,7 +116,7 @@ absl::StatusOr<Plan*> Session::AcquirePlan() {
   }
   auto plan = Plan::Build(*graph_, providers_by_name_, num_threads_);
   if (!plan.ok()) return plan.status();
-  (*plan)->set_profiling(profiling_);
+  (*plan)->set_profiling(profiling_, tracing_);
   std::lock_guard<std::mutex> lock(plans_mu_);
   plans_.push_back(std::move(*plan));
   return plans_.back().get();
@@ -124,6 +125,13 @@ absl::StatusOr<Plan*> Session::AcquirePlan() {
 void Session::ReleasePlan(Plan* plan) {
   std::lock_guard<std::mutex> lock(plans_mu_);
   idle_plans_.push_back(plan);
+}
+
+void Session::SetProfiling(bool profiling, bool tracing) {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  profiling_ = profiling;
+  tracing_ = tracing;
+  for (auto& p : plans_) p->set_profiling(profiling, tracing);
 }
 
 void Session::ResetProfile() {

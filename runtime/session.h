@@ -30,6 +30,9 @@ struct SessionOptions {
   // convolution chains).
   bool fusion = true;
   bool profiling = false;           // per-node timings, see Session::profile()
+  // Also one event per executed node (Session::trace(), for a Chrome trace): they
+  // accumulate, so only callers that write a trace turn this on. Implies profiling.
+  bool tracing = false;
   std::vector<std::string> providers = {"cpu"};  // in order of preference
   // How nodes are placed among the providers (see providers/partitioner.h).
   PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
@@ -74,8 +77,11 @@ class Session {
   // Per-node timings summed over every plan the session has run (since creation or the
   // last ResetProfile(): callers drop a warm-up run, whose first calls build primitives).
   std::vector<StepProfile> profile() const;
-  // The nodes executed since ResetProfile with their start and duration (profiling on).
+  // The nodes executed since ResetProfile with their start and duration (tracing on).
   std::vector<TraceEvent> trace() const;
+  // Turns per-node timing and trace events on or off for later runs (e.g. to time steps
+  // without the per-node synchronisation profiling adds, then profile a few).
+  void SetProfiling(bool profiling, bool tracing = false);
   void ResetProfile();
   size_t peak_memory_bytes() const;
 
@@ -97,7 +103,7 @@ class Session {
   std::unique_ptr<Graph> graph_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::map<std::string, ExecutionProvider*> providers_by_name_;
-  bool profiling_ = false;
+  bool profiling_ = false, tracing_ = false;
   mutable std::mutex plans_mu_;
   std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
   std::vector<Plan*> idle_plans_;

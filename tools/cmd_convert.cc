@@ -156,7 +156,8 @@ int Convert(int argc, char** argv) {
   if (auto s = staging.Create(out); !s.ok()) return Fail(s);
   const size_t external = a.has("--external-data") ? static_cast<size_t>(std::max(threshold, 1L)) : 0;
   std::error_code ec;
-  if (external && ExternalFiles(in).count(std::filesystem::weakly_canonical(out + ".data", ec)))
+  if (external && std::filesystem::exists(out + ".data", ec) &&  // else nothing to overwrite
+      ExternalFiles(in).count(std::filesystem::weakly_canonical(out + ".data", ec)))
     return Fail(absl::InvalidArgumentError(
         out + ".data holds " + in + "'s weights: it would be replaced before " + out +
         " is; write the converted model under another name"));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -60,24 +59,18 @@ struct DeviceRun {
 absl::StatusOr<std::map<std::string, Tensor>> Feeds(const Session& s, const std::map<std::string, Tensor>& given,
                                                     const std::map<std::string, int64_t>& dims, unsigned seed,
                                                     int64_t batch) {
-  std::map<std::string, Tensor> feeds = given;
-  std::mt19937 rng(seed);
-  for (ValueInfo vi : s.inputs()) {
-    if (feeds.count(vi.name)) continue;
-    if (batch > 0) {
-      if (!vi.shape.rank_known || vi.shape.dims.empty())
-        return absl::InvalidArgumentError("input '" + vi.name + "' has no batch dimension to sweep");
-      Dim& d0 = vi.shape.dims[0];
-      if (d0.known() && d0.value != batch)
-        return absl::InvalidArgumentError("input '" + vi.name + "' has a fixed batch dimension " +
-                                          std::to_string(d0.value) + "; --batch-sizes needs a symbolic one");
-      d0.value = batch;
-    }
-    auto t = RandomTensor(vi, dims, rng);
-    if (!t.ok()) return t.status();
-    feeds[vi.name] = std::move(*t);
+  std::vector<ValueInfo> inputs = s.inputs();
+  for (ValueInfo& vi : inputs) {
+    if (batch <= 0 || given.count(vi.name)) continue;
+    if (!vi.shape.rank_known || vi.shape.dims.empty())
+      return absl::InvalidArgumentError("input '" + vi.name + "' has no batch dimension to sweep");
+    Dim& d0 = vi.shape.dims[0];
+    if (d0.known() && d0.value != batch)
+      return absl::InvalidArgumentError("input '" + vi.name + "' has a fixed batch dimension " +
+                                        std::to_string(d0.value) + "; --batch-sizes needs a symbolic one");
+    d0.value = batch;
   }
-  return feeds;
+  return AddRandomInputs(inputs, given, dims, seed);
 }
 
 absl::StatusOr<double> TimedRun(Session& s, const std::map<std::string, Tensor>& feeds) {
@@ -87,7 +80,8 @@ absl::StatusOr<double> TimedRun(Session& s, const std::map<std::string, Tensor>&
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Warm-up, `repeat` timed steps (profiled), then one traced step.
+// Warm-up and `repeat` timed steps without profiling (its per-node synchronisation and
+// bookkeeping would inflate them), `repeat` profiled steps, then one traced step.
 absl::StatusOr<DeviceRun> ProfileDevice(Session& s, const std::string& device,
                                         const std::map<std::string, Tensor>& feeds, long repeat) {
   DeviceRun r;
@@ -95,18 +89,23 @@ absl::StatusOr<DeviceRun> ProfileDevice(Session& s, const std::string& device,
   r.copies = s.stats().copies_inserted;
   r.nodes = s.graph().nodes.size();
   if (auto warm = TimedRun(s, feeds); !warm.ok()) return warm.status();
-  s.ResetProfile();
   for (long i = 0; i < repeat; ++i) {
     auto us = TimedRun(s, feeds);
     if (!us.ok()) return us.status();
     r.step_us.push_back(*us);
   }
+  s.SetProfiling(true);
+  s.ResetProfile();
+  for (long i = 0; i < repeat; ++i)
+    if (auto us = TimedRun(s, feeds); !us.ok()) return us.status();
   r.profile = s.profile();
+  s.SetProfiling(true, true);
   s.ResetProfile();
   auto traced = TimedRun(s, feeds);
   if (!traced.ok()) return traced.status();
   r.traced_step_us = *traced;
   r.trace = s.trace();
+  s.SetProfiling(false);  // the batch sweep times plain steps
   r.peak_bytes = s.peak_memory_bytes();
   return r;
 }
@@ -171,7 +170,6 @@ int Profile(int argc, char** argv) {
   for (const auto& [device, providers] : devices) {
     SessionOptions so;
     so.providers = providers;
-    so.profiling = true;
     so.num_threads = static_cast<int>(a.get_int("--threads", 0));
     auto s = Session::Load(model, so);
     if (!s.ok()) return Fail(s.status());
@@ -232,7 +230,6 @@ int Profile(int argc, char** argv) {
     std::map<std::string, std::vector<double>> per_step;  // device -> median us per batch size
     for (const DeviceRun& r : runs) {
       Session& s = *sessions[r.device];
-      s.ResetProfile();
       for (int64_t b : batches) {
         auto feeds = Feeds(s, {}, *dims, seed, b);
         if (!feeds.ok()) return Fail(feeds.status());

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 
 #include "runtime/session.h"
 #include "runtime/trace.h"
@@ -63,7 +62,8 @@ int Run(int argc, char** argv) {
   }
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
-  so.profiling = a.has("--profile") || a.has("--trace");
+  so.profiling = a.has("--profile");
+  so.tracing = a.has("--trace");
   so.fusion = !a.has("--no-fusion");
   so.providers = DeviceProviders(a);
   auto session = Session::Load(a.positional[0], so);
@@ -83,20 +83,16 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(read.status().message()).c_str());
     return 1;
   }
-  std::map<std::string, Tensor> feeds = std::move(*read);
-  const std::map<std::string, int64_t>& dims_by_symbol = *dims;
-  std::mt19937 rng(static_cast<unsigned>(a.get_int("--seed", 0)));
+  auto completed = AddRandomInputs(s.inputs(), *read, *dims, static_cast<unsigned>(a.get_int("--seed", 0)));
+  if (!completed.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(completed.status().message()).c_str());
+    return 1;
+  }
+  std::map<std::string, Tensor> feeds = std::move(*completed);
   for (const ValueInfo& vi : s.inputs())
-    if (!feeds.count(vi.name)) {
-      auto t = RandomTensor(vi, dims_by_symbol, rng);
-      if (!t.ok()) {
-        std::fprintf(stderr, "error: %s\n", std::string(t.status().message()).c_str());
-        return 1;
-      }
-      feeds[vi.name] = std::move(*t);
+    if (!read->count(vi.name))
       std::printf("input %s: random %s%s\n", vi.name.c_str(), DataTypeName(vi.dtype),
                   DimsToString(feeds[vi.name].dims()).c_str());
-    }
   auto first = s.Run(feeds);
   if (!first.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(first.status().message()).c_str());
@@ -116,7 +112,7 @@ int Run(int argc, char** argv) {
     }
   }
   // The table covers the timed runs: the warm-up built the primitives (JIT code included).
-  if (so.profiling) s.ResetProfile();
+  if (so.profiling || so.tracing) s.ResetProfile();
   const long repeat = a.get_int("--repeat", 10);
   auto time_runs = [&](const std::map<std::string, Tensor>& in, const char* what) -> bool {
     std::vector<double> ms;

@@ -149,7 +149,8 @@ int Train(int argc, char** argv) {
   o.trainer.schedule.step_size = a.get_int("--step-size", 1000);
   o.trainer.schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
-  o.trainer.profiling = a.has("--profile") || a.has("--trace");
+  o.trainer.profiling = a.has("--profile");
+  o.trainer.tracing = a.has("--trace");
   o.trainer.fusion = !a.has("--no-fusion");
   o.epochs = a.get_int("--epochs", 1);
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
@@ -316,7 +317,7 @@ int Train(int argc, char** argv) {
       if (!l.ok()) return Fail(l.status());
       ++step_in_epoch;
       if (t.steps_taken() == steps_before + 1) {
-        if (o.trainer.profiling) t.ResetProfile();
+        if (o.trainer.profiling || o.trainer.tracing) t.ResetProfile();
         after_first_step = std::chrono::steady_clock::now();
       }
       if (!std::isfinite(*l))  // the update has already spread it into the weights

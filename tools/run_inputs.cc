@@ -72,4 +72,18 @@ absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
   return vi.dtype == DataType::kFloat ? f : f.CastTo(vi.dtype);
 }
 
+absl::StatusOr<std::map<std::string, Tensor>> AddRandomInputs(const std::vector<ValueInfo>& inputs,
+                                                              std::map<std::string, Tensor> given,
+                                                              const std::map<std::string, int64_t>& dims_by_symbol,
+                                                              unsigned seed, int64_t unknown_dim) {
+  std::mt19937 rng(seed);
+  for (const ValueInfo& vi : inputs) {
+    if (given.count(vi.name)) continue;
+    auto t = RandomTensor(vi, dims_by_symbol, rng, unknown_dim);
+    if (!t.ok()) return t.status();
+    given[vi.name] = std::move(*t);
+  }
+  return given;
+}
+
 }  // namespace tandem::cli

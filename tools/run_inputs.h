@@ -29,5 +29,11 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<s
 absl::StatusOr<Tensor> RandomTensor(const ValueInfo& vi,
                                     const std::map<std::string, int64_t>& dims_by_symbol,
                                     std::mt19937& rng, int64_t unknown_dim = 1);
+// `given` plus a RandomTensor for every input of `inputs` it lacks, in input order from one
+// generator seeded with `seed`.
+absl::StatusOr<std::map<std::string, Tensor>> AddRandomInputs(const std::vector<ValueInfo>& inputs,
+                                                              std::map<std::string, Tensor> given,
+                                                              const std::map<std::string, int64_t>& dims_by_symbol,
+                                                              unsigned seed, int64_t unknown_dim = 1);
 
 }  // namespace tandem::cli

@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   SessionOptions so;
   so.num_threads = options.num_threads;
   so.profiling = options.profiling;
+  so.tracing = options.tracing;
   so.fusion = options.fusion;
   so.providers = options.providers;
   so.outputs_on_host = false;  // loss and running stats stay where they were computed

@@ -26,6 +26,7 @@ struct TrainerOptions {
   LrSchedule schedule;
   int num_threads = 0;
   bool profiling = false;  // per-node timings of the training graph, see profile()
+  bool tracing = false;    // also trace events of its nodes, see trace()
   // Graph fusions (SessionOptions::fusion) and, when the CPU runs everything, dense
   // chains fused before the gradients are built and one node for all optimizer updates
   // (TrainingSpec::fuse_dense_chains, one_update_node).

@@ -1,7 +1,6 @@
 #include "tools/convert/verify.h"
 
 #include <cmath>
-#include <random>
 
 #include "runtime/session.h"
 #include "tools/run_inputs.h"
@@ -51,17 +50,12 @@ absl::StatusOr<std::vector<OutputDifference>> CompareModels(const std::string& o
   if (!original.ok()) return original.status();
   auto converted = Load(converted_path, {});
   if (!converted.ok()) return converted.status();
-  std::map<std::string, Tensor> feeds = options.feeds;
-  std::mt19937 rng(options.seed);
-  for (const ValueInfo& vi : (*original)->inputs()) {
-    if (feeds.count(vi.name)) continue;
-    auto t = cli::RandomTensor(vi, options.dims, rng, options.unknown_dim);
-    if (!t.ok()) return t.status();
-    feeds[vi.name] = std::move(*t);
-  }
-  auto want = (*original)->Run(feeds);
+  auto feeds = cli::AddRandomInputs((*original)->inputs(), options.feeds, options.dims, options.seed,
+                                    options.unknown_dim);
+  if (!feeds.ok()) return feeds.status();
+  auto want = (*original)->Run(*feeds);
   if (!want.ok()) return absl::Status(want.status().code(), "the original model: " + std::string(want.status().message()));
-  auto got = (*converted)->Run(feeds);
+  auto got = (*converted)->Run(*feeds);
   if (!got.ok()) return absl::Status(got.status().code(), "the converted model: " + std::string(got.status().message()));
   const auto& names = (*original)->graph().outputs;
   if (got->size() != want->size())
