@@ -83,6 +83,10 @@ double EstimateUs(const NodeWork& work, const DeviceSpeed& speed) {
   return speed.launch_us + std::max(compute, memory);
 }
 
+DeviceSpeed DefaultGpuSpeed() { return DeviceSpeed{20e6, 2e6, 10.0}; }
+
+double GpuCopyCostUs(int64_t bytes) { return 10.0 + static_cast<double>(bytes) / 20e3; }
+
 DeviceSpeed CpuSpeed(double (*sgemm_us)()) {
   static std::mutex mu;
   static DeviceSpeed cached;

@@ -26,6 +26,12 @@ struct NodeWork {
 NodeWork EstimateWork(const KernelInfo& info);
 double EstimateUs(const NodeWork& work, const DeviceSpeed& speed);
 
+// A GPU's speed before it is measured: H100-class float32 (~20 TFLOP/s sustained, ~2 TB/s)
+// and ~10 us per kernel launch. Not yet calibrated on a GPU.
+DeviceSpeed DefaultGpuSpeed();
+// Host <-> GPU: a launch plus the bytes at ~20 GB/s (pinned PCIe).
+double GpuCopyCostUs(int64_t bytes);
+
 // This machine's CPU speed with all its cores: measured once (a 512x512 sgemm and a
 // 64 MiB copy, ~0.1 s) and cached in $XDG_CACHE_HOME/tandem (else ~/.cache/tandem) per
 // host name and core count; later processes read the file. `sgemm_us` times one

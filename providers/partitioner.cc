@@ -37,6 +37,31 @@ bool HasSubgraph(const Node& node) {
   return false;
 }
 
+bool IsIntegral(DataType t) {
+  return t != DataType::kUndefined && t != DataType::kString && !IsFloatingPoint(t);
+}
+
+// Shape, Size, or a node computing integers from integers only (Gather/Concat/Slice/...
+// over shape vectors): work for the host, whose results host kernels read.
+bool IsShapeArithmetic(const Graph& graph, const Node& node) {
+  if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size")) return true;
+  if (HasSubgraph(node) || node.outputs.empty()) return false;
+  for (const std::string& in : node.inputs)
+    if (!in.empty() && !IsIntegral(graph.ValueType(in))) return false;
+  for (const std::string& out : node.outputs)
+    if (!out.empty() && !IsIntegral(graph.ValueType(out))) return false;
+  return true;
+}
+
+// `s` with its symbolic dims replaced by their values in `dims` where given.
+Shape BindDims(Shape s, const std::map<std::string, int64_t>& dims) {
+  for (Dim& d : s.dims) {
+    auto it = d.known() || d.symbol.empty() ? dims.end() : dims.find(d.symbol);
+    if (it != dims.end()) d.value = it->second;
+  }
+  return s;
+}
+
 // Renames reads of outer-scope value `from` to `to` inside a subgraph and its bodies.
 void RenameOuterReads(Graph& g, const std::string& from, const std::string& to) {
   for (std::string& name : g.outer_scope_names)
@@ -61,7 +86,7 @@ class Partitioner {
 
   absl::StatusOr<PartitionResult> Run() {
     if (providers_.empty()) return absl::InvalidArgumentError("[partition] no execution providers");
-    if (options_.policy == PartitionOptions::Policy::kLowestCost && providers_.size() > 1) PlanLowestCost();
+    if (options_.policy == PartitionOptions::Policy::kLowestCost) PlanLowestCost();
     for (Node& node : graph_.nodes) {
       if (node.domain == kTandemDomain && node.op_type == "Copy") {  // already partitioned
         out_.push_back(std::move(node));
@@ -78,14 +103,14 @@ class Partitioner {
 
  private:
   absl::Status Place(Node& node) {
-    const bool control_flow = HasSubgraph(node);
+    const bool host_only = HostOnly(node);
     // The first capable provider in the user's order, or kLowestCost's planned one.
     ExecutionProvider* best = nullptr;
     const KernelDef* best_def = nullptr;
     std::string reasons;
     auto planned = planned_.find(&node);
     for (ExecutionProvider* p : providers_) {
-      if (control_flow && p != host_ && host_) continue;
+      if (host_only && p != host_ && host_) continue;
       if (planned != planned_.end() && planned->second != p) continue;
       KernelInfo info = DescribeNode(graph_, node, p);
       if (!p->CanRun(info)) {
@@ -103,7 +128,7 @@ class Partitioner {
                                       reasons + ")");
     node.provider = best->name();
     ++result_.nodes_per_provider[best->name()];
-    if (control_flow) {
+    if (HasSubgraph(node)) {
       absl::Status s = PlaceSubgraphs(node);
       if (!s.ok()) return s;
     }
@@ -118,6 +143,9 @@ class Partitioner {
     out_.push_back(std::move(node));
     return absl::OkStatus();
   }
+
+  // Control flow and shape arithmetic run on the host provider.
+  bool HostOnly(const Node& node) const { return HasSubgraph(node) || IsShapeArithmetic(graph_, node); }
 
   // Bodies run on the host provider; what they read from enclosing graphs moves there.
   absl::Status PlaceSubgraphs(Node& node) {
@@ -143,26 +171,38 @@ class Partitioner {
     auto init = graph_.initializers.find(value);
     if (init != graph_.initializers.end()) return static_cast<int64_t>(init->second.bytes());
     const ValueInfo* vi = graph_.FindValueInfo(value);
-    if (vi && vi->shape.rank_known && vi->shape.fully_known() && vi->dtype != DataType::kUndefined)
-      return NumElements(vi->shape.ToDims()) * static_cast<int64_t>(SizeOf(vi->dtype));
-    return 4096;
+    if (!vi || vi->dtype == DataType::kUndefined) return 4096;
+    const Shape s = BindDims(vi->shape, options_.dim_values);
+    return s.rank_known && s.fully_known() ? NumElements(s.ToDims()) * static_cast<int64_t>(SizeOf(vi->dtype))
+                                           : 4096;
   }
 
   // Microseconds to bring `value` from `from` to `to` (through the host between devices).
   double TransferUs(const std::string& value, ExecutionProvider* from, ExecutionProvider* to) const {
-    if (from == to) return 0;
+    if (from == to || graph_.initializers.count(value) || options_.resident_inputs.count(value)) return 0;
     const int64_t bytes = BytesOf(value);
     return (from ? from->CopyCostUs(bytes) : 0) + (to ? to->CopyCostUs(bytes) : 0);
   }
 
-  // Providers able to run `node` with their Capability() estimate, in the user's order.
-  std::vector<std::pair<ExecutionProvider*, double>> Candidates(const Node& node) const {
-    std::vector<std::pair<ExecutionProvider*, double>> out;
+  // A provider able to run a node, its Capability() estimate and its kernel (which says
+  // which inputs it reads on the host or for their dims alone).
+  struct Candidate {
+    ExecutionProvider* provider;
+    double us;
+    const KernelDef* def;
+  };
+
+  // The node's candidates in the user's order.
+  std::vector<Candidate> Candidates(const Node& node) const {
+    std::vector<Candidate> out;
     if (node.domain == kTandemDomain && node.op_type == "Copy") return out;
-    const bool control_flow = HasSubgraph(node);
+    const bool host_only = HostOnly(node);
     for (ExecutionProvider* p : providers_) {
-      if (control_flow && p != host_ && host_) continue;
-      if (auto cost = p->Capability(DescribeNode(graph_, node, p))) out.emplace_back(p, *cost);
+      if (host_only && p != host_ && host_) continue;
+      KernelInfo info = DescribeNode(graph_, node, p);
+      for (Shape& s : info.input_shapes) s = BindDims(std::move(s), options_.dim_values);
+      for (Shape& s : info.output_shapes) s = BindDims(std::move(s), options_.dim_values);
+      if (auto cost = p->Capability(info)) out.push_back({p, *cost, p->FindKernel(info)});
     }
     return out;
   }
@@ -170,7 +210,7 @@ class Partitioner {
   // Estimated total of a placement (`choose` picks each node's provider among its
   // candidates, knowing where the inputs are), including copies and outputs back home.
   template <typename Choose>
-  double Simulate(const std::vector<std::vector<std::pair<ExecutionProvider*, double>>>& candidates,
+  double Simulate(const std::vector<std::vector<Candidate>>& candidates,
                   std::map<const Node*, ExecutionProvider*>* placement, Choose choose) const {
     std::map<std::string, ExecutionProvider*> where;  // value -> provider (absent: host)
     auto at = [&](const std::string& v) {
@@ -181,21 +221,26 @@ class Partitioner {
     for (size_t k = 0; k < graph_.nodes.size(); ++k) {
       const Node& node = graph_.nodes[k];
       if (candidates[k].empty()) continue;
-      auto with_copies = [&](ExecutionProvider* p, double compute_us) {
-        for (const std::string& in : node.inputs)
-          if (!in.empty()) compute_us += TransferUs(in, at(in), p);
-        return compute_us;
+      auto with_copies = [&](const Candidate& c) {  // as Place will insert them
+        double us = c.us;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          const std::string& in = node.inputs[i];
+          const int ii = static_cast<int>(i);
+          if (in.empty() || (c.def && c.def->reads_metadata_only(ii))) continue;
+          us += TransferUs(in, at(in), c.def && c.def->reads_on_host(ii) ? host_ : c.provider);
+        }
+        return us;
       };
       double best = std::numeric_limits<double>::infinity();
       ExecutionProvider* pick = nullptr;
-      for (const auto& [p, cost] : candidates[k]) {
-        if (!choose(p)) continue;
-        const double c = with_copies(p, cost);
-        if (c < best) best = c, pick = p;
+      for (const Candidate& c : candidates[k]) {
+        if (!choose(c.provider)) continue;
+        const double us = with_copies(c);
+        if (us < best) best = us, pick = c.provider;
       }
       if (!pick) {  // the chosen provider lacks this node: the first that has it
-        pick = candidates[k].front().first;
-        best = with_copies(pick, candidates[k].front().second);
+        pick = candidates[k].front().provider;
+        best = with_copies(candidates[k].front());
       }
       total += best;
       (*placement)[&node] = pick;
@@ -206,20 +251,28 @@ class Partitioner {
   }
 
   void PlanLowestCost() {
-    std::vector<std::vector<std::pair<ExecutionProvider*, double>>> candidates;
+    std::vector<std::vector<Candidate>> candidates;
     for (const Node& node : graph_.nodes) candidates.push_back(Candidates(node));
     double best = std::numeric_limits<double>::infinity();
     // Whole graph on each provider first (user order), then node by node: ties keep the
     // earlier candidate.
-    for (ExecutionProvider* only : providers_) {
+    auto consider = [&](const std::string& name, auto choose) {
       std::map<const Node*, ExecutionProvider*> placement;
-      const double total = Simulate(candidates, &placement, [only](ExecutionProvider* p) { return p == only; });
-      if (total < best) best = total, planned_ = std::move(placement), result_.plan = "all on " + only->name();
-    }
-    std::map<const Node*, ExecutionProvider*> placement;
-    const double total = Simulate(candidates, &placement, [](ExecutionProvider*) { return true; });
-    if (total < best) best = total, planned_ = std::move(placement), result_.plan = "node by node";
+      const double total = Simulate(candidates, &placement, choose);
+      result_.candidates.emplace_back(name, total);
+      if (total < best) best = total, planned_ = std::move(placement), result_.plan = name;
+    };
+    for (ExecutionProvider* only : providers_)
+      consider("all on " + only->name(), [only](ExecutionProvider* p) { return p == only; });
+    if (providers_.size() > 1) consider("node by node", [](ExecutionProvider*) { return true; });
     result_.estimated_us = best;
+    for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+      if (candidates[k].empty()) continue;
+      const Node& node = graph_.nodes[k];
+      NodeEstimate e{node.name.empty() ? node.outputs[0] : node.name, node.op_type, planned_[&node]->name(), {}};
+      for (const Candidate& c : candidates[k]) e.us.emplace_back(c.provider->name(), c.us);
+      result_.node_estimates.push_back(std::move(e));
+    }
   }
 
   Device DeviceOf(const std::string& value) const {

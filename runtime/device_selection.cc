@@ -32,6 +32,7 @@ absl::StatusOr<DeviceChoice> ResolveDevice(const std::string& device) {
     if (probe.loaded && probe.devices > 0) {
       c.providers = {name, "cpu"};
       c.device = name;
+      if (!named) c.placement = PartitionOptions::Policy::kLowestCost;
       return c;
     }
     why += (why.empty() ? "" : "; ") + probe.why;

@@ -42,6 +42,45 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::str
 
 Session::~Session() = default;
 
+namespace {
+// Folding, dead code, fusions, then placement: on `graph` itself, or, for kLowestCost
+// between several providers, on a copy first. Returns true (graph untouched) when that
+// copy's cheapest placement is all on the host, so the caller drops the other providers.
+absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
+                                const std::vector<std::unique_ptr<ExecutionProvider>>& providers,
+                                const SessionOptions& options, SessionStats& stats) {
+  const bool trial = options.placement == PartitionOptions::Policy::kLowestCost && providers.size() > 1;
+  Graph copy;
+  if (trial) copy = graph;
+  Graph& g = trial ? copy : graph;
+  stats = SessionStats{};
+  if (options.constant_folding) {
+    auto folded = FoldConstants(g, cpu);
+    if (!folded.ok()) return folded.status();
+    stats.nodes_folded = *folded;
+  }
+  stats.nodes_removed = EliminateDeadCode(g);
+  // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
+  // chains (of two layers or more) only when the CPU runs everything: a GPU would
+  // otherwise lose the MLP's layers.
+  if (options.fusion)
+    stats.nodes_fused = (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g);
+  std::vector<ExecutionProvider*> order;
+  for (const auto& p : providers) order.push_back(p.get());
+  PartitionOptions po;
+  po.policy = options.placement;
+  po.outputs_on_host = options.outputs_on_host;
+  po.dim_values = options.dim_values;
+  po.resident_inputs = options.resident_inputs;
+  auto part = Partition(g, order, po);
+  if (!part.ok()) return part.status();
+  stats.placement = std::move(*part);
+  if (trial && stats.placement.plan == "all on " + cpu.name()) return true;
+  if (trial) graph = std::move(copy);
+  return false;
+}
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
                                                        const SessionOptions& options) {
   auto graph = ImportModelFile(path, options.import);
@@ -66,33 +105,21 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
     s->providers_.push_back(std::make_unique<CpuProvider>());
     cpu = s->providers_.back().get();
   }
-  if (options.constant_folding) {
-    auto folded = FoldConstants(graph, *cpu);
-    if (!folded.ok()) return folded.status();
-    s->stats_.nodes_folded = *folded;
+  auto placed = PlaceGraph(graph, *cpu, s->providers_, options, s->stats_);
+  if (!placed.ok()) return placed.status();
+  if (*placed) {  // cheapest all on the host: a CPU session, with the CPU-only passes
+    PartitionResult estimates = s->stats_.placement;  // the comparison stays reported
+    s->providers_.erase(std::remove_if(s->providers_.begin(), s->providers_.end(),
+                                       [cpu](const auto& p) { return p.get() != cpu; }),
+                        s->providers_.end());
+    auto again = PlaceGraph(graph, *cpu, s->providers_, options, s->stats_);
+    if (!again.ok()) return again.status();
+    estimates.nodes_per_provider = s->stats_.placement.nodes_per_provider;
+    estimates.copies_inserted = 0;
+    s->stats_.placement = std::move(estimates);
   }
-  s->stats_.nodes_removed = EliminateDeadCode(graph);
-  // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
-  // chains (of two layers or more) only when the CPU runs everything: a GPU would
-  // otherwise lose the MLP's layers.
-  if (options.fusion) {
-    const bool cpu_only = std::all_of(s->providers_.begin(), s->providers_.end(),
-                                      [](const auto& p) { return p->name() == "cpu"; });
-    s->stats_.nodes_fused = (cpu_only ? FuseDenseChains(graph, 2) : 0) + FuseLayerNorm(graph) + FuseActivations(graph);
-  }
-  std::vector<ExecutionProvider*> order;
   std::map<std::string, ExecutionProvider*> by_name;
-  for (auto& p : s->providers_) {
-    order.push_back(p.get());
-    by_name[p->name()] = p.get();
-  }
-  PartitionOptions po;
-  po.policy = options.placement;
-  po.outputs_on_host = options.outputs_on_host;
-  auto part = Partition(graph, order, po);
-  if (!part.ok()) return part.status();
-  s->stats_.nodes_per_provider = part->nodes_per_provider;
-  s->stats_.copies_inserted = part->copies_inserted;
+  for (auto& p : s->providers_) by_name[p->name()] = p.get();
   if (options.fusion)
     for (auto& p : s->providers_) s->stats_.nodes_provider_rewritten += p->OptimizeGraph(graph);
   s->graph_ = std::make_unique<Graph>(std::move(graph));
@@ -254,6 +281,19 @@ std::string FeedMismatch(const ValueInfo& vi, const Tensor& t) {
       return "has shape " + DimsToString(t.dims()) + ", the model expects " + vi.shape.ToString();
   }
   return "";
+}
+
+std::map<std::string, int64_t> DimValuesOf(const std::vector<ValueInfo>& inputs,
+                                           const std::map<std::string, Dims>& dims) {
+  std::map<std::string, int64_t> out;
+  for (const ValueInfo& vi : inputs) {
+    auto it = dims.find(vi.name);
+    if (it == dims.end() || !vi.shape.rank_known || vi.shape.dims.size() != it->second.size()) continue;
+    for (size_t d = 0; d < vi.shape.dims.size(); ++d)
+      if (!vi.shape.dims[d].known() && !vi.shape.dims[d].symbol.empty())
+        out.emplace(vi.shape.dims[d].symbol, it->second[d]);
+  }
+  return out;
 }
 
 std::vector<ExecutionProvider*> Session::providers() const {

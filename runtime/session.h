@@ -34,8 +34,14 @@ struct SessionOptions {
   // accumulate, so only callers that write a trace turn this on. Implies profiling.
   bool tracing = false;
   std::vector<std::string> providers = {"cpu"};  // in order of preference
-  // How nodes are placed among the providers (see providers/partitioner.h).
+  // How nodes are placed among the providers (see providers/partitioner.h). With
+  // kLowestCost, a graph whose cheapest placement is all on the host becomes a CPU-only
+  // session (the CPU-only fusions apply, the other providers are dropped).
   PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
+  // kLowestCost: the sizes the caller will feed for symbolic dims, by name (see
+  // DimValuesOf), for the estimates alone.
+  std::map<std::string, int64_t> dim_values;
+  std::set<std::string> resident_inputs;  // kLowestCost: see PartitionOptions
   // Graph outputs come back to the host; false leaves them where they were produced
   // (Session::ToHost copies one back), for callers that feed them back in.
   bool outputs_on_host = true;
@@ -46,8 +52,8 @@ struct SessionStats {
   int nodes_folded = 0;
   int nodes_removed = 0;
   int nodes_fused = 0;              // activations into their producer, LayerNorm patterns, dense-chain layers
-  std::map<std::string, int> nodes_per_provider;
-  int copies_inserted = 0;
+  // Where the nodes were placed, device copies inserted, and kLowestCost's estimates.
+  PartitionResult placement;
   int nodes_provider_rewritten = 0;  // by ExecutionProvider::OptimizeGraph (e.g. CPU layout)
 };
 
@@ -114,6 +120,12 @@ class Session {
 // "" when tensor `t` may be fed as `vi` (same dtype, every fixed dim equal); otherwise
 // what is wrong, e.g. "has shape [2,3], the model expects [N,4]".
 std::string FeedMismatch(const ValueInfo& vi, const Tensor& t);
+
+// The values of the inputs' symbolic dims when fed tensors of `dims` (input name -> dims),
+// e.g. {"batch", 128}: SessionOptions::dim_values for the sizes a caller will feed.
+// The first input to name a dim gives its value; inputs of another rank are skipped.
+std::map<std::string, int64_t> DimValuesOf(const std::vector<ValueInfo>& inputs,
+                                           const std::map<std::string, Dims>& dims);
 
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
 // libtandem_cuda.so, see providers/provider_plugin.h), or an error saying why not.

@@ -17,6 +17,7 @@
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "runtime/session.h"
+#include "tests/tagged_host_allocator.h"
 #include "tests/test_models.h"
 #include "training/trainer.h"
 
@@ -24,26 +25,6 @@ namespace tandem {
 namespace {
 
 constexpr Device kFakeDevice{DeviceType::kCuda, 5};
-
-class FakeDeviceAllocator : public Allocator {
- public:
-  Device device() const override { return kFakeDevice; }
-  std::shared_ptr<Buffer> Allocate(size_t bytes) override {
-    auto b = std::make_shared<Buffer>();
-    b->data = std::malloc(bytes ? bytes : 1);
-    b->bytes = bytes;
-    b->device = kFakeDevice;
-    b->release = [](Buffer& buf) { std::free(buf.data); };
-    in_use_ += bytes;
-    peak_ = std::max(peak_, in_use_);
-    return b;
-  }
-  size_t bytes_in_use() const override { return in_use_; }
-  size_t peak_bytes() const override { return peak_; }
-
- private:
-  size_t in_use_ = 0, peak_ = 0;
-};
 
 // Kernels the stand-in device has; everything else falls back to the CPU.
 const char* const kDeviceOps[] = {"Gemm", "MatMul", "Relu", "Add", "Sub", "Mul", "Div", "Neg", "Expand", "Sum",
@@ -95,7 +76,7 @@ class FakeDeviceProvider : public ExecutionProvider {
   }
 
  private:
-  FakeDeviceAllocator allocator_;
+  testing::TaggedHostAllocator allocator_{kFakeDevice};
 };
 
 // A session on [fake, cpu] built by hand (CreateProvider knows only real providers).

@@ -129,6 +129,69 @@ TEST(PlacementCost, TiesGoToTheUsersFirstProvider) {
   }
 }
 
+// x [batch, 4] -> Shape -> Gather(0) -> Concat([-1 ... ]) -> Reshape(x) -> y: the GPU
+// claims every node at no cost, yet the integer shape arithmetic stays on the host.
+TEST(PlacementCost, ShapeArithmeticStaysOnTheHost) {
+  TableProvider cpu("cpu", Device{}, {{"Shape", 9}, {"Gather", 9}, {"Concat", 9}, {"Reshape", 9}}, 0, 0);
+  TableProvider gpu("gpu", kGpu, {{"Shape", 0}, {"Gather", 0}, {"Concat", 0}, {"Reshape", 0}}, 0, 0);
+  Graph g;
+  g.opsets[""] = 13;
+  ValueInfo x{"x", DataType::kFloat, Shape::Of({-1, 4})};
+  x.shape.dims[0] = Dim{-1, "batch"};
+  g.inputs.push_back(x);
+  g.initializers["zero"] = Tensor::Scalar<int64_t>(0);
+  Tensor tail = Tensor::Host(DataType::kInt64, {1});
+  tail.data<int64_t>()[0] = 4;
+  g.initializers["tail"] = tail;
+  auto add = [&g](const std::string& op, std::vector<std::string> in, const std::string& out, DataType t) {
+    Node node;
+    node.name = out;
+    node.op_type = op;
+    node.inputs = std::move(in);
+    node.outputs = {out};
+    if (op == "Concat") node.attributes["axis"] = IntAttribute(0);
+    g.nodes.push_back(node);
+    g.value_info[out] = ValueInfo{out, t, Shape::Unknown()};
+  };
+  add("Shape", {"x"}, "s", DataType::kInt64);
+  add("Gather", {"s", "zero"}, "n", DataType::kInt64);
+  add("Concat", {"n", "tail"}, "target", DataType::kInt64);
+  add("Reshape", {"x", "target"}, "y", DataType::kFloat);
+  g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Unknown()});
+  for (auto policy : {PartitionOptions::Policy::kLowestCost, PartitionOptions::Policy::kPreferenceOrder}) {
+    Graph h = g;
+    PartitionOptions o;
+    o.policy = policy;
+    o.dim_values = {{"batch", 1 << 20}};
+    auto r = Partition(h, {&gpu, &cpu}, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const auto where = ProviderOf(h);
+    EXPECT_EQ(where.at("s"), "cpu");
+    EXPECT_EQ(where.at("n"), "cpu");
+    EXPECT_EQ(where.at("target"), "cpu");
+    EXPECT_EQ(where.at("y"), "gpu");
+  }
+}
+
+// Symbolic dims take PartitionOptions::dim_values in the estimates: copying a [batch, n]
+// input costs per byte, so a large batch tips the same graph to the side without copies.
+TEST(PlacementCost, DimValuesSizeTheCopies) {
+  TableProvider cpu("cpu", Device{}, {{"MatMul", 30}, {"Relu", 1}}, 0, 0);
+  TableProvider gpu("gpu", kGpu, {{"MatMul", 10}, {"Relu", 1}}, 0, 0.001);
+  for (int64_t batch : {16, 1 << 16}) {
+    Graph g = Chain(16);
+    g.inputs[0].shape.dims[0] = Dim{-1, "batch"};
+    PartitionOptions o = LowestCost();
+    o.dim_values = {{"batch", batch}};
+    auto r = Partition(g, {&gpu, &cpu}, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    // x: 16*16*4 = 1 KiB (1 us) vs 4 MiB (4 ms) to copy; the rest moves 16x16 values.
+    // Small: all on the GPU. Large: the first MatMul where x is, the rest on the GPU.
+    EXPECT_EQ(r->plan, batch == 16 ? "all on gpu" : "node by node") << "batch " << batch;
+    EXPECT_EQ(ProviderOf(g).at("a"), batch == 16 ? "gpu" : "cpu") << "batch " << batch;
+  }
+}
+
 TEST(CostModel, WorkFromStaticShapes) {
   Graph g = Chain(64);
   KernelInfo mm = DescribeNode(g, g.nodes[0], nullptr);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "absl/strings/str_format.h"
 #include "graph/resource_limits.h"
 #include "runtime/device_selection.h"
 
@@ -112,7 +113,7 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
   return a;
 }
 
-std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallback) {
+DeviceChoice DeviceFromFlags(const Args& a, const std::string& fallback) {
   const std::string device = a.get("--device", a.get("--provider", fallback));
   auto choice = ResolveDevice(device);
   if (!choice.ok()) {
@@ -120,7 +121,16 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
     std::exit(2);
   }
   PrintDeviceNoticeOnce(*choice);
-  return choice->providers;
+  return *choice;
+}
+
+void PrintPlacementChoice(const PartitionResult& placement) {
+  if (placement.candidates.size() < 2) return;
+  std::string others;
+  for (const auto& [name, us] : placement.candidates)
+    if (name != placement.plan) others += absl::StrFormat("%s%s %.4g us", others.empty() ? "" : ", ", name, us);
+  std::printf("placement: %s, estimated %.4g us per run (%s)\n", placement.plan.c_str(), placement.estimated_us,
+              others.c_str());
 }
 
 void PrintProfile(std::vector<StepProfile> steps) {

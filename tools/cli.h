@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device_selection.h"
 #include "runtime/plan.h"
 
 namespace tandem::cli {
@@ -28,11 +29,12 @@ Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
 // The providers for `--device cpu|cuda|auto` (default `fallback`): prints the one-line
 // notice when an asked-for device is absent, exits(2) on an unknown device name.
 // `--provider` is accepted as a second spelling (as the ONNX runners use it).
-std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallback = "auto");
+DeviceChoice DeviceFromFlags(const Args& a, const std::string& fallback = "auto");
 // The help lines for --device, for the commands' usage texts.
 #define TANDEM_DEVICE_HELP                                                              \
-  "  --device cpu|cuda|auto  where to run (default auto: the GPU when one is visible;\n" \
-  "                          what the GPU lacks runs on the CPU)\n"
+  "  --device cpu|cuda|auto  where to run (default auto: with a GPU visible, each part\n" \
+  "                          where its estimated cost is lower, so small graphs stay on\n" \
+  "                          the CPU; cuda: all the GPU can run, the rest on the CPU)\n"
 
 // --max-memory SIZE and --max-loop-iterations N, accepted by every command (Parse applies
 // them to graph/resource_limits.h; a malformed value exits(2)).
@@ -40,6 +42,11 @@ std::vector<std::string> DeviceProviders(const Args& a, const std::string& fallb
   "  --max-memory SIZE       refuse tensors past this much live memory (e.g. 512M, 8G;\n"   \
   "                          default 80% of physical memory; GPU memory only if given)\n" \
   "  --max-loop-iterations N refuse Loop nodes that would run longer (default 10000000)\n"
+
+// For cost-based placement between several providers, one line: the placement chosen,
+// its estimate and the others', e.g. "placement: all on cpu, estimated 41 us per run
+// (all on cuda 95 us, node by node 95 us)". Prints nothing otherwise.
+void PrintPlacementChoice(const PartitionResult& placement);
 
 // Prints a per-node time table, most expensive first.
 void PrintProfile(std::vector<StepProfile> steps);

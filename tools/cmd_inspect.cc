@@ -1,10 +1,12 @@
 // tandem inspect: what is in a model and where it would run.
 #include <cstdio>
+#include <algorithm>
 #include <map>
 
 #include "onnx_import/import.h"
 #include "runtime/session.h"
 #include "tools/cli.h"
+#include "tools/run_inputs.h"
 
 namespace tandem::cli {
 
@@ -18,12 +20,58 @@ const char kUsage[] =
     "options:\n"
     "  --providers LIST        comma-separated provider preference (overrides --device)\n"
     TANDEM_DEVICE_HELP
+    "  --costs                 place by estimated cost (as --device auto does) and print\n"
+    "                          each node's estimate on each provider (implied by --device auto)\n"
+    "  --dim SYMBOL=N          a size for a symbolic dim in the estimates, e.g. batch=128\n"
+    "                          (repeatable; unbound dims count as 4 KiB values)\n"
     TANDEM_LIMITS_HELP;
+
+// kLowestCost's per-node estimates, most expensive first, and the placement's totals.
+void PrintEstimates(const Graph& graph, const PartitionResult& placement,
+                    const std::map<std::string, int64_t>& dims) {
+  std::string unbound;
+  for (const ValueInfo& in : graph.inputs)
+    for (const Dim& d : in.shape.dims)
+      if (!d.known() && !d.symbol.empty() && !dims.count(d.symbol) && unbound.find(d.symbol) == std::string::npos)
+        unbound += (unbound.empty() ? "" : ", ") + d.symbol;
+  std::printf("estimated cost per run (us, copies excluded)%s:\n",
+              unbound.empty() ? "" : (" with " + unbound + " unbound: give --dim " + unbound.substr(0, unbound.find(',')) + "=N").c_str());
+  std::vector<NodeEstimate> nodes = placement.node_estimates;
+  auto cost = [](const NodeEstimate& e) {
+    for (const auto& [p, us] : e.us)
+      if (p == e.placed_on) return us;
+    return 0.0;
+  };
+  std::stable_sort(nodes.begin(), nodes.end(), [&](const auto& x, const auto& y) { return cost(x) > cost(y); });
+  std::vector<std::string> providers;
+  for (const NodeEstimate& e : nodes)
+    for (const auto& [p, us] : e.us)
+      if (std::find(providers.begin(), providers.end(), p) == providers.end()) providers.push_back(p);
+  std::printf("  %-32s %-18s", "node", "op");
+  for (const std::string& p : providers) std::printf(" %10s", p.c_str());
+  std::printf("  placed on\n");
+  constexpr size_t kShown = 40;
+  for (size_t i = 0; i < nodes.size() && i < kShown; ++i) {
+    const NodeEstimate& e = nodes[i];
+    std::printf("  %-32.32s %-18.18s", e.node.c_str(), e.op.c_str());
+    for (const std::string& p : providers) {
+      auto it = std::find_if(e.us.begin(), e.us.end(), [&](const auto& x) { return x.first == p; });
+      if (it == e.us.end()) std::printf(" %10s", "-");
+      else std::printf(" %10.2f", it->second);
+    }
+    std::printf("  %s\n", e.placed_on.c_str());
+  }
+  if (nodes.size() > kShown) std::printf("  ... %zu cheaper nodes\n", nodes.size() - kShown);
+  std::printf("placement totals (us per run, copies included):");
+  for (const auto& [name, us] : placement.candidates)
+    std::printf(" %s %.4g%s;", name.c_str(), us, name == placement.plan ? " (chosen)" : "");
+  std::printf("\n");
+}
 
 }  // namespace
 
 int Inspect(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--providers", "--device", "--provider"}, {}, kUsage);
+  Args a = Parse(argc, argv, {"--providers", "--device", "--provider", "--dim"}, {"--costs"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -54,7 +102,17 @@ int Inspect(int argc, char** argv) {
   for (const Node& n : graph->nodes) ++histogram[n.op_type];
 
   SessionOptions so;
-  so.providers = DeviceProviders(a, "cpu");
+  const DeviceChoice choice = DeviceFromFlags(a, "cpu");
+  so.providers = choice.providers;
+  so.placement = choice.placement;
+  const bool costs = a.has("--costs") || a.get("--device", a.get("--provider")) == "auto";
+  if (costs) so.placement = PartitionOptions::Policy::kLowestCost;
+  auto dims = ParseDimSpecs(a.all("--dim"), "--dim");
+  if (!dims.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(dims.status().message()).c_str());
+    return 2;
+  }
+  so.dim_values = *dims;
   if (a.has("--providers")) {
     so.providers.clear();
     std::string list = a.get("--providers");
@@ -74,7 +132,7 @@ int Inspect(int argc, char** argv) {
   for (const auto& [op, count] : histogram) {
     std::string where;
     for (const auto& [prov, c] : placement[op]) where += prov + ":" + std::to_string(c) + " ";
-    if (where.empty()) where = session.ok() ? "(folded away)" : "-";
+    if (where.empty()) where = session.ok() ? "(folded or fused away)" : "-";
     std::printf("  %-28s %6d  %s\n", op.c_str(), count, where.c_str());
   }
   for (const auto& [op, where] : placement) {  // fused nodes and device copies
@@ -89,11 +147,12 @@ int Inspect(int argc, char** argv) {
   }
   const SessionStats& st = (*session)->stats();
   std::printf("placement:");
-  for (const auto& [prov, c] : st.nodes_per_provider) std::printf(" %s=%d nodes", prov.c_str(), c);
+  for (const auto& [prov, c] : st.placement.nodes_per_provider) std::printf(" %s=%d nodes", prov.c_str(), c);
   std::printf(", %d device copies, %d nodes constant-folded, %d removed as dead code, "
               "%d fused, %d rewritten by their provider\n",
-              st.copies_inserted, st.nodes_folded, st.nodes_removed, st.nodes_fused,
+              st.placement.copies_inserted, st.nodes_folded, st.nodes_removed, st.nodes_fused,
               st.nodes_provider_rewritten);
+  if (costs) PrintEstimates(*graph, st.placement, *dims);
   return 0;
 }
 

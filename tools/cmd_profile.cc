@@ -86,7 +86,7 @@ absl::StatusOr<DeviceRun> ProfileDevice(Session& s, const std::string& device,
                                         const std::map<std::string, Tensor>& feeds, long repeat) {
   DeviceRun r;
   r.device = device;
-  r.copies = s.stats().copies_inserted;
+  r.copies = s.stats().placement.copies_inserted;
   r.nodes = s.graph().nodes.size();
   if (auto warm = TimedRun(s, feeds); !warm.ok()) return warm.status();
   for (long i = 0; i < repeat; ++i) {

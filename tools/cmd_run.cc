@@ -65,13 +65,14 @@ int Run(int argc, char** argv) {
   so.profiling = a.has("--profile");
   so.tracing = a.has("--trace");
   so.fusion = !a.has("--no-fusion");
-  so.providers = DeviceProviders(a);
-  auto session = Session::Load(a.positional[0], so);
-  if (!session.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());
+  const DeviceChoice device_choice = DeviceFromFlags(a);
+  so.providers = device_choice.providers;
+  so.placement = device_choice.placement;
+  auto graph = ImportModelFile(a.positional[0], so.import);
+  if (!graph.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(graph.status().message()).c_str());
     return 1;
   }
-  Session& s = **session;
   auto files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
   auto dims = ParseDimSpecs(a.all("--dim"), "--dim");
   if (!files.ok() || !dims.ok()) {
@@ -83,12 +84,22 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(read.status().message()).c_str());
     return 1;
   }
-  auto completed = AddRandomInputs(s.inputs(), *read, *dims, static_cast<unsigned>(a.get_int("--seed", 0)));
+  auto completed = AddRandomInputs(graph->inputs, *read, *dims, static_cast<unsigned>(a.get_int("--seed", 0)));
   if (!completed.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(completed.status().message()).c_str());
     return 1;
   }
   std::map<std::string, Tensor> feeds = std::move(*completed);
+  std::map<std::string, Dims> feed_dims;
+  for (const auto& [name, t] : feeds) feed_dims[name] = t.dims();
+  so.dim_values = DimValuesOf(graph->inputs, feed_dims);  // cost-based placement's sizes
+  auto session = Session::FromGraph(std::move(*graph), so);
+  if (!session.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(session.status().message()).c_str());
+    return 1;
+  }
+  Session& s = **session;
+  PrintPlacementChoice(s.stats().placement);
   for (const ValueInfo& vi : s.inputs())
     if (!read->count(vi.name))
       std::printf("input %s: random %s%s\n", vi.name.c_str(), DataTypeName(vi.dtype),

@@ -43,7 +43,7 @@ int TestOnnx(int argc, char** argv) {
   o.rtol = a.get_double("--rtol", o.rtol);
   o.atol = a.get_double("--atol", o.atol);
   o.num_threads = static_cast<int>(a.get_int("--threads", 0));
-  o.providers = DeviceProviders(a, "cpu");
+  o.providers = DeviceFromFlags(a, "cpu").providers;
   std::map<std::string, int> nodes_per_provider;
   std::map<std::string, std::string> expected;
   bool have_expected = a.has("--expected-failures");

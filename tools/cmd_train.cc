@@ -56,8 +56,9 @@ const char kUsage[] =
     "  --val-x X.npy --val-y Y.npy  a separate validation set (--val-input NAME=X.npy ...\n"
     "                            for models with several inputs)\n"
     "  --threads N               (default: all cores)\n"
-    "  --device cpu|cuda|auto    (default auto: the GPU when one is visible; parameters,\n"
-    "                            optimizer state and data stay on it for the whole run)\n"
+    "  --device cpu|cuda|auto    (default auto: with a GPU visible, the device whose estimated\n"
+    "                            step time is lower for this model and batch size; on the GPU\n"
+    "                            parameters, optimizer state and data stay there for the run)\n"
     "output:\n"
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
     "  --step-log FILE.csv       the loss of every step (before its update)\n"
@@ -159,7 +160,9 @@ int Train(int argc, char** argv) {
   o.drop_last = a.has("--drop-last");
   o.quiet = a.has("--quiet");
   o.val_split = a.get_double("--val-split", 0);
-  o.trainer.providers = DeviceProviders(a);
+  const DeviceChoice device_choice = DeviceFromFlags(a);
+  o.trainer.providers = device_choice.providers;
+  o.trainer.placement = device_choice.placement;
 
   // Model first: its input names say which data feeds what.
   auto graph = ImportModelFile(a.positional[0]);
@@ -237,9 +240,17 @@ int Train(int argc, char** argv) {
 
   training::BatchIterator batches(train, o.batch_size, o.shuffle, o.seed, o.drop_last);
   o.trainer.schedule.total_steps = batches.num_batches() * o.epochs;
+  std::map<std::string, Dims> batch_dims;  // one batch's input shapes, for --device auto
+  for (const auto& [name, x] : train.Inputs(input)) {
+    Dims d = x.dims();
+    d[0] = o.batch_size;
+    batch_dims[name] = d;
+  }
+  o.trainer.dim_values = DimValuesOf(graph->inputs, batch_dims);
   auto trainer = training::Trainer::Create(*graph, o.trainer);
   if (!trainer.ok()) return Fail(trainer.status());
   training::Trainer& t = **trainer;
+  if (!o.quiet) PrintPlacementChoice(t.placement_estimates());
   if (!o.quiet)
     std::printf("training %s: %zu parameter tensors, %lld samples (%lld validation), batch %lld, "
                 "%lld steps/epoch, %s lr %g, device %s\n",

@@ -222,7 +222,7 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
   auto session = Session::Load(dir + "/model.onnx", so);
   if (!session.ok()) return finish(BackendTestResult::kFail, std::string(session.status().message()));
   Session& s = **session;
-  r.nodes_per_provider = s.stats().nodes_per_provider;
+  r.nodes_per_provider = s.stats().placement.nodes_per_provider;
   for (const ValueInfo& vi : s.inputs())
     if (vi.kind == ValueKind::kTensor && vi.dtype == DataType::kUndefined)
       return finish(BackendTestResult::kFail, "input '" + vi.name +

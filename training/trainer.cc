@@ -4,13 +4,48 @@
 
 namespace tandem::training {
 
+namespace {
+// The training step as a device would run it (no CPU-only fusions), placed by estimated
+// cost: the session says which providers it kept ({"cpu"} alone when the cheapest
+// placement is all on the host) and the estimates.
+absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCost(const Graph& inference,
+                                                                                  const TrainerOptions& options) {
+  TrainingSpec spec = options.spec;
+  spec.fuse_dense_chains = spec.one_update_node = false;
+  auto tg = BuildTrainingGraph(inference, spec);
+  if (!tg.ok()) return tg.status();
+  SessionOptions so;
+  so.num_threads = options.num_threads;
+  so.fusion = options.fusion;
+  so.providers = options.providers;
+  so.placement = PartitionOptions::Policy::kLowestCost;
+  so.dim_values = options.dim_values;
+  so.resident_inputs.insert(tg->params.begin(), tg->params.end());  // uploaded once
+  for (const auto& [param, names] : tg->state) so.resident_inputs.insert(names.begin(), names.end());
+  for (const auto& [stat, updated] : tg->running_stats) so.resident_inputs.insert(stat);
+  so.outputs_on_host = false;
+  auto trial = Session::FromGraph(std::move(tg->graph), so);
+  if (!trial.ok()) return trial.status();
+  std::vector<std::string> kept;
+  for (ExecutionProvider* p : (*trial)->providers()) kept.push_back(p->name());
+  return std::make_pair(kept, (*trial)->stats().placement);
+}
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
                                                          const TrainerOptions& options) {
   std::unique_ptr<Trainer> t(new Trainer());
   t->inference_ = InferenceMode(inference);
   t->options_ = options;
+  if (options.placement == PartitionOptions::Policy::kLowestCost && t->options_.providers.size() > 1) {
+    auto chosen = ChooseByCost(t->inference_, options);
+    if (!chosen.ok()) return chosen.status();
+    t->options_.providers = chosen->first;
+    t->estimates_ = std::move(chosen->second);
+  }
+  t->options_.placement = PartitionOptions::Policy::kPreferenceOrder;
   TrainingSpec spec = options.spec;
-  spec.fuse_dense_chains = options.fusion && std::all_of(options.providers.begin(), options.providers.end(),
+  spec.fuse_dense_chains = options.fusion && std::all_of(t->options_.providers.begin(), t->options_.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
   spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
   auto tg = BuildTrainingGraph(inference, spec);
@@ -28,7 +63,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   so.profiling = options.profiling;
   so.tracing = options.tracing;
   so.fusion = options.fusion;
-  so.providers = options.providers;
+  so.providers = t->options_.providers;
   so.outputs_on_host = false;  // loss and running stats stay where they were computed
   auto train = Session::FromGraph(t->graph_.graph, so);
   if (!train.ok()) return train.status();

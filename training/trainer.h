@@ -32,6 +32,12 @@ struct TrainerOptions {
   // (TrainingSpec::fuse_dense_chains, one_update_node).
   bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see runtime/device_selection.h
+  // kLowestCost (--device auto) with several providers: the training step is estimated
+  // all on the CPU and all on the device (runtime/session.h), and the trainer becomes a
+  // CPU trainer or a device one (preference order, as --device cuda) accordingly. A step
+  // is never split node by node: parameters and their updates stay on one device.
+  PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
+  std::map<std::string, int64_t> dim_values;  // the batch's symbolic dims (DimValuesOf)
 };
 
 class Trainer {
@@ -72,6 +78,10 @@ class Trainer {
   std::map<std::string, Tensor>& optimizer_state() { return state_; }
   void set_steps_taken(int64_t s) { step_ = s; }
   const TrainingGraph& training_graph() const { return graph_; }
+  // The providers the trainer runs on (options.providers, or what kLowestCost chose) and,
+  // for kLowestCost, the estimates it chose by.
+  const std::vector<std::string>& providers() const { return options_.providers; }
+  const PartitionResult& placement_estimates() const { return estimates_; }
   std::vector<StepProfile> profile() const { return train_session_->profile(); }
   std::vector<TraceEvent> trace() const { return train_session_->trace(); }
   void ResetProfile() { train_session_->ResetProfile(); }
@@ -87,6 +97,7 @@ class Trainer {
   Graph inference_;
   TrainingGraph graph_;
   TrainerOptions options_;
+  PartitionResult estimates_;
   std::unique_ptr<Session> train_session_, eval_session_;
   std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
   std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats

@@ -54,10 +54,12 @@ const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry
 std::optional<double> CudaProvider::Capability(const KernelInfo& info) const {
   if (!FindKernel(info)) return std::nullopt;
   if (!CudaKernelAccepts(info)) return std::nullopt;  // attribute variants we lack
-  // An H100-class roofline (not calibrated yet: no GPU has run this code): ~20 TFLOP/s
-  // float32 sustained, ~2 TB/s, plus the launch.
-  return EstimateUs(EstimateWork(info), DeviceSpeed{20e6, 2e6, launch_overhead_us()});
+  return EstimateUs(EstimateWork(info), DefaultGpuSpeed());  // not yet calibrated on a GPU
 }
+
+double CudaProvider::launch_overhead_us() const { return DefaultGpuSpeed().launch_us; }
+
+double CudaProvider::CopyCostUs(int64_t bytes) const { return GpuCopyCostUs(bytes); }
 
 absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
   if (bytes == 0) return nullptr;

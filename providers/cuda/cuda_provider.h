@@ -33,9 +33,8 @@ class CudaProvider : public ExecutionProvider {
   Allocator* host_allocator() override { return &pinned_; }
   const KernelRegistry& registry() const override;
   std::optional<double> Capability(const KernelInfo& info) const override;
-  double launch_overhead_us() const override { return 10.0; }
-  // Host <-> device: a launch plus the bytes at ~20 GB/s (pinned PCIe).
-  double CopyCostUs(int64_t bytes) const override { return 10.0 + static_cast<double>(bytes) / 20e3; }
+  double launch_overhead_us() const override;
+  double CopyCostUs(int64_t bytes) const override;
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
   absl::Status Synchronize() override;
   std::string description() const override { return description_; }

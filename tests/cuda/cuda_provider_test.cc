@@ -73,7 +73,7 @@ void ExpectMatchesCpu(const NodeCase& c, double rtol = 1e-5, double atol = 1e-6)
   gpu.constant_folding = cpu.constant_folding = false;
   auto sg = Session::FromGraph(SingleNode(c), gpu);
   ASSERT_TRUE(sg.ok()) << sg.status();
-  EXPECT_EQ((*sg)->stats().nodes_per_provider.count("cpu") ? (*sg)->stats().nodes_per_provider.at("cpu") : 0, 0)
+  EXPECT_EQ((*sg)->stats().placement.nodes_per_provider.count("cpu") ? (*sg)->stats().placement.nodes_per_provider.at("cpu") : 0, 0)
       << c.op << " fell back to the CPU";
   auto sc = Session::FromGraph(SingleNode(c), cpu);
   ASSERT_TRUE(sc.ok()) << sc.status();
