@@ -2,15 +2,20 @@
 # tandem profile --trace: the Chrome trace parses as JSON, holds one complete event per
 # executed node with name, ph, ts, dur, pid, tid and args {op, shapes, provider}, and the
 # node durations sum to within 10% of the measured step. Without a GPU, --compare
-# cpu,cuda says so in one line. The batch sweep writes a parseable SVG.
+# cpu,cuda says so in one line. The batch sweep writes a parseable SVG. All of it for
+# inference and for training steps (--train: forward, backward and update nodes).
 # usage: profile_trace_test.sh TANDEM MODEL
 set -euo pipefail
 tandem=$1 model=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$tandem" profile "$model" --compare cpu,cuda --dim batch=64 --repeat 5 --trace "$out/trace.json" \
-  --batch-sizes 1,16,64 --chart "$out/batches.svg" | tee "$out/log"
-/usr/bin/python3 - "$out/log" "$out/trace.json" "$out/batches.svg" <<'PY'
+for mode in inference train; do
+  extra=(--dim batch=64)
+  [ "$mode" = train ] && extra=(--train --loss cross_entropy --batch-size 16)
+  echo "== $mode"
+  "$tandem" profile "$model" --compare cpu,cuda "${extra[@]}" --repeat 5 --trace "$out/trace.json" \
+    --batch-sizes 1,16,64 --chart "$out/batches.svg" | tee "$out/log"
+  /usr/bin/python3 - "$out/log" "$out/trace.json" "$out/batches.svg" "$mode" <<'PY'
 import json, re, sys
 import xml.etree.ElementTree as ET
 log = open(sys.argv[1]).read()
@@ -30,6 +35,11 @@ for e in events:
     assert {"op", "shapes", "provider"} <= e["args"].keys(), e
 if "no GPU present" not in log:
     assert "crossover:" in log, "a GPU ran but no crossover was printed"
+if sys.argv[4] == "train":
+    ops = {e["args"]["op"] for e in events}
+    assert "training step:" in log, "no training-step line"
+    assert {"ConvGrad", "AdamUpdate"} <= ops, f"no backward or update nodes traced: {sorted(ops)}"
 ET.parse(sys.argv[3])
-print("profile trace test passed")
+print(f"profile trace test passed ({sys.argv[4]})")
 PY
+done

@@ -2,6 +2,8 @@
 // a batch-size sweep with the crossover, and a Chrome trace of one step.
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -15,6 +17,10 @@
 #include "tools/cli.h"
 #include "tools/profile_report.h"
 #include "tools/run_inputs.h"
+#include "tools/train_flags.h"
+#include "training/data.h"
+#include "training/losses.h"
+#include "training/trainer.h"
 
 namespace tandem::cli {
 
@@ -22,8 +28,9 @@ namespace {
 const char kUsage[] =
     "usage: tandem profile MODEL.onnx [options]\n"
     "\n"
-    "Runs inference on each device and prints, side by side, the time per step, per op\n"
-    "type, the speedup, peak memory and the copies between devices.\n"
+    "Runs inference (or, with --train, a training step) on each device and prints, side by\n"
+    "side, the time per step, per op type, the speedup, peak memory and the copies between\n"
+    "devices.\n"
     "\n"
     "options:\n"
     "  --compare cpu,cuda      devices to compare (default cpu,cuda; without a GPU, a one-line\n"
@@ -37,6 +44,12 @@ const char kUsage[] =
     "  --dim SYMBOL=N          symbolic dimension of random inputs (default 1)\n"
     "  --seed N                seed of the random inputs (default 0)\n"
     "  --threads N             CPU threads (default: all cores)\n"
+    "training steps (--train): forward, backward and optimizer update, the data uploaded once\n"
+    "  --train                 profile a training step instead of inference\n"
+    "  --batch-size N          samples per step (default 32; --batch-sizes sweeps instead)\n"
+    "  --x X.npy --y Y.npy     data (the first N rows); --input NAME=X.npy per model input;\n"
+    "                          without them random inputs, and targets shaped for the loss\n"
+    TANDEM_TRAIN_SPEC_HELP
     TANDEM_LIMITS_HELP;
 
 double Median(std::vector<double> v) {
@@ -80,34 +93,114 @@ absl::StatusOr<double> TimedRun(Session& s, const std::map<std::string, Tensor>&
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// One timed step (microseconds, the device synchronised).
+using TimedStep = std::function<absl::StatusOr<double>()>;
+
 // Warm-up and `repeat` timed steps without profiling (its per-node synchronisation and
 // bookkeeping would inflate them), `repeat` profiled steps, then one traced step.
-absl::StatusOr<DeviceRun> ProfileDevice(Session& s, const std::string& device,
-                                        const std::map<std::string, Tensor>& feeds, long repeat) {
+// `s` is the session the step runs (a trainer's training session for --train).
+absl::StatusOr<DeviceRun> ProfileDevice(Session& s, const std::string& device, const TimedStep& step, long repeat) {
   DeviceRun r;
   r.device = device;
   r.copies = s.stats().placement.copies_inserted;
   r.nodes = s.graph().nodes.size();
-  if (auto warm = TimedRun(s, feeds); !warm.ok()) return warm.status();
+  if (auto warm = step(); !warm.ok()) return warm.status();
   for (long i = 0; i < repeat; ++i) {
-    auto us = TimedRun(s, feeds);
+    auto us = step();
     if (!us.ok()) return us.status();
     r.step_us.push_back(*us);
   }
   s.SetProfiling(true);
   s.ResetProfile();
   for (long i = 0; i < repeat; ++i)
-    if (auto us = TimedRun(s, feeds); !us.ok()) return us.status();
+    if (auto us = step(); !us.ok()) return us.status();
   r.profile = s.profile();
   s.SetProfiling(true, true);
   s.ResetProfile();
-  auto traced = TimedRun(s, feeds);
+  auto traced = step();
   if (!traced.ok()) return traced.status();
   r.traced_step_us = *traced;
   r.trace = s.trace();
   s.SetProfiling(false);  // the batch sweep times plain steps
   r.peak_bytes = s.peak_memory_bytes();
   return r;
+}
+
+// What one device runs: a session's inference, or a trainer's step (--train).
+struct Workload {
+  std::string device;
+  std::unique_ptr<Session> session;
+  std::unique_ptr<training::Trainer> trainer;
+  Session& profiled() { return trainer ? trainer->training_session() : *session; }
+};
+
+// --train's data: given arrays (first `batch` rows), else random inputs and targets shaped
+// for the loss (class labels for cross_entropy/nll, the model's output shape otherwise).
+absl::StatusOr<training::Dataset> TrainBatch(const Graph& model, const training::Dataset* given, training::LossKind loss,
+                                             const std::map<std::string, int64_t>& dims, unsigned seed, int64_t batch) {
+  const std::string x_name = model.inputs[0].name;
+  if (given) return training::SliceRows(*given, 0, std::min(batch, given->size()));
+  std::vector<ValueInfo> inputs = model.inputs;
+  for (ValueInfo& vi : inputs)
+    if (vi.shape.rank_known && !vi.shape.dims.empty() && !vi.shape.dims[0].known()) vi.shape.dims[0].value = batch;
+  auto feeds = AddRandomInputs(inputs, {}, dims, seed);
+  if (!feeds.ok()) return feeds.status();
+  training::Dataset d;
+  d.x = (*feeds)[x_name];
+  for (const auto& [name, t] : *feeds)
+    if (name != x_name) d.more[name] = t;
+  const ValueInfo& out = model.outputs[0];
+  if (!out.shape.rank_known || out.shape.dims.empty())
+    return absl::InvalidArgumentError("output '" + out.name + "' has no known shape to make targets for: give --y");
+  if (training::TakesClassLabels(loss)) {
+    const Dim& classes = out.shape.dims.back();
+    if (!classes.known()) return absl::InvalidArgumentError("output '" + out.name + "' has no fixed class count: give --y");
+    d.y = Tensor::Host(DataType::kInt64, {batch});
+    for (int64_t i = 0; i < batch; ++i) d.y.data<int64_t>()[i] = (i * 7 + seed) % classes.value;
+    return d;
+  }
+  std::map<std::string, Dims> fed;
+  for (const auto& [name, t] : *feeds) fed[name] = t.dims();
+  std::map<std::string, int64_t> bound = DimValuesOf(model.inputs, fed);
+  bound.insert(dims.begin(), dims.end());
+  ValueInfo target = out;
+  target.name = "target";
+  for (Dim& dim : target.shape.dims)
+    if (!dim.known() && bound.count(dim.symbol)) dim.value = bound[dim.symbol];
+  auto y = AddRandomInputs({target}, {}, {}, seed + 1);
+  if (!y.ok()) return y.status();
+  d.y = (*y)["target"];
+  return d;
+}
+
+// A timed step of `w` at `batch` (0: the default inputs): inference with the feeds, or a
+// training step on a batch uploaded to the trainer's device once.
+absl::StatusOr<TimedStep> StepFor(Workload& w, const Graph& model, const std::map<std::string, Tensor>& given_inputs,
+                                  const training::Dataset* train_data, training::LossKind loss,
+                                  const std::map<std::string, int64_t>& dims, unsigned seed, int64_t batch) {
+  if (!w.trainer) {
+    auto feeds = Feeds(*w.session, given_inputs, dims, seed, batch);
+    if (!feeds.ok()) return feeds.status();
+    Session* s = w.session.get();
+    return TimedStep([s, feeds = std::move(*feeds)] { return TimedRun(*s, feeds); });
+  }
+  auto data = TrainBatch(model, train_data, loss, dims, seed, batch);
+  if (!data.ok()) return data.status();
+  training::Trainer* t = w.trainer.get();
+  std::map<std::string, Tensor> inputs;
+  for (const auto& [name, host] : data->Inputs(model.inputs[0].name)) {
+    auto d = t->ToDevice(host);
+    if (!d.ok()) return d.status();
+    inputs[name] = std::move(*d);
+  }
+  auto y = t->ToDevice(data->y);
+  if (!y.ok()) return y.status();
+  return TimedStep([t, inputs = std::move(inputs), y = std::move(*y)]() -> absl::StatusOr<double> {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto loss = t->Step(inputs, y);  // returns the loss on the host: the step has finished
+    if (!loss.ok()) return loss.status();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  });
 }
 
 int Fail(const absl::Status& s) {
@@ -118,9 +211,12 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int Profile(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--compare", "--batch-sizes", "--chart", "--trace", "--repeat", "--input", "--dim",
-                              "--seed", "--threads"},
-                 {}, kUsage);
+  std::vector<std::string> value_flags = {"--compare", "--batch-sizes", "--chart", "--trace", "--repeat", "--input",
+                                         "--dim", "--seed", "--threads", "--batch-size", "--x", "--y"};
+  std::vector<std::string> bool_flags = {"--train"};
+  value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
+  bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
+  Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -162,24 +258,62 @@ int Profile(int argc, char** argv) {
     devices.emplace_back(std::string(d), choice->providers);
   }
   if (devices.empty() || devices.front().first != "cpu") devices.insert(devices.begin(), {"cpu", {"cpu"}});
-  auto given = ReadNpyFiles(*files);
-  if (!given.ok()) return Fail(given.status());
+  const bool train = a.has("--train");
+  if (!train && (a.has("--x") || a.has("--y") || a.has("--batch-size")))
+    return Fail(absl::InvalidArgumentError("--x, --y and --batch-size profile training steps: add --train"));
+  training::TrainerOptions trainer_options;
+  if (auto st = TrainSpecFromFlags(a, &trainer_options); !st.ok()) return Fail(st);
+  trainer_options.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  auto graph = ImportModelFile(model);
+  if (!graph.ok()) return Fail(graph.status());
+  if (graph->inputs.empty() || graph->outputs.empty())
+    return Fail(absl::InvalidArgumentError("the model has no inputs or no outputs to profile"));
+  std::map<std::string, Tensor> given_inputs;  // inference: --input files
+  std::optional<training::Dataset> train_data;  // --train: --x/--y or --input ... --y
+  if (train && (a.has("--x") || a.has("--input"))) {
+    auto d = a.has("--input") ? training::LoadNpyInputs(*files, graph->inputs[0].name, a.get("--y"))
+                              : training::LoadNpyDataset(a.get("--x"), a.get("--y"));
+    if (!d.ok()) return Fail(d.status());
+    train_data = std::move(*d);
+  } else if (!train) {
+    auto given = ReadNpyFiles(*files);
+    if (!given.ok()) return Fail(given.status());
+    given_inputs = std::move(*given);
+  }
+  const int64_t batch = train ? std::max<long>(1, a.get_int("--batch-size", 32)) : 0;
+  auto step_for = [&](Workload& w, int64_t b) {
+    return StepFor(w, *graph, given_inputs, train_data ? &*train_data : nullptr, trainer_options.spec.loss, *dims,
+                   seed, b);
+  };
 
   std::vector<DeviceRun> runs;
-  std::map<std::string, std::unique_ptr<Session>> sessions;
+  std::map<std::string, Workload> workloads;
   for (const auto& [device, providers] : devices) {
-    SessionOptions so;
-    so.providers = providers;
-    so.num_threads = static_cast<int>(a.get_int("--threads", 0));
-    auto s = Session::Load(model, so);
-    if (!s.ok()) return Fail(s.status());
-    auto feeds = Feeds(**s, *given, *dims, seed, 0);
-    if (!feeds.ok()) return Fail(feeds.status());
-    auto r = ProfileDevice(**s, device, *feeds, repeat);
+    Workload& w = workloads[device];
+    w.device = device;
+    if (train) {
+      training::TrainerOptions o = trainer_options;
+      o.providers = providers;
+      auto t = training::Trainer::Create(*graph, o);
+      if (!t.ok()) return Fail(t.status());
+      w.trainer = std::move(*t);
+    } else {
+      SessionOptions so;
+      so.providers = providers;
+      so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+      auto s = Session::FromGraph(*graph, so);
+      if (!s.ok()) return Fail(s.status());
+      w.session = std::move(*s);
+    }
+    auto step = step_for(w, batch);
+    if (!step.ok()) return Fail(step.status());
+    auto r = ProfileDevice(w.profiled(), device, *step, repeat);
     if (!r.ok()) return Fail(r.status());
     runs.push_back(std::move(*r));
-    sessions[device] = std::move(*s);
   }
+  if (train)
+    std::printf("training step: %s loss, %s, batch %lld\n", training::LossName(trainer_options.spec.loss).c_str(),
+                training::OptimizerName(trainer_options.spec.optimizer.kind), static_cast<long long>(batch));
 
   // Per step and per op type, devices side by side.
   std::printf("%s: %zu nodes after load-time rewrites, %ld timed steps per device\n", model.c_str(), runs[0].nodes,
@@ -194,12 +328,12 @@ int Profile(int argc, char** argv) {
     by_device[r.device] = ByOpType(r.profile, repeat);
     for (const auto& [op, t] : by_device[r.device]) ops.insert(op);
   }
-  std::printf("\n%-24s", "op type (us/step)");
+  std::printf("\n%-28s", "op type (us/step)");
   for (const DeviceRun& r : runs) std::printf(" %12s", r.device.c_str());
   if (runs.size() > 1) std::printf(" %9s", "speedup");
   std::printf("\n");
   for (const std::string& op : ops) {
-    std::printf("%-24s", op.c_str());
+    std::printf("%-28s", op.c_str());
     for (const DeviceRun& r : runs) {
       auto it = by_device[r.device].find(op);
       if (it == by_device[r.device].end()) std::printf(" %12s", "-");
@@ -229,14 +363,13 @@ int Profile(int argc, char** argv) {
   if (!batches.empty()) {
     std::map<std::string, std::vector<double>> per_step;  // device -> median us per batch size
     for (const DeviceRun& r : runs) {
-      Session& s = *sessions[r.device];
       for (int64_t b : batches) {
-        auto feeds = Feeds(s, {}, *dims, seed, b);
-        if (!feeds.ok()) return Fail(feeds.status());
-        if (auto warm = TimedRun(s, *feeds); !warm.ok()) return Fail(warm.status());
+        auto step = step_for(workloads[r.device], b);
+        if (!step.ok()) return Fail(step.status());
+        if (auto warm = (*step)(); !warm.ok()) return Fail(warm.status());
         std::vector<double> us;
         for (long i = 0; i < repeat; ++i) {
-          auto t = TimedRun(s, *feeds);
+          auto t = (*step)();
           if (!t.ok()) return Fail(t.status());
           us.push_back(*t);
         }

@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/loss_plot.h"
 #include "tools/run_inputs.h"
+#include "tools/train_flags.h"
 #include "runtime/trace.h"
 #include "training/data.h"
 #include "training/metrics.h"
@@ -34,24 +35,11 @@ const char kUsage[] =
     "  --fashion-mnist [DIR]     Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist);\n"
     "                            validates on its t10k test set unless --val-split is given\n"
     "training:\n"
-    "  --loss NAME               mse | l1 | cross_entropy | nll | bce_with_logits (default mse);\n"
-    "                            cross_entropy takes logits, nll log-probabilities (a LogSoftmax\n"
-    "                            output), both with integer class labels\n"
-    "  --reduction mean|sum      how the loss combines samples (default mean)\n"
-    "  --optimizer NAME          sgd | momentum | adam | adamw (default adam)\n"
-    "  --lr X                    learning rate (default 1e-3)\n"
-    "  --momentum X, --nesterov  for momentum\n"
-    "  --weight-decay X          L2 (sgd/momentum/adam) or decoupled (adamw)\n"
-    "  --clip-norm X             clip gradients by global norm\n"
-    "  --schedule NAME           constant | step | cosine (default constant)\n"
-    "  --step-size N, --gamma X  step schedule: multiply the lr by X every N steps\n"
-    "                            (default 1000, 0.1); cosine decays to 0 over the run\n"
-    "  --warmup-steps N          linear learning-rate warm-up\n"
+    TANDEM_TRAIN_SPEC_HELP
     "  --epochs N                (default 1)\n"
     "  --batch-size N            (default 32; the dataset size means full batch)\n"
     "  --seed N                  shuffling, split and Dropout seed (default 0)\n"
     "  --no-shuffle, --drop-last\n"
-    "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
     "  --val-split F             hold out this fraction of the data for validation\n"
     "  --val-x X.npy --val-y Y.npy  a separate validation set (--val-input NAME=X.npy ...\n"
     "                            for models with several inputs)\n"
@@ -110,14 +98,15 @@ absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::stri
 }  // namespace
 
 int Train(int argc, char** argv) {
-  Args a = Parse(argc, argv,
-                 {"--x", "--y", "--input", "--val-input", "--val-y", "--csv", "--loss", "--reduction", "--step-size", "--gamma", "--val-x",
-                  "--optimizer", "--lr", "--momentum",
-                  "--weight-decay", "--clip-norm", "--schedule", "--warmup-steps", "--epochs",
-                  "--batch-size", "--seed", "--freeze", "--val-split", "--threads", "--device",
-                  "--history", "--step-log", "--export", "--checkpoint-dir", "--trace"},
-                 {"--nesterov", "--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile", "--resume",
-                  "--no-fusion"}, kUsage);
+  std::vector<std::string> value_flags = {"--x", "--y", "--input", "--val-input", "--val-y", "--csv", "--val-x",
+                                         "--epochs", "--batch-size", "--seed", "--val-split", "--threads",
+                                         "--device", "--history", "--step-log", "--export", "--checkpoint-dir",
+                                         "--trace"};
+  std::vector<std::string> bool_flags = {"--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile",
+                                         "--resume", "--no-fusion"};
+  value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
+  bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
+  Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -127,28 +116,7 @@ int Train(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   Options o;
   auto& spec = o.trainer.spec;
-  auto loss = training::LossFromString(a.get("--loss", "mse"));
-  if (!loss.ok()) return Fail(loss.status());
-  spec.loss = *loss;
-  std::string reduction = a.get("--reduction", "mean");
-  if (reduction != "mean" && reduction != "sum")
-    return Fail(absl::InvalidArgumentError("--reduction must be mean or sum"));
-  spec.reduction = reduction == "sum" ? training::Reduction::kSum : training::Reduction::kMean;
-  auto opt = training::OptimizerFromString(a.get("--optimizer", "adam"));
-  if (!opt.ok()) return Fail(opt.status());
-  spec.optimizer.kind = *opt;
-  spec.optimizer.lr = static_cast<float>(a.get_double("--lr", 1e-3));
-  spec.optimizer.momentum = static_cast<float>(a.get_double("--momentum", 0.9));
-  spec.optimizer.nesterov = a.has("--nesterov");
-  spec.optimizer.weight_decay = static_cast<float>(a.get_double("--weight-decay", 0));
-  spec.optimizer.clip_norm = static_cast<float>(a.get_double("--clip-norm", 0));
-  spec.freeze = a.all("--freeze");
-  auto sched = training::ScheduleFromString(a.get("--schedule", "constant"));
-  if (!sched.ok()) return Fail(sched.status());
-  o.trainer.schedule.kind = *sched;
-  o.trainer.schedule.warmup_steps = a.get_int("--warmup-steps", 0);
-  o.trainer.schedule.step_size = a.get_int("--step-size", 1000);
-  o.trainer.schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
+  if (auto s = TrainSpecFromFlags(a, &o.trainer); !s.ok()) return Fail(s);
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
   o.trainer.profiling = a.has("--profile");
   o.trainer.tracing = a.has("--trace");

@@ -82,6 +82,8 @@ class Trainer {
   // for kLowestCost, the estimates it chose by.
   const std::vector<std::string>& providers() const { return options_.providers; }
   const PartitionResult& placement_estimates() const { return estimates_; }
+  // The session that runs training steps (its stats, graph, profile, peak memory).
+  Session& training_session() const { return *train_session_; }
   std::vector<StepProfile> profile() const { return train_session_->profile(); }
   std::vector<TraceEvent> trace() const { return train_session_->trace(); }
   void ResetProfile() { train_session_->ResetProfile(); }
