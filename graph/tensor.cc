@@ -97,6 +97,13 @@ Tensor Tensor::Reshaped(Dims dims) const {
   return t;
 }
 
+Tensor Tensor::Rows(int64_t begin, int64_t end) const {
+  Tensor t = *this;
+  t.dims_[0] = end - begin;
+  t.offset_ += static_cast<size_t>(begin) * (dims_[0] ? bytes() / static_cast<size_t>(dims_[0]) : 0);
+  return t;
+}
+
 Tensor Tensor::Clone() const {
   if (is_sequence()) {
     std::vector<Tensor> items;

@@ -102,6 +102,9 @@ class Tensor {
 
   // Same buffer, new dims (numel must match). No copy.
   Tensor Reshaped(Dims dims) const;
+  // Rows [begin, end) of dim 0 (0 <= begin <= end <= dim(0)): the same buffer at an
+  // offset, on whatever device it lives. No copy.
+  Tensor Rows(int64_t begin, int64_t end) const;
   // Deep copy into fresh host memory (source must be on the host); sequences and
   // optionals copy their elements.
   Tensor Clone() const;

@@ -15,8 +15,10 @@
 #include "tools/loss_plot.h"
 #include "tools/run_inputs.h"
 #include "tools/train_flags.h"
+#include "tools/train_kfold.h"
 #include "runtime/trace.h"
 #include "training/data.h"
+#include "training/kfold.h"
 #include "training/metrics.h"
 #include "training/trainer.h"
 
@@ -43,6 +45,10 @@ const char kUsage[] =
     "  --val-split F             hold out this fraction of the data for validation\n"
     "  --val-x X.npy --val-y Y.npy  a separate validation set (--val-input NAME=X.npy ...\n"
     "                            for models with several inputs)\n"
+    "  --k-fold K                K-fold cross-validation: K models from the same start, each\n"
+    "                            validated on its own 1/K of the data; prints each fold's\n"
+    "                            validation loss and their mean. The data is uploaded once\n"
+    "                            and every batch is a view of it (no copies per step)\n"
     "  --threads N               (default: all cores)\n"
     "  --device cpu|cuda|auto    (default auto: with a GPU visible, the device whose estimated\n"
     "                            step time is lower for this model and batch size; on the GPU\n"
@@ -101,7 +107,7 @@ int Train(int argc, char** argv) {
   std::vector<std::string> value_flags = {"--x", "--y", "--input", "--val-input", "--val-y", "--csv", "--val-x",
                                          "--epochs", "--batch-size", "--seed", "--val-split", "--threads",
                                          "--device", "--history", "--step-log", "--export", "--checkpoint-dir",
-                                         "--trace"};
+                                         "--trace", "--k-fold"};
   std::vector<std::string> bool_flags = {"--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile",
                                          "--resume", "--no-fusion"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
@@ -198,16 +204,31 @@ int Train(int argc, char** argv) {
     if (!val.ok()) return Fail(val.status());
     validation = std::move(*val);
   }
+  const int64_t k_fold = a.get_int("--k-fold", 0);
+  if (a.has("--k-fold")) {  // K models, each validated on its own fold
+    for (const char* flag : {"--val-split", "--val-x", "--val-y", "--val-input", "--checkpoint-dir", "--resume",
+                             "--export", "--history", "--step-log", "--trace", "--profile"})
+      if (a.has(flag))
+        return Fail(absl::InvalidArgumentError(std::string("--k-fold trains and validates on folds of the data; it "
+                                                           "does not take ") + flag));
+    if (a.has("--fashion-mnist")) validation = training::Dataset();  // folds of the training set
+    auto folds = training::MakeFolds(train.size(), k_fold);
+    if (!folds.ok()) return Fail(folds.status());
+  }
   if (o.val_split > 0) {
     auto split = training::SplitValidation(train, o.val_split, o.seed);
     if (!split.ok()) return Fail(split.status());
     train = std::move(split->first);
     validation = std::move(split->second);
   }
-  o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32), train.size());
+  // A fold trains on the rows outside its held-out block (at most N - N/K of them).
+  const int64_t train_rows = k_fold ? train.size() - train.size() / k_fold : train.size();
+  o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32), train_rows);
 
   training::BatchIterator batches(train, o.batch_size, o.shuffle, o.seed, o.drop_last);
-  o.trainer.schedule.total_steps = batches.num_batches() * o.epochs;
+  o.trainer.schedule.total_steps =
+      (k_fold ? training::Batches({0, train_rows}, o.batch_size, o.drop_last).size() : batches.num_batches()) *
+      o.epochs;
   std::map<std::string, Dims> batch_dims;  // one batch's input shapes, for --device auto
   for (const auto& [name, x] : train.Inputs(input)) {
     Dims d = x.dims();
@@ -219,6 +240,9 @@ int Train(int argc, char** argv) {
   if (!trainer.ok()) return Fail(trainer.status());
   training::Trainer& t = **trainer;
   if (!o.quiet) PrintPlacementChoice(t.placement_estimates());
+  if (k_fold)
+    return RunKFold(t, input, train, spec.loss,
+                    KFoldOptions{k_fold, o.epochs, o.batch_size, o.seed, o.shuffle, o.drop_last, o.quiet});
   if (!o.quiet)
     std::printf("training %s: %zu parameter tensors, %lld samples (%lld validation), batch %lld, "
                 "%lld steps/epoch, %s lr %g, device %s\n",

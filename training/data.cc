@@ -41,14 +41,6 @@ Tensor GatherAll(const Tensor& t, const std::vector<int64_t>& rows) {
   return out;
 }
 
-Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows) {
-  Dataset out;
-  out.x = GatherAll(d.x, rows);
-  out.y = GatherAll(d.y, rows);
-  for (const auto& [name, t] : d.more) out.more[name] = GatherAll(t, rows);
-  return out;
-}
-
 // A view of the first `count` rows of `buffer` (itself when it has exactly that many).
 Tensor FirstRows(const Tensor& buffer, int64_t count) {
   return count == buffer.dim(0) ? buffer : Tensor(buffer.dtype(), WithDim0(buffer.dims(), count), buffer.buffer());
@@ -136,6 +128,14 @@ absl::StatusOr<std::pair<Dims, size_t>> IdxHeader(const std::vector<uint8_t>& b,
 }
 
 }  // namespace
+
+Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows) {
+  Dataset out;
+  out.x = GatherAll(d.x, rows);
+  out.y = GatherAll(d.y, rows);
+  for (const auto& [name, t] : d.more) out.more[name] = GatherAll(t, rows);
+  return out;
+}
 
 std::map<std::string, Tensor> Dataset::Inputs(const std::string& x_name) const {
   std::map<std::string, Tensor> inputs = more;

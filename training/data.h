@@ -58,6 +58,8 @@ absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::strin
 constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
 absl::StatusOr<Dataset> LoadFashionMnist(bool train, const std::string& dir = kFashionMnistDir);
 
+// Rows `rows` of d, in that order (host, copies).
+Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows);
 // Rows [begin, end) of d (copies).
 Dataset SliceRows(const Dataset& d, int64_t begin, int64_t end);
 // Shuffles rows with `seed`, returns {train, validation} where validation holds

@@ -12,6 +12,9 @@ data and batches; the per-step loss sequences must agree within 1e-4 relative.
              lr 1e-2
   two inputs: 30 Adam steps of a model with two inputs (--input NAME=FILE.npy each) and a
              LogSoftmax head trained with the nll loss on integer labels
+  k-fold:    tandem train --k-fold 4 on 400 peaks points (no shuffling: fold k holds out
+             rows [k*N/4, (k+1)*N/4) and trains on the rows after, then before), 30 full-batch
+             Adam epochs per fold from the same start; each fold's validation MSE vs PyTorch's
 
 The peaks run at lr 0.08 is chaotic: PyTorch disagrees with itself (1 vs 2 threads, or
 float32 vs float64) by up to 50% after ~80 steps, because rounding differences in the
@@ -25,6 +28,7 @@ Exit status 0 when both match; prints the worst relative difference of each.
 """
 import csv
 import os
+import re
 import subprocess
 import sys
 
@@ -242,7 +246,43 @@ def main():
     Y = rng.integers(0, 4, 30 * 16).astype(np.int64)
     ok &= adam_race(tandem, work, "two inputs, LogSoftmax + nll, Adam lr 1e-2, batch 16", "two", two,
                     os.path.join(work, "two.onnx"), {"a": A, "b": B}, Y, torch.nn.functional.nll_loss, "nll", 1e-2, 16)
+    ok &= kfold_race(tandem, work)
     sys.exit(0 if ok else 1)
+
+
+def kfold_race(tandem, work):
+    torch.manual_seed(3)
+    mlp = peaks_mlp()
+    export(mlp, (1, 2), os.path.join(work, "kfold.onnx"))
+    start = {k: v.clone() for k, v in mlp.state_dict().items()}
+    X, Y = peaks()
+    X, Y = X[::100].copy(), Y[::100].copy()  # 400 points across the grid
+    np.save(os.path.join(work, "kfold_x.npy"), X)
+    np.save(os.path.join(work, "kfold_y.npy"), Y)
+    k, n, epochs = 4, len(X), 30
+    want = []
+    for f in range(k):
+        a, b = f * n // k, (f + 1) * n // k
+        mlp.load_state_dict(start)
+        xt = torch.from_numpy(np.concatenate([X[b:], X[:a]]))
+        yt = torch.from_numpy(np.concatenate([Y[b:], Y[:a]]))
+        torch_losses(mlp.train(), xt, yt, torch.nn.functional.mse_loss, 0.01, epochs, len(xt))
+        with torch.no_grad():
+            want.append(torch.nn.functional.mse_loss(mlp(torch.from_numpy(X[a:b])), torch.from_numpy(Y[a:b])).item())
+    out = subprocess.run([tandem, "train", os.path.join(work, "kfold.onnx"), "--x", os.path.join(work, "kfold_x.npy"),
+                          "--y", os.path.join(work, "kfold_y.npy"), "--k-fold", str(k), "--epochs", str(epochs),
+                          "--batch-size", str(n), "--lr", "0.01", "--no-shuffle", "--threads", "2", "--device", "cpu"],
+                         check=True, capture_output=True, text=True).stdout
+    got = [float(v) for v in re.findall(r"val_loss ([0-9.eE+-]+)\n", out)]
+    if len(got) != k:
+        print(f"k-fold: expected {k} fold lines, got:\n{out}")
+        return False
+    rel = np.abs(np.array(got) - np.array(want)) / np.array(want)
+    ok = rel.max() <= 1e-4
+    print(f"k-fold, 4 folds x {epochs} full-batch Adam epochs: validation MSE per fold "
+          f"{', '.join(f'{g:.6g}' for g in got)} (tandem) vs {', '.join(f'{w:.6g}' for w in want)} (PyTorch); "
+          f"max relative difference {rel.max():.2e} -> {'OK' if ok else 'MISMATCH'}")
+    return ok
 
 
 if __name__ == "__main__":
