@@ -140,7 +140,7 @@ run_logged "$WORK/build.log" cmake --build "$EXB"
 grep -q -- '-std=c99.*c_inference\.c' "$EXB/compile_commands.json" ||
   fail "c_inference.c was not compiled as C99"
 echo "c_inference.c compiled as C99"
-for b in c_inference cpp_serving cpp_training; do
+for b in c_inference cpp_serving cpp_training cpp_distillation; do
   [[ -x "$EXB/$b" ]] || fail "examples build made no $b"
   runs_from_prefix "$EXB/$b"
 done
@@ -205,6 +205,13 @@ run_logged "$WORK/inspect.log" env -u LD_LIBRARY_PATH "$PREFIX/bin/tandem" inspe
 expect "$WORK/inspect.log" 'x +float\[batch,2\]'
 run_logged "$WORK/c_trained.log" env -u LD_LIBRARY_PATH "$EXB/c_inference" "$WORK/train/peaks_trained.onnx" 4
 expect "$WORK/c_trained.log" '^  y: float\[4,1\] first values:'
+
+# ---------------------------------------------------------------------------------------
+step "run cpp_distillation: the teacher on the CPU and the student on --device auto, two threads"
+run_logged "$WORK/distill.log" env -u LD_LIBRARY_PATH "$EXB/cpp_distillation" "$MODELS/peaks_mlp.onnx" \
+  --teacher-epochs 20 --epochs 20 --out-dir "$WORK/train"
+expect "$WORK/distill.log" '^teacher .*exported' '^student .* steps on the teacher' 'student MSE vs the teacher' \
+  '^distillation ok$'
 
 # ---------------------------------------------------------------------------------------
 step "run the Python examples with $PYTHON and the installed module"
