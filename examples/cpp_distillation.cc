@@ -95,9 +95,10 @@ struct Batch {
 class BatchQueue {
  public:
   explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
-  void Push(Batch b) {
+  void Push(Batch b) {  // dropped once closed
     std::unique_lock<std::mutex> lock(mu_);
-    not_full_.wait(lock, [&] { return q_.size() < capacity_; });
+    not_full_.wait(lock, [&] { return q_.size() < capacity_ || closed_; });
+    if (closed_) return;
     q_.push_back(std::move(b));
     not_empty_.notify_one();
   }
@@ -110,10 +111,11 @@ class BatchQueue {
     not_full_.notify_one();
     return true;
   }
-  void Close() {
+  void Close() {  // wakes both sides
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
     not_empty_.notify_all();
+    not_full_.notify_all();
   }
 
  private:
@@ -229,6 +231,14 @@ int main(int argc, char** argv) {
       }
       queue.Close();
     });
+    struct JoinOnExit {  // a failed student step still stops and joins the teacher's thread
+      BatchQueue& queue;
+      std::thread& thread;
+      ~JoinOnExit() {
+        queue.Close();
+        if (thread.joinable()) thread.join();
+      }
+    } join_on_exit{queue, producer};
     double student_busy = 0;
     int64_t steps = 0;
     Batch b;

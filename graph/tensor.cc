@@ -5,6 +5,7 @@
 #include "graph/resource_limits.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -98,6 +99,9 @@ Tensor Tensor::Reshaped(Dims dims) const {
 }
 
 Tensor Tensor::Rows(int64_t begin, int64_t end) const {
+  if (!defined() || !is_tensor() || dims_.empty()) return *this;
+  begin = std::max<int64_t>(0, std::min(begin, dims_[0]));
+  end = std::max(begin, std::min(end, dims_[0]));
   Tensor t = *this;
   t.dims_[0] = end - begin;
   t.offset_ += static_cast<size_t>(begin) * (dims_[0] ? bytes() / static_cast<size_t>(dims_[0]) : 0);

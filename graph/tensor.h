@@ -102,8 +102,8 @@ class Tensor {
 
   // Same buffer, new dims (numel must match). No copy.
   Tensor Reshaped(Dims dims) const;
-  // Rows [begin, end) of dim 0 (0 <= begin <= end <= dim(0)): the same buffer at an
-  // offset, on whatever device it lives. No copy.
+  // Rows [begin, end) of dim 0 (clamped to [0, dim(0)]): the same buffer at an offset,
+  // on whatever device it lives. No copy. Undefined and rank-0 values come back as is.
   Tensor Rows(int64_t begin, int64_t end) const;
   // Deep copy into fresh host memory (source must be on the host); sequences and
   // optionals copy their elements.

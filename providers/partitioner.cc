@@ -1,6 +1,7 @@
 #include "providers/partitioner.h"
 
 #include <limits>
+#include <set>
 
 namespace tandem {
 
@@ -37,19 +38,23 @@ bool HasSubgraph(const Node& node) {
   return false;
 }
 
-bool IsIntegral(DataType t) {
-  return t != DataType::kUndefined && t != DataType::kString && !IsFloatingPoint(t);
-}
-
-// Shape, Size, or a node computing integers from integers only (Gather/Concat/Slice/...
-// over shape vectors): work for the host, whose results host kernels read.
+// Shape, Size, or a node computing int64 vectors or scalars (at most 64 elements where
+// known) from int64 values only — Gather/Concat/Slice/... over shapes: work for the host,
+// whose results host kernels read. Integer data (token ids, masks, quantized tensors)
+// is not this: larger or of rank > 1, or of another type.
 bool IsShapeArithmetic(const Graph& graph, const Node& node) {
   if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size")) return true;
   if (HasSubgraph(node) || node.outputs.empty()) return false;
   for (const std::string& in : node.inputs)
-    if (!in.empty() && !IsIntegral(graph.ValueType(in))) return false;
-  for (const std::string& out : node.outputs)
-    if (!out.empty() && !IsIntegral(graph.ValueType(out))) return false;
+    if (!in.empty() && graph.ValueType(in) != DataType::kInt64) return false;
+  for (const std::string& out : node.outputs) {
+    if (out.empty()) continue;
+    if (graph.ValueType(out) != DataType::kInt64) return false;
+    const ValueInfo* vi = graph.FindValueInfo(out);
+    if (!vi || !vi->shape.rank_known) continue;
+    if (vi->shape.dims.size() > 1) return false;
+    if (vi->shape.fully_known() && NumElements(vi->shape.ToDims()) > 64) return false;
+  }
   return true;
 }
 
@@ -213,6 +218,7 @@ class Partitioner {
   double Simulate(const std::vector<std::vector<Candidate>>& candidates,
                   std::map<const Node*, ExecutionProvider*>* placement, Choose choose) const {
     std::map<std::string, ExecutionProvider*> where;  // value -> provider (absent: host)
+    std::set<std::pair<std::string, ExecutionProvider*>> copied;  // one Copy per (value, device)
     auto at = [&](const std::string& v) {
       auto it = where.find(v);
       return it == where.end() ? host_ : it->second;
@@ -221,14 +227,21 @@ class Partitioner {
     for (size_t k = 0; k < graph_.nodes.size(); ++k) {
       const Node& node = graph_.nodes[k];
       if (candidates[k].empty()) continue;
-      auto with_copies = [&](const Candidate& c) {  // as Place will insert them
-        double us = c.us;
+      // The copies running on `c` needs, as Place will insert them: (value, destination).
+      auto moves = [&](const Candidate& c) {
+        std::vector<std::pair<std::string, ExecutionProvider*>> out;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
           const std::string& in = node.inputs[i];
           const int ii = static_cast<int>(i);
           if (in.empty() || (c.def && c.def->reads_metadata_only(ii))) continue;
-          us += TransferUs(in, at(in), c.def && c.def->reads_on_host(ii) ? host_ : c.provider);
+          ExecutionProvider* to = c.def && c.def->reads_on_host(ii) ? host_ : c.provider;
+          if (at(in) != to && !copied.count({in, to})) out.emplace_back(in, to);
         }
+        return out;
+      };
+      auto with_copies = [&](const Candidate& c) {
+        double us = c.us;
+        for (const auto& [value, to] : moves(c)) us += TransferUs(value, at(value), to);
         return us;
       };
       double best = std::numeric_limits<double>::infinity();
@@ -238,15 +251,19 @@ class Partitioner {
         const double us = with_copies(c);
         if (us < best) best = us, pick = c.provider;
       }
-      if (!pick) {  // the chosen provider lacks this node: the first that has it
-        pick = candidates[k].front().provider;
-        best = with_copies(candidates[k].front());
-      }
+      const Candidate* chosen = nullptr;
+      for (const Candidate& c : candidates[k])
+        if (c.provider == pick) chosen = &c;
+      if (!chosen) chosen = &candidates[k].front();  // the chosen provider lacks this node
+      pick = chosen->provider;
+      best = with_copies(*chosen);
+      for (const auto& move : moves(*chosen)) copied.insert(move);
       total += best;
       (*placement)[&node] = pick;
       for (const std::string& o : node.outputs) where[o] = pick;
     }
-    for (const ValueInfo& out : graph_.outputs) total += TransferUs(out.name, at(out.name), host_);
+    if (options_.outputs_on_host)
+      for (const ValueInfo& out : graph_.outputs) total += TransferUs(out.name, at(out.name), host_);
     return total;
   }
 
@@ -260,7 +277,7 @@ class Partitioner {
       std::map<const Node*, ExecutionProvider*> placement;
       const double total = Simulate(candidates, &placement, choose);
       result_.candidates.emplace_back(name, total);
-      if (total < best) best = total, planned_ = std::move(placement), result_.plan = name;
+      if (total < best || planned_.empty()) best = total, planned_ = std::move(placement), result_.plan = name;
     };
     for (ExecutionProvider* only : providers_)
       consider("all on " + only->name(), [only](ExecutionProvider* p) { return p == only; });
@@ -269,7 +286,8 @@ class Partitioner {
     for (size_t k = 0; k < graph_.nodes.size(); ++k) {
       if (candidates[k].empty()) continue;
       const Node& node = graph_.nodes[k];
-      NodeEstimate e{node.name.empty() ? node.outputs[0] : node.name, node.op_type, planned_[&node]->name(), {}};
+      const std::string label = !node.name.empty() ? node.name : node.outputs.empty() ? node.op_type : node.outputs[0];
+      NodeEstimate e{label, node.op_type, planned_[&node]->name(), {}};
       for (const Candidate& c : candidates[k]) e.us.emplace_back(c.provider->name(), c.us);
       result_.node_estimates.push_back(std::move(e));
     }

@@ -43,15 +43,29 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::str
 Session::~Session() = default;
 
 namespace {
+// Gives every subgraph attribute of `g` (recursively) its own copy: Graph copies share
+// bodies through shared_ptr, and placement renames what bodies read.
+void OwnSubgraphs(Graph& g) {
+  for (Node& n : g.nodes)
+    for (auto& [key, a] : n.attributes)
+      if (a.kind == Attribute::Kind::kGraph && a.g) {
+        a.g = std::make_shared<Graph>(*a.g);
+        OwnSubgraphs(*a.g);
+      }
+}
+
 // Folding, dead code, fusions, then placement: on `graph` itself, or, for kLowestCost
 // between several providers, on a copy first. Returns true (graph untouched) when that
-// copy's cheapest placement is all on the host, so the caller drops the other providers.
+// copy's cheapest placement puts every node on the host, so the caller drops the others.
 absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
                                 const std::vector<std::unique_ptr<ExecutionProvider>>& providers,
                                 const SessionOptions& options, SessionStats& stats) {
   const bool trial = options.placement == PartitionOptions::Policy::kLowestCost && providers.size() > 1;
   Graph copy;
-  if (trial) copy = graph;
+  if (trial) {
+    copy = graph;
+    OwnSubgraphs(copy);
+  }
   Graph& g = trial ? copy : graph;
   stats = SessionStats{};
   if (options.constant_folding) {
@@ -75,7 +89,8 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   auto part = Partition(g, order, po);
   if (!part.ok()) return part.status();
   stats.placement = std::move(*part);
-  if (trial && stats.placement.plan == "all on " + cpu.name()) return true;
+  const auto& used = stats.placement.nodes_per_provider;
+  if (trial && used.size() == 1 && used.count(cpu.name())) return true;
   if (trial) graph = std::move(copy);
   return false;
 }

@@ -92,10 +92,11 @@ TEST_F(AutoPlacement, TinyTrainStepStaysOnTheCpu) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)->providers(), std::vector<std::string>{"cpu"});
   const PartitionResult& e = (*t)->placement_estimates();
-  EXPECT_EQ(e.plan, "all on cpu");
   EXPECT_LT(Estimate(e, "all on cpu"), Estimate(e, "all on gpu-like"));
   for (const auto& [name, tensor] : (*t)->parameters()) EXPECT_EQ(tensor.device().type, DeviceType::kCpu) << name;
-  EXPECT_TRUE((*t)->training_graph().graph.nodes.size() > 0);
+  bool chain = false;  // a CPU trainer: the MLP and its gradient fused as on --device cpu
+  for (const Node& n : (*t)->training_graph().graph.nodes) chain |= n.op_type.rfind("DenseChain", 0) == 0;
+  EXPECT_TRUE(chain);
 }
 
 // The CIFAR CNN at batch 128: convolutions dominate and the GPU's throughput wins.

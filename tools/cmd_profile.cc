@@ -139,7 +139,12 @@ struct Workload {
 absl::StatusOr<training::Dataset> TrainBatch(const Graph& model, const training::Dataset* given, training::LossKind loss,
                                              const std::map<std::string, int64_t>& dims, unsigned seed, int64_t batch) {
   const std::string x_name = model.inputs[0].name;
-  if (given) return training::SliceRows(*given, 0, std::min(batch, given->size()));
+  if (given) {
+    if (given->size() < batch)
+      return absl::InvalidArgumentError("batch " + std::to_string(batch) + " needs " + std::to_string(batch) +
+                                        " rows; the data has " + std::to_string(given->size()));
+    return training::SliceRows(*given, 0, batch);
+  }
   std::vector<ValueInfo> inputs = model.inputs;
   for (ValueInfo& vi : inputs)
     if (vi.shape.rank_known && !vi.shape.dims.empty() && !vi.shape.dims[0].known()) vi.shape.dims[0].value = batch;
@@ -153,6 +158,8 @@ absl::StatusOr<training::Dataset> TrainBatch(const Graph& model, const training:
   if (!out.shape.rank_known || out.shape.dims.empty())
     return absl::InvalidArgumentError("output '" + out.name + "' has no known shape to make targets for: give --y");
   if (training::TakesClassLabels(loss)) {
+    if (out.shape.dims.size() != 2)
+      return absl::InvalidArgumentError("output '" + out.name + "' is not [batch, classes]: give --y");
     const Dim& classes = out.shape.dims.back();
     if (!classes.known()) return absl::InvalidArgumentError("output '" + out.name + "' has no fixed class count: give --y");
     d.y = Tensor::Host(DataType::kInt64, {batch});
@@ -167,6 +174,7 @@ absl::StatusOr<training::Dataset> TrainBatch(const Graph& model, const training:
   target.name = "target";
   for (Dim& dim : target.shape.dims)
     if (!dim.known() && bound.count(dim.symbol)) dim.value = bound[dim.symbol];
+  if (!target.shape.dims[0].known()) target.shape.dims[0].value = batch;  // a batch dim of its own name
   auto y = AddRandomInputs({target}, {}, {}, seed + 1);
   if (!y.ok()) return y.status();
   d.y = (*y)["target"];

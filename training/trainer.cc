@@ -1,13 +1,14 @@
 #include "training/trainer.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tandem::training {
 
 namespace {
-// The training step as a device would run it (no CPU-only fusions), placed by estimated
-// cost: the session says which providers it kept ({"cpu"} alone when the cheapest
-// placement is all on the host) and the estimates.
+// The training step as a device would run it (no CPU-only fusions), estimated all on the
+// CPU and all on the first provider: the providers to train with ({"cpu"} when the CPU's
+// total is lower; ties keep the user's order) and the estimates.
 absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCost(const Graph& inference,
                                                                                   const TrainerOptions& options) {
   TrainingSpec spec = options.spec;
@@ -26,9 +27,14 @@ absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCos
   so.outputs_on_host = false;
   auto trial = Session::FromGraph(std::move(tg->graph), so);
   if (!trial.ok()) return trial.status();
-  std::vector<std::string> kept;
-  for (ExecutionProvider* p : (*trial)->providers()) kept.push_back(p->name());
-  return std::make_pair(kept, (*trial)->stats().placement);
+  const PartitionResult& e = (*trial)->stats().placement;
+  auto total = [&e](const std::string& provider) {
+    for (const auto& [name, us] : e.candidates)
+      if (name == "all on " + provider) return us;
+    return std::numeric_limits<double>::infinity();
+  };
+  const bool cpu = total("cpu") < total(options.providers.front());
+  return std::make_pair(cpu ? std::vector<std::string>{"cpu"} : options.providers, e);
 }
 }  // namespace
 
