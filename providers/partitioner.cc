@@ -245,22 +245,20 @@ class Partitioner {
         return us;
       };
       double best = std::numeric_limits<double>::infinity();
-      ExecutionProvider* pick = nullptr;
+      const Candidate* chosen = nullptr;
       for (const Candidate& c : candidates[k]) {
         if (!choose(c.provider)) continue;
         const double us = with_copies(c);
-        if (us < best) best = us, pick = c.provider;
+        if (us < best) best = us, chosen = &c;
       }
-      const Candidate* chosen = nullptr;
-      for (const Candidate& c : candidates[k])
-        if (c.provider == pick) chosen = &c;
-      if (!chosen) chosen = &candidates[k].front();  // the chosen provider lacks this node
-      pick = chosen->provider;
-      best = with_copies(*chosen);
+      if (!chosen) {  // the chosen provider lacks this node: the first that has it
+        chosen = &candidates[k].front();
+        best = with_copies(*chosen);
+      }
       for (const auto& move : moves(*chosen)) copied.insert(move);
       total += best;
-      (*placement)[&node] = pick;
-      for (const std::string& o : node.outputs) where[o] = pick;
+      (*placement)[&node] = chosen->provider;
+      for (const std::string& o : node.outputs) where[o] = chosen->provider;
     }
     if (options_.outputs_on_host)
       for (const ValueInfo& out : graph_.outputs) total += TransferUs(out.name, at(out.name), host_);

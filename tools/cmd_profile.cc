@@ -195,15 +195,10 @@ absl::StatusOr<TimedStep> StepFor(Workload& w, const Graph& model, const std::ma
   auto data = TrainBatch(model, train_data, loss, dims, seed, batch);
   if (!data.ok()) return data.status();
   training::Trainer* t = w.trainer.get();
-  std::map<std::string, Tensor> inputs;
-  for (const auto& [name, host] : data->Inputs(model.inputs[0].name)) {
-    auto d = t->ToDevice(host);
-    if (!d.ok()) return d.status();
-    inputs[name] = std::move(*d);
-  }
-  auto y = t->ToDevice(data->y);
-  if (!y.ok()) return y.status();
-  return TimedStep([t, inputs = std::move(inputs), y = std::move(*y)]() -> absl::StatusOr<double> {
+  auto resident = t->ToDevice(*data);
+  if (!resident.ok()) return resident.status();
+  return TimedStep([t, inputs = resident->Inputs(model.inputs[0].name),
+                    y = std::move(resident->y)]() -> absl::StatusOr<double> {
     const auto t0 = std::chrono::steady_clock::now();
     auto loss = t->Step(inputs, y);  // returns the loss on the host: the step has finished
     if (!loss.ok()) return loss.status();

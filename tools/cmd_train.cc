@@ -295,17 +295,9 @@ int Train(int argc, char** argv) {
   // (a full batch's mean loss and gradient do not depend on the sample order).
   training::Dataset resident;
   if (t.device_description() != "cpu" && batches.num_batches() == 1 && o.batch_size == train.size()) {
-    auto x = t.ToDevice(train.x);
-    if (!x.ok()) return Fail(x.status());
-    auto y = t.ToDevice(train.y);
-    if (!y.ok()) return Fail(y.status());
-    resident.x = std::move(*x);
-    resident.y = std::move(*y);
-    for (const auto& [name, host] : train.more) {
-      auto d = t.ToDevice(host);
-      if (!d.ok()) return Fail(d.status());
-      resident.more[name] = std::move(*d);
-    }
+    auto uploaded = t.ToDevice(train);
+    if (!uploaded.ok()) return Fail(uploaded.status());
+    resident = std::move(*uploaded);
     if (!o.quiet) std::printf("dataset resident on the device for the whole run\n");
   }
   auto start = std::chrono::steady_clock::now();

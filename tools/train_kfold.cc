@@ -15,21 +15,6 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-// `d` on the trainer's device (itself on the CPU).
-absl::StatusOr<training::Dataset> Upload(const training::Trainer& t, const training::Dataset& d) {
-  training::Dataset out;
-  for (auto [from, to] : {std::make_pair(&d.x, &out.x), std::make_pair(&d.y, &out.y)}) {
-    auto up = t.ToDevice(*from);
-    if (!up.ok()) return up.status();
-    *to = std::move(*up);
-  }
-  for (const auto& [name, host] : d.more) {
-    auto up = t.ToDevice(host);
-    if (!up.ok()) return up.status();
-    out.more[name] = std::move(*up);
-  }
-  return out;
-}
 }  // namespace
 
 int RunKFold(training::Trainer& t, const std::string& input, const training::Dataset& data,
@@ -40,7 +25,7 @@ int RunKFold(training::Trainer& t, const std::string& input, const training::Dat
   training::Dataset rows = data;
   if (o.shuffle) rows = training::Gather(data, training::Permutation(data.size(), rng));
   const training::Dataset host = training::DoubleRows(rows);  // targets for the metrics
-  auto resident = Upload(t, host);                              // the only upload
+  auto resident = t.ToDevice(host);                             // the only upload
   if (!resident.ok()) return Fail(resident.status());
   auto initial = t.MakeCheckpoint(0, "");  // each fold starts from here
   if (!initial.ok()) return Fail(initial.status());

@@ -104,6 +104,21 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
   return t;
 }
 
+absl::StatusOr<Dataset> Trainer::ToDevice(const Dataset& host) const {
+  Dataset out;
+  for (auto [from, to] : {std::make_pair(&host.x, &out.x), std::make_pair(&host.y, &out.y)}) {
+    auto up = ToDevice(*from);
+    if (!up.ok()) return up.status();
+    *to = std::move(*up);
+  }
+  for (const auto& [name, t] : host.more) {
+    auto up = ToDevice(t);
+    if (!up.ok()) return up.status();
+    out.more[name] = std::move(*up);
+  }
+  return out;
+}
+
 namespace {
 
 // `held` set to a scalar `value`: rewritten in place while nothing else holds its buffer

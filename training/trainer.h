@@ -17,6 +17,7 @@
 #include "graph/graph.h"
 #include "runtime/session.h"
 #include "training/checkpoint.h"
+#include "training/data.h"
 #include "training/training_graph.h"
 
 namespace tandem::training {
@@ -62,6 +63,8 @@ class Trainer {
   absl::StatusOr<Graph> ExportInference() const;
   // A tensor on the device the trainer keeps its state on (for uploading a dataset once).
   absl::StatusOr<Tensor> ToDevice(const Tensor& host) const { return train_session_->ToDevice(host); }
+  // Every tensor of a host dataset (x, y and the other inputs) on that device.
+  absl::StatusOr<Dataset> ToDevice(const Dataset& host) const;
   // A host copy of `t` wherever it lives (`t` itself when already on the host).
   absl::StatusOr<Tensor> ToHost(const Tensor& t) const { return train_session_->ToHost(t); }
   // "cpu", or the device provider's description.
