@@ -1,4 +1,4 @@
-# libtandem.so: the C API (include/tandem/tandem.h, implemented in runtime/c_api/) over the
+# libtandem.so: the C API (include/tandem/tandem.h, implemented in c_api/) over the
 # static engine libraries. Only tandem_* symbols are exported (version script); the engine,
 # oneDNN/protobuf/Abseil users inside stay hidden. `cmake --install` lays out the headers,
 # the library, the CUDA plugin, a CMake package (find_package(Tandem) -> Tandem::tandem), a
@@ -6,7 +6,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-file(GLOB TANDEM_CAPI_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/c_api/*.cc)
+file(GLOB TANDEM_CAPI_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/c_api/*.cc)
 add_library(tandem_shared SHARED ${TANDEM_CAPI_SOURCES})
 add_library(Tandem::tandem ALIAS tandem_shared)
 set_target_properties(tandem_shared PROPERTIES

@@ -1,5 +1,5 @@
 // Graph passes that need no kernels. (Constant folding runs kernels, so it lives in
-// runtime/constant_folding.h.)
+// optimizer/constant_folding.h.)
 #pragma once
 #include "graph/graph.h"
 

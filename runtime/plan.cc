@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "providers/partitioner.h"
-#include "runtime/kernel_guard.h"
+#include "providers/kernel_guard.h"
 
 namespace tandem {
 

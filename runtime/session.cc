@@ -10,10 +10,10 @@
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
-#include "runtime/constant_folding.h"
-#include "runtime/dense_chain_fusion.h"
-#include "runtime/fusion.h"
-#include "runtime/layer_norm_fusion.h"
+#include "optimizer/constant_folding.h"
+#include "optimizer/dense_chain_fusion.h"
+#include "optimizer/activation_fusion.h"
+#include "optimizer/layer_norm_fusion.h"
 
 namespace tandem {
 

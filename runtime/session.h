@@ -24,8 +24,8 @@ namespace tandem {
 struct SessionOptions {
   int num_threads = 0;              // 0: all cores
   bool constant_folding = true;
-  // Conv/Gemm/MatMul + activation (runtime/fusion.h), decomposed layer normalizations
-  // (runtime/layer_norm_fusion.h) and each provider's own rewrites
+  // Conv/Gemm/MatMul + activation (optimizer/activation_fusion.h), decomposed layer normalizations
+  // (optimizer/layer_norm_fusion.h) and each provider's own rewrites
   // (ExecutionProvider::OptimizeGraph: the CPU's MatMul + bias folding and channel-blocked
   // convolution chains).
   bool fusion = true;

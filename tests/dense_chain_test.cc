@@ -1,20 +1,22 @@
 // ai.tandem DenseChain / DenseChainGrad / DenseChainMseGrad (providers/cpu/kernels/
 // dense_chain_ops.cc) against a float64 forward and backward pass written here, and the
-// dense-chain fusions (runtime/dense_chain_fusion.h, training/dense_chain_loss_fusion.h):
+// dense-chain fusions (optimizer/dense_chain_fusion.h, optimizer/dense_chain_loss_fusion.h):
 // what they fuse, what they leave, and a trainer with and without them giving the same losses.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "onnx_import/import.h"
+#include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernels/dense_chain_tiles.h"
-#include "runtime/dense_chain_fusion.h"
+#include "optimizer/dense_chain_fusion.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
-#include "training/dense_chain_loss_fusion.h"
+#include "optimizer/dense_chain_loss_fusion.h"
 #include "training/trainer.h"
 #include "training/training_graph.h"
 
@@ -300,6 +302,22 @@ TEST(DenseChain, RefusesMismatchedLayers) {
 
 // Each instruction-set build of the tile loops (the baseline one never runs through the
 // kernels on an AVX2 machine), called directly on one wide and one narrow tile.
+// ONEDNN_MAX_CPU_ISA caps Tandem's own AVX2 path as it caps oneDNN's kernels.
+TEST(DenseChain, IsaCapDecidesTheTileBuilds) {
+  EXPECT_FALSE(cpu::CapAdmitsAvx2("SSE41"));
+  EXPECT_FALSE(cpu::CapAdmitsAvx2("avx"));
+  EXPECT_TRUE(cpu::CapAdmitsAvx2(""));
+  EXPECT_TRUE(cpu::CapAdmitsAvx2("AVX2"));
+  EXPECT_TRUE(cpu::CapAdmitsAvx2("avx512_core_amx"));
+  EXPECT_TRUE(cpu::CapAdmitsAvx2("ALL"));
+  // This process's own cap (the ISA ctest entries set it): SSE41 leaves the baseline alone.
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (cap && !cpu::CapAdmitsAvx2(cap)) {
+    EXPECT_EQ(dense_chain::RunnableTileKernels().size(), 1u);
+    EXPECT_EQ(&dense_chain::TileKernelsForThisCpu(), dense_chain::RunnableTileKernels().front());
+  }
+}
+
 TEST(DenseChain, EveryTileBuildMatchesFloat64) {
   const ChainCase& c = Cases()[4];  // of its 64 rows: [0, 32) wide, [32, 40) narrow, 40 single
   ChainData d = MakeData(c, 13);
@@ -530,16 +548,16 @@ TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
   ASSERT_TRUE(tg.ok()) << tg.status();
   Graph pinned = tg->graph;
   pinned.outputs.push_back(ValueInfo{"z2", DataType::kFloat, Shape::Unknown()});  // Y wanted too
-  EXPECT_EQ(training::FuseDenseChainMseLoss(pinned), 0);
+  EXPECT_EQ(FuseDenseChainMseLoss(pinned), 0);
   Graph free = tg->graph;
-  EXPECT_EQ(training::FuseDenseChainMseLoss(free), 1);
+  EXPECT_EQ(FuseDenseChainMseLoss(free), 1);
   EXPECT_EQ(free.nodes.size(), tg->graph.nodes.size() - 4);  // 5 nodes became 1
   EXPECT_TRUE(free.Validate().ok()) << free.Validate();
   // Another loss keeps the chain and its gradient apart.
   spec.loss = training::LossKind::kL1;
   auto l1 = training::BuildTrainingGraph(g, spec);
   ASSERT_TRUE(l1.ok()) << l1.status();
-  EXPECT_EQ(training::FuseDenseChainMseLoss(l1->graph), 0);
+  EXPECT_EQ(FuseDenseChainMseLoss(l1->graph), 0);
 }
 
 // Losses of `steps` Adam steps on a fixed batch, with or without fusion (CPU only).

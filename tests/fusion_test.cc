@@ -1,4 +1,4 @@
-// Fusion pass (runtime/fusion.h): Conv/Gemm/MatMul + activation become one ai.tandem node
+// Fusion pass (optimizer/activation_fusion.h): Conv/Gemm/MatMul + activation become one ai.tandem node
 // whose result equals the unfused graph's; values with other readers are left alone.
 #include <gtest/gtest.h>
 

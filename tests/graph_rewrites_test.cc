@@ -1,4 +1,4 @@
-// The standard-ONNX rewrites of `tandem convert --optimize` (graph/rewrites/): each
+// The standard-ONNX rewrites of `tandem convert --optimize` (optimizer/onnx_rewrites/): each
 // rewrite shrinks a small imported graph as its header promises, and the rewritten graph
 // computes what the original computes with its own (unrewritten) ops — e.g. Conv then
 // BatchNormalization against one Conv with folded weights. tests/convert/ checks whole
@@ -9,11 +9,11 @@
 #include <random>
 
 #include "graph/passes.h"
-#include "graph/rewrites/bias_folding.h"
-#include "graph/rewrites/conv_bn_folding.h"
-#include "graph/rewrites/identity_elimination.h"
-#include "graph/rewrites/shape_simplification.h"
-#include "graph/rewrites/transpose_optimization.h"
+#include "optimizer/onnx_rewrites/bias_folding.h"
+#include "optimizer/onnx_rewrites/conv_bn_folding.h"
+#include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/shape_simplification.h"
+#include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "onnx_import/import.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"

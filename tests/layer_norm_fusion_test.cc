@@ -1,4 +1,4 @@
-// Layer normalization fusion (runtime/layer_norm_fusion.h): the nine-node opset-13 form
+// Layer normalization fusion (optimizer/layer_norm_fusion.h): the nine-node opset-13 form
 // of nn.LayerNorm becomes one LayerNormalization whose result matches the unfused graph
 // and a float64 reference; a pattern whose intermediate is also an output stays apart.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "onnx_import/import.h"
-#include "runtime/layer_norm_fusion.h"
+#include "optimizer/layer_norm_fusion.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/resource_limits.h"
-#include "runtime/device_selection.h"
+#include "providers/device_selection.h"
 
 namespace tandem::cli {
 namespace {

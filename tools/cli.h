@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/device_selection.h"
+#include "providers/device_selection.h"
 #include "runtime/plan.h"
 
 namespace tandem::cli {

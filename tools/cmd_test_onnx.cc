@@ -16,9 +16,21 @@ const char kUsage[] =
     "Prints one line per test (PASS/FAIL/SKIP + reason) and a closing\n"
     "'N passed, M failed, K skipped' line. Exit status 1 if any test failed.\n"
     "\n"
+    "Float outputs are judged element by element, as the ONNX suite does, unless\n"
+    "--scale-tol or --peer-ratio is given; integer, bool, string and float8/4\n"
+    "outputs must match exactly, NaN matches NaN, infinities must match.\n"
+    "\n"
     "options:\n"
     "  --rtol X                relative tolerance (default 1e-3, as the ONNX suite)\n"
-    "  --atol X                absolute tolerance (default 1e-7)\n"
+    "  --atol X                absolute tolerance (default 1e-7): each element within\n"
+    "                          |got - expected| <= atol + rtol |expected|\n"
+    "  --scale-tol X           judge each float output at its scale instead:\n"
+    "                          max |got - expected| <= X * max |expected| (float32\n"
+    "                          engines' rounding follows the largest values)\n"
+    "  --peer-ratio K          where a data set holds peer_output_<i>.pb, another\n"
+    "                          engine's float32 answer (output_<i>.pb being the exact\n"
+    "                          one): Tandem's max error may be at most K times the\n"
+    "                          peer's (or K float32 ulps of the scale, if larger)\n"
     "  --threads N             threads per session (default: all cores)\n"
     "  --expected-failures F   file of 'test_name reason' lines: listed tests are\n"
     "                          expected to fail; the exit status is 0 only if exactly\n"
@@ -33,7 +45,7 @@ const char kUsage[] =
 }  // namespace
 
 int TestOnnx(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--rtol", "--atol", "--threads", "--expected-failures", "--device", "--provider"},
+  Args a = Parse(argc, argv, {"--rtol", "--atol", "--scale-tol", "--peer-ratio", "--threads", "--expected-failures", "--device", "--provider"},
                  {"--quiet"}, kUsage);
   if (a.positional.empty()) {
     std::fputs(kUsage, stderr);
@@ -42,6 +54,12 @@ int TestOnnx(int argc, char** argv) {
   BackendTestOptions o;
   o.rtol = a.get_double("--rtol", o.rtol);
   o.atol = a.get_double("--atol", o.atol);
+  o.scale_tol = a.get_double("--scale-tol", 0);
+  o.peer_ratio = a.get_double("--peer-ratio", 0);
+  if (o.scale_tol < 0 || o.peer_ratio < 0 || o.rtol < 0 || o.atol < 0) {
+    std::fprintf(stderr, "error: tandem test-onnx: tolerances must not be negative\n");
+    return 2;
+  }
   o.num_threads = static_cast<int>(a.get_int("--threads", 0));
   o.providers = DeviceFromFlags(a, "cpu").providers;
   std::map<std::string, int> nodes_per_provider;
@@ -87,8 +105,8 @@ int TestOnnx(int argc, char** argv) {
     bool show = !a.has("--quiet") || (r.outcome == BackendTestResult::kFail && !listed) ||
                 (listed && !random && r.outcome == BackendTestResult::kPass);
     if (show) {
-      std::printf("%-60s %s%s%s\n", r.name.c_str(), tag, r.reason.empty() ? "" : ": ",
-                  r.reason.c_str());
+      const std::string& why = r.reason.empty() ? r.measured : r.reason;
+      std::printf("%-60s %s%s%s\n", r.name.c_str(), tag, why.empty() ? "" : ": ", why.c_str());
       std::fflush(stdout);
     }
   }

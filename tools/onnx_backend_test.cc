@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/low_precision.h"
 #include "onnx_import/tensor_proto.h"
 #include "runtime/session.h"
@@ -117,21 +118,76 @@ absl::StatusOr<Tensor> ReadValueFile(const std::string& path, const ValueInfo* v
   return AsSuiteType(std::move(*t), vi ? vi->dtype : DataType::kUndefined);
 }
 
-// Compares one output; returns "" when equal within tolerance, else a description.
-std::string Compare(const Tensor& want, const Tensor& got, const BackendTestOptions& o) {
+// What comparing one output found: `diff` is empty when it passes; `measured` says how
+// close it came when judged by scale or against a peer.
+struct Verdict {
+  std::string diff, measured;
+};
+
+std::string Shortest(double v) { return absl::StrFormat("%.3g", v); }
+
+// Float outputs at the output's scale, or against the peer's error (BackendTestOptions).
+// NaN must meet NaN and infinities their equal; the finite elements' largest error is
+// what is judged.
+Verdict CompareAtScale(const Tensor& want, const Tensor& got, const Tensor* peer, const BackendTestOptions& o) {
+  const int64_t n = want.numel();
+  double err = 0, scale = 0, peer_err = 0;
+  int64_t worst = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double w = want.ElementAsDouble(i), g = got.ElementAsDouble(i);
+    if (!std::isfinite(w) || !std::isfinite(g)) {
+      if ((std::isnan(w) && std::isnan(g)) || w == g) continue;
+      return {absl::StrCat("element ", i, " is ", g, ", expected ", w), ""};
+    }
+    scale = std::max(scale, std::fabs(w));
+    if (std::fabs(g - w) > err || worst < 0) {
+      err = std::fabs(g - w);
+      worst = i;
+    }
+    if (peer) {
+      const double p = peer->ElementAsDouble(i);
+      peer_err = std::max(peer_err, std::isfinite(p) ? std::fabs(p - w) : HUGE_VAL);
+    }
+  }
+  if (worst < 0) return {"", "no finite elements"};
+  std::string where = absl::StrCat(" at element ", worst, " (got ", got.ElementAsDouble(worst), ", expected ",
+                                   want.ElementAsDouble(worst), ")");
+  if (peer) {
+    const double base = std::max(peer_err, std::ldexp(scale, -23));  // one float32 ulp of the scale
+    const double ratio = err / base;
+    std::string measured = absl::StrCat("error ", Shortest(err), " = ", Shortest(ratio), "x the peer's ",
+                                        Shortest(peer_err), " (scale ", Shortest(scale), ")");
+    if (err <= o.peer_ratio * base) return {"", measured};
+    return {absl::StrCat("max |error| ", Shortest(err), where, " is ", Shortest(ratio), "x the peer's ",
+                         Shortest(peer_err), "; at most ", Shortest(o.peer_ratio), "x is allowed"),
+            measured};
+  }
+  const double relative = scale > 0 ? err / scale : (err > 0 ? HUGE_VAL : 0);
+  std::string measured = absl::StrCat("error ", Shortest(relative), " of the scale ", Shortest(scale));
+  if (err <= o.scale_tol * scale) return {"", measured};
+  return {absl::StrCat("max |error| ", Shortest(err), where, " is ", Shortest(relative), " of the output's scale ",
+                       Shortest(scale), " (max |expected|); at most ", Shortest(o.scale_tol), " is allowed"),
+          measured};
+}
+
+// Compares one output (`peer`: another engine's answer, or null).
+Verdict Compare(const Tensor& want, const Tensor& got, const Tensor* peer, const BackendTestOptions& o) {
   if (want.dtype() != got.dtype())
-    return absl::StrCat("type ", DataTypeName(got.dtype()), ", expected ", DataTypeName(want.dtype()));
+    return {absl::StrCat("type ", DataTypeName(got.dtype()), ", expected ", DataTypeName(want.dtype())), ""};
   if (want.dims() != got.dims())
-    return "shape " + DimsToString(got.dims()) + ", expected " + DimsToString(want.dims());
+    return {"shape " + DimsToString(got.dims()) + ", expected " + DimsToString(want.dims()), ""};
   const int64_t n = want.numel();
   if (want.dtype() == DataType::kString) {
     for (int64_t i = 0; i < n; ++i)
       if (want.data<std::string>()[i] != got.data<std::string>()[i])
-        return absl::StrCat("element ", i, " is '", got.data<std::string>()[i], "', expected '",
-                            want.data<std::string>()[i], "'");
-    return "";
+        return {absl::StrCat("element ", i, " is '", got.data<std::string>()[i], "', expected '",
+                             want.data<std::string>()[i], "'"),
+                ""};
+    return {};
   }
   bool exact = !IsFloatingPoint(want.dtype());
+  if (!exact && ((peer && o.peer_ratio > 0) || o.scale_tol > 0))
+    return CompareAtScale(want, got, o.peer_ratio > 0 ? peer : nullptr, o);
   int64_t bad = 0, first = -1;
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -155,34 +211,35 @@ std::string Compare(const Tensor& want, const Tensor& got, const BackendTestOpti
       ++bad;
     }
   }
-  if (!bad) return "";
-  return absl::StrCat(bad, " of ", n, " elements differ; first at ", first, ": got ",
-                      got.ElementAsDouble(first), ", expected ", want.ElementAsDouble(first),
-                      exact ? "" : absl::StrCat(" (max abs error ", worst, ")"));
+  if (!bad) return {};
+  return {absl::StrCat(bad, " of ", n, " elements differ; first at ", first, ": got ", got.ElementAsDouble(first),
+                       ", expected ", want.ElementAsDouble(first),
+                       exact ? "" : absl::StrCat(" (max abs error ", worst, ")")),
+          ""};
 }
 
-// Compares tensors, sequences (element-wise) and optionals.
-std::string CompareValues(const Tensor& want, const Tensor& got, const BackendTestOptions& o) {
+// Compares tensors, sequences (element-wise) and optionals; a peer applies to tensors.
+Verdict CompareValues(const Tensor& want, const Tensor& got, const Tensor* peer, const BackendTestOptions& o) {
   auto kind_name = [](const Tensor& t) {
     return t.is_sequence() ? "a sequence" : t.is_optional() ? "an optional" : "a tensor";
   };
-  if (want.kind() != got.kind()) return absl::StrCat(kind_name(got), ", expected ", kind_name(want));
+  if (want.kind() != got.kind()) return {absl::StrCat(kind_name(got), ", expected ", kind_name(want)), ""};
   if (want.is_optional()) {
     if (want.has_value() != got.has_value())
-      return got.has_value() ? "a value, expected None" : "None, expected a value";
-    return want.has_value() ? CompareValues(want.optional_value(), got.optional_value(), o) : "";
+      return {got.has_value() ? "a value, expected None" : "None, expected a value", ""};
+    return want.has_value() ? CompareValues(want.optional_value(), got.optional_value(), nullptr, o) : Verdict{};
   }
   if (want.is_sequence()) {
     const auto &w = want.sequence(), &g = got.sequence();
     if (w.size() != g.size())
-      return absl::StrCat("sequence of ", g.size(), " tensors, expected ", w.size());
+      return {absl::StrCat("sequence of ", g.size(), " tensors, expected ", w.size()), ""};
     for (size_t i = 0; i < w.size(); ++i) {
-      std::string d = CompareValues(w[i], g[i], o);
-      if (!d.empty()) return absl::StrCat("sequence element ", i, ": ", d);
+      Verdict v = CompareValues(w[i], g[i], nullptr, o);
+      if (!v.diff.empty()) return {absl::StrCat("sequence element ", i, ": ", v.diff), ""};
     }
-    return "";
+    return {};
   }
-  return Compare(want, got, o);
+  return Compare(want, got, peer, o);
 }
 
 }  // namespace
@@ -252,6 +309,7 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
       }
       feeds[name] = std::move(*t);
     }
+    std::vector<Tensor> peers;  // undefined where the set holds no peer_output_<i>.pb
     for (int i = 0;; ++i) {
       std::string f = sd + "/output_" + std::to_string(i) + ".pb";
       if (!IsFile(f)) break;
@@ -261,16 +319,26 @@ BackendTestResult RunBackendTest(const std::string& dir, const BackendTestOption
       auto t = ReadValueFile(f, vi, &name);
       if (!t.ok()) return finish(BackendTestResult::kFail, std::string(t.status().message()));
       expected.push_back(std::move(*t));
+      std::string pf = sd + "/peer_output_" + std::to_string(i) + ".pb";
+      peers.emplace_back();
+      if (!IsFile(pf)) continue;
+      auto p = ReadValueFile(pf, vi, &name);
+      if (!p.ok()) return finish(BackendTestResult::kFail, std::string(p.status().message()));
+      if (!p->is_tensor() || p->dtype() != expected.back().dtype() || p->dims() != expected.back().dims())
+        return finish(BackendTestResult::kFail, pf + ": not a tensor of the type and shape of output_" +
+                                                    std::to_string(i) + ".pb");
+      peers.back() = std::move(*p);
     }
     auto got = s.Run(feeds);
     if (!got.ok()) return finish(BackendTestResult::kFail, std::string(got.status().message()));
     if (got->size() != expected.size())
       return finish(BackendTestResult::kFail, absl::StrCat(got->size(), " outputs, expected ", expected.size()));
     for (size_t i = 0; i < expected.size(); ++i) {
-      std::string diff = CompareValues(expected[i], (*got)[i], options);
-      if (!diff.empty())
-        return finish(BackendTestResult::kFail,
-                      absl::StrCat(set, " output ", i, " '", s.outputs()[i].name, "': ", diff));
+      Verdict v = CompareValues(expected[i], (*got)[i], peers[i].defined() ? &peers[i] : nullptr, options);
+      const std::string what = absl::StrCat(set, " output ", i, " '",
+                                            s.outputs()[i].name, "'");
+      if (!v.measured.empty()) r.measured += absl::StrCat(r.measured.empty() ? "" : "; ", what, ": ", v.measured);
+      if (!v.diff.empty()) return finish(BackendTestResult::kFail, absl::StrCat(what, ": ", v.diff));
     }
   }
   return finish(BackendTestResult::kPass, "");

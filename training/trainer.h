@@ -32,7 +32,7 @@ struct TrainerOptions {
   // chains fused before the gradients are built and one node for all optimizer updates
   // (TrainingSpec::fuse_dense_chains, one_update_node).
   bool fusion = true;
-  std::vector<std::string> providers = {"cpu"};  // preferred first, see runtime/device_selection.h
+  std::vector<std::string> providers = {"cpu"};  // preferred first, see providers/device_selection.h
   // kLowestCost (--device auto) with several providers: the training step is estimated
   // all on the CPU and all on the device (runtime/session.h), and the trainer becomes a
   // CPU trainer or a device one (preference order, as --device cuda) accordingly. A step

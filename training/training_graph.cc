@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "runtime/dense_chain_fusion.h"
-#include "training/dense_chain_loss_fusion.h"
+#include "optimizer/dense_chain_fusion.h"
+#include "optimizer/dense_chain_loss_fusion.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
 

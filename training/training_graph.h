@@ -37,8 +37,8 @@ struct TrainingSpec {
   OptimizerSpec optimizer;
   uint64_t seed = 0;                         // Dropout masks, for nodes without a seed attribute
   // Gemm + activation chains become ai.tandem DenseChain before the gradients are built
-  // (runtime/dense_chain_fusion.h), and a chain's MSE loss with its gradient is folded into
-  // one node (training/dense_chain_loss_fusion.h); only the CPU has their kernels.
+  // (optimizer/dense_chain_fusion.h), and a chain's MSE loss with its gradient is folded into
+  // one node (optimizer/dense_chain_loss_fusion.h); only the CPU has their kernels.
   bool fuse_dense_chains = false;
   // Every parameter's optimizer update in one node (the CPU kernels take several
   // parameters per node; the CUDA ones one).

@@ -188,7 +188,10 @@ TEST(CApiTraining, ConcurrentUseIsRefusedNotCorrupting) {
     }
   };
   std::thread a(worker), c(worker);
-  for (int i = 0; i < 400 && busy.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Until the two workers have collided (on a loaded machine that can take a while; the
+  // bound only keeps a broken lock from hanging the test), then a little more of both.
+  for (int i = 0; i < 12000 && (busy.load() == 0 || accepted.load() == 0); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   done = true;
   a.join();

@@ -5,25 +5,27 @@ usage: tests/parity/make_parity_tests.py OUT_DIR
 
 For the reference models and torchvision image classifiers (random weights, eval mode)
 it exports OUT_DIR/float32/<name>/model.onnx and stores a seeded random input and
-PyTorch's own float32 output as test_data_set_0/input_0.pb and output_0.pb, so
-`tandem test-onnx --rtol 1e-4 --atol 1e-5 OUT_DIR/float32` checks Tandem against PyTorch.
+PyTorch's own float32 output as test_data_set_0/input_0.pb and output_0.pb: ctest
+parity_pytorch holds Tandem to PyTorch with `tandem test-onnx --scale-tol`.
 OUT_DIR/float64/<name> holds the same model (a symlink) and input with the output of the
-same module run in float64 (rounded to float32 once): the exact answer, which
-`tandem test-onnx OUT_DIR/float64` holds Tandem to at the ONNX suite's default tolerance.
+same module run in float64 (rounded to float32 once) as output_0.pb, the exact answer,
+and PyTorch's float32 output beside it as peer_output_0.pb: ctest parity_float64 holds
+Tandem's error against the exact answer to a multiple of PyTorch's own
+(`tandem test-onnx --peer-ratio`).
 
-Tolerance. Random-weight classifiers put out logits of any scale (max |logit| 3e-14 for
-efficientnet_b0, 3e-9 for mobilenet_v2, 1e2 for resnet50), where a fixed atol checks
-nothing or demands the impossible. So the last Linear layer is scaled by a power of two
-(exact: no rounding changes) until max |logit| lies in [0.5, 1). Deep models' float32
-logits then carry rounding noise of up to ~2e-6 in any engine (PyTorch's own float32 vs
-float64, worst of 6 inputs: vgg11 2.4e-6, mobilenet_v3_large 8.6e-7, resnet50 4.3e-7;
-Tandem and ONNX Runtime vs PyTorch alike). The ONNX suite's rtol 1e-3/atol 1e-7 is below
-that for logits near 0: by it PyTorch misses its own float64 answer on 5 of 6 vgg11
-inputs, and ONNX Runtime misses PyTorch's outputs stored here on vgg11 and efficientnet_b0.
-atol 1e-5 is ~5x the noise; weights perturbed by a relative 1e-5 already fail it.
-Against the float64 answer, though, the default tolerance holds: on these inputs Tandem's
-worst element uses 0.30x of it on efficientnet_b0 (PyTorch float32: 1.19x), 0.47x on
-vgg11 (0.83x), 0.67x on mobilenet_v2 (0.20x), 0.09x on densenet121 (0.08x).
+Logit scale. Random-weight classifiers put out logits of any scale (max |logit| 3e-14 for
+efficientnet_b0, 3e-9 for mobilenet_v2, 1e2 for resnet50), so the last Linear layer is
+scaled by a power of two (exact: no rounding changes) until max |logit| lies in
+[0.5, 1), which keeps the printed errors comparable between models.
+
+Why judge at the scale. A float32 engine's rounding error in a sum follows the size of
+its terms, not of its result: deep models' logits carry noise of up to ~2e-6 of the logit
+scale in any engine (PyTorch's own float32 against float64, worst of 6 inputs: vgg11
+2.4e-6, mobilenet_v3_large 8.6e-7, resnet50 4.3e-7), and it lands on logits near zero as
+on large ones. An element-wise atol judges that noise as a failure on a CPU whose kernels
+round differently (resnet50's logit 349, 4e-4 of the scale, missed atol 1e-7 by 7e-7 on
+an AVX-512 machine), so the parity tests compare max |error| with max |expected|; the
+tolerances and the errors measured on each instruction set are in tests/CMakeLists.txt.
 """
 import math
 import os
@@ -90,6 +92,7 @@ def write_case(out_dir, name, module, input_shape, opset=13, normalize=False):
         write_tensor(folder, "input", x)
     write_tensor(case, "output", y)
     write_tensor(exact, "output", y64)
+    write_tensor(exact, "peer_output", y)
     print(f"{case}: input {tuple(x.shape)} -> output {tuple(y.shape)}, max |y| {y.abs().max().item():.3g}, "
           f"max |float32 - float64| {(y.double() - y64).abs().max().item():.3g}")
 

@@ -3,15 +3,15 @@
 #include <functional>
 
 #include "graph/passes.h"
-#include "graph/rewrites/bias_folding.h"
-#include "graph/rewrites/conv_bn_folding.h"
-#include "graph/rewrites/identity_elimination.h"
-#include "graph/rewrites/shape_simplification.h"
-#include "graph/rewrites/transpose_optimization.h"
+#include "optimizer/onnx_rewrites/bias_folding.h"
+#include "optimizer/onnx_rewrites/conv_bn_folding.h"
+#include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/shape_simplification.h"
+#include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
-#include "runtime/constant_folding.h"
-#include "runtime/layer_norm_fusion.h"
+#include "optimizer/constant_folding.h"
+#include "optimizer/layer_norm_fusion.h"
 
 namespace tandem::convert {
 

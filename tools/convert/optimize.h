@@ -3,7 +3,7 @@
 // identity/Dropout removal, constant folding (on the CPU provider's kernels), shape
 // simplification, Conv+BatchNormalization folding, bias folding (MatMul+Add -> Gemm,
 // Conv+Add), Transpose cancellation, decomposed layer norms -> LayerNormalization (opset
-// >= 17 only), dead-code elimination. See graph/rewrites/ for each rule's conditions.
+// >= 17 only), dead-code elimination. See optimizer/onnx_rewrites/ for each rule's conditions.
 #pragma once
 #include <string>
 #include <utility>

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem::convert {
 

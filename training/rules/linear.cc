@@ -1,5 +1,5 @@
 // Gradients of MatMul and Gemm, written with MatMul/Gemm/Transpose themselves, and of
-// ai.tandem DenseChain (runtime/dense_chain_fusion.h) as one fused DenseChainGrad.
+// ai.tandem DenseChain (optimizer/dense_chain_fusion.h) as one fused DenseChainGrad.
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {

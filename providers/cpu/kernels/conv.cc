@@ -1,5 +1,5 @@
 // Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad), and
-// FusedConv (ai.tandem, from runtime/fusion.h): Conv + activation [+ 2x2 max pool].
+// FusedConv (ai.tandem, from optimizer/activation_fusion.h): Conv + activation [+ 2x2 max pool].
 // float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
 // layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
 // plain NC..., and weights that are initializers are reordered once and kept. float16 and
@@ -278,7 +278,7 @@ absl::Status AsFloat(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& 
 }
 
 // Conv, and FusedConv (ai.tandem): a Conv with an activation applied to its output and,
-// with attribute pool = "MaxPool2x2", a 2x2 stride-2 max pool after that (runtime/fusion.h).
+// with attribute pool = "MaxPool2x2", a 2x2 stride-2 max pool after that (optimizer/activation_fusion.h).
 class Conv : public Kernel {
  public:
   explicit Conv(const KernelInfo& info)

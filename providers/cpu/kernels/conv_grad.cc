@@ -7,7 +7,7 @@
 // (the ONNX ConvTranspose weight layout [C, M/group, k...] is exactly that). Then
 //   Conv:          dX = backward_data(dY, W),  dW = backward_weights(X, dY)
 //   ConvTranspose: dX = forward(dY, W),        dW = backward_weights(dY, X)
-// ConvGrad may carry relu_mask = 1 (set by the ReluGrad fusion in runtime/fusion.cc when
+// ConvGrad may carry relu_mask = 1 (set by the ReluGrad fusion in optimizer/activation_fusion.cc when
 // X is a Relu output): dX is then 0 where X <= 0, i.e. ReluGrad(dX, X) fused in — on the
 // oneDNN path inside the unblocking of dX from the channel-blocked layout.
 // float32 runs on oneDNN convolution primitives (format_tag::any layouts plus reorders,

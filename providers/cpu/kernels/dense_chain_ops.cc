@@ -1,12 +1,12 @@
 // ai.tandem DenseChain and DenseChainGrad (float32): a chain of dense layers with
 // activations, fused so that a batch streams through it in tiles of rows that stay in
-// cache (runtime/dense_chain_fusion.h makes them out of Gemm + activation chains):
+// cache (optimizer/dense_chain_fusion.h makes them out of Gemm + activation chains):
 //   DenseChain(X, W_1, B_1, ..., W_n, B_n) -> Y
 //   DenseChainGrad(dY, X, W_1, B_1, ..., W_n, B_n) -> (dX, dW_1, dB_1, ..., dW_n, dB_n)
 //   DenseChainMseGrad(X, T, W_1, B_1, ..., W_n, B_n) -> (loss, dX, dW_1, dB_1, ..., dW_n, dB_n)
 //       the chain's mean squared error against T (attribute reduction: mean or sum, as
 //       MSELoss) and its gradients, in one pass: the training step of an MLP regressor
-//       (training/dense_chain_loss_fusion.h) without a separate forward or loss node
+//       (optimizer/dense_chain_loss_fusion.h) without a separate forward or loss node
 // X is [M, K_0]; W_l is [K_l, K_{l-1}] (trans_b[l] = 1, PyTorch's Linear) or [K_{l-1}, K_l]
 // (trans_b[l] = 0); B_l holds K_l elements ([K_l] or [1, K_l]); attribute `activations`
 // names each layer's Identity, Relu, Tanh or Sigmoid. The gradient kernel recomputes the
@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/dense_chain_tiles.h"
 #include "providers/cpu/kernels/fast_tanh.h"
@@ -34,7 +35,7 @@ extern const TileKernels kAvx2TileKernels;
 std::vector<const TileKernels*> RunnableTileKernels() {
   std::vector<const TileKernels*> all = {&kBaselineTileKernels};
 #ifdef TANDEM_DENSE_CHAIN_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all.push_back(&kAvx2TileKernels);
+  if (Avx2Allowed()) all.push_back(&kAvx2TileKernels);  // the CPU has it and ONEDNN_MAX_CPU_ISA allows it
 #endif
   return all;
 }

@@ -72,7 +72,8 @@ struct TileKernels {
 };
 
 const TileKernels& TileKernelsForThisCpu();
-// Every build this binary holds that the CPU can run (the baseline first), for tests.
+// Every build this binary holds that the CPU can run and ONEDNN_MAX_CPU_ISA allows
+// (providers/cpu/cpu_isa.h), the baseline first; tests run each.
 std::vector<const TileKernels*> RunnableTileKernels();
 
 }  // namespace tandem::cpu::dense_chain

@@ -1,4 +1,4 @@
-// The activation that runtime/fusion.cc folds into FusedConv / FusedGemm / FusedMatMul
+// The activation that optimizer/activation_fusion.cc folds into FusedConv / FusedGemm / FusedMatMul
 // nodes (domain ai.tandem): attribute `activation` names the ONNX op (Relu, LeakyRelu,
 // Clip, Sigmoid, Tanh), `activation_alpha` / `activation_beta` carry its parameters
 // (LeakyRelu's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their

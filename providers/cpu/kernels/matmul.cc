@@ -1,5 +1,5 @@
 // MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger, plus
-// FusedMatMul / FusedGemm (ai.tandem, from runtime/fusion.h): the same with an activation.
+// FusedMatMul / FusedGemm (ai.tandem, from optimizer/activation_fusion.h): the same with an activation.
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
 // cached per input shape; float32 products of a few thousand multiply-adds use direct
 // loops instead (small_gemm.h); double and integer types use reference loops.

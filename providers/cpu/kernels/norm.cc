@@ -614,7 +614,7 @@ void RegisterNormKernels(KernelRegistry& r) {
   r.Add("InstanceNormalization", 1, 5, f, Make<InstanceNorm>());
   r.Add("InstanceNormalization", 6, kMaxOpset, f, Make<InstanceNorm>());
   r.Add("LayerNormalization", 17, kMaxOpset, f, Make<LayerNorm>());
-  // The same op for graphs of older opsets, written by runtime/layer_norm_fusion.h.
+  // The same op for graphs of older opsets, written by optimizer/layer_norm_fusion.h.
   KernelDef fused_ln;
   fused_ln.domain = kTandemDomain;
   fused_ln.op = "LayerNormalization";

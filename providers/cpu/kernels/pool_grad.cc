@@ -3,7 +3,7 @@
 //   MaxPoolGrad(dY, X) -> dX      dY routed to the argmax of each window (first maximum)
 //   AveragePoolGrad(dY, X) -> dX  dY spread over each window (count_include_pad, ceil_mode)
 //   GlobalAveragePoolGrad(dY, X) -> dX   dX[n, c, ...] = dY[n, c] / spatial size
-// MaxPoolGrad may carry relu_mask = 1 (set by the ReluGrad fusion in runtime/fusion.cc
+// MaxPoolGrad may carry relu_mask = 1 (set by the ReluGrad fusion in optimizer/activation_fusion.cc
 // when X is a Relu output): dX is then also 0 where X <= 0, i.e. ReluGrad(dX, X) fused in.
 // The 2x2 stride-2 unpadded max pool has a direct plain-NCHW kernel (float and double).
 // Otherwise float32 runs on oneDNN pooling_v2 (max: a forward_training pass for the workspace, then

@@ -1,4 +1,4 @@
-#include "runtime/kernel_guard.h"
+#include "providers/kernel_guard.h"
 
 #include <exception>
 #include <new>

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 
 using namespace tandem::capi;
 using tandem::Tensor;

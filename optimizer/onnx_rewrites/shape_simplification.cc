@@ -1,8 +1,8 @@
-#include "graph/rewrites/shape_simplification.h"
+#include "optimizer/onnx_rewrites/shape_simplification.h"
 
 #include <optional>
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
 
 namespace tandem {

@@ -1,9 +1,9 @@
-#include "graph/rewrites/conv_bn_folding.h"
+#include "optimizer/onnx_rewrites/conv_bn_folding.h"
 
 #include <cmath>
 #include <vector>
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
 

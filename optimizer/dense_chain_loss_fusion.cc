@@ -1,4 +1,4 @@
-#include "training/dense_chain_loss_fusion.h"
+#include "optimizer/dense_chain_loss_fusion.h"
 
 #include <algorithm>
 #include <map>
@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "graph/value_readers.h"
-#include "training/gradient_rules.h"
+#include "providers/partitioner.h"
 
-namespace tandem::training {
+namespace tandem {
 namespace {
 
 bool Is(const Node& n, const char* op) { return n.domain == kTandemDomain && n.op_type == op; }
@@ -111,4 +111,4 @@ int FuseDenseChainMseLoss(Graph& graph) {
   return static_cast<int>(folded.size());
 }
 
-}  // namespace tandem::training
+}  // namespace tandem

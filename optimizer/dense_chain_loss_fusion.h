@@ -10,9 +10,9 @@
 #pragma once
 #include "graph/graph.h"
 
-namespace tandem::training {
+namespace tandem {
 
 // Returns the number of steps folded; the graph must be topologically sorted.
 int FuseDenseChainMseLoss(Graph& graph);
 
-}  // namespace tandem::training
+}  // namespace tandem

@@ -1,6 +1,6 @@
-#include "graph/rewrites/bias_folding.h"
+#include "optimizer/onnx_rewrites/bias_folding.h"
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-#include "runtime/device_selection.h"
+#include "providers/device_selection.h"
 
 #include <algorithm>
 #include <atomic>

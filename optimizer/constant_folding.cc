@@ -1,9 +1,9 @@
-#include "runtime/constant_folding.h"
+#include "optimizer/constant_folding.h"
 
 #include <set>
 
 #include "providers/partitioner.h"
-#include "runtime/kernel_guard.h"
+#include "providers/kernel_guard.h"
 
 namespace tandem {
 

@@ -1,5 +1,5 @@
 // Session options: providers, threads, optimisation level, profiling, output placement.
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 
 using namespace tandem::capi;
 

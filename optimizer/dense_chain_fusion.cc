@@ -1,4 +1,4 @@
-#include "runtime/dense_chain_fusion.h"
+#include "optimizer/dense_chain_fusion.h"
 
 #include <algorithm>
 #include <optional>

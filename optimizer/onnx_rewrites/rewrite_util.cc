@@ -1,4 +1,4 @@
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 #include "graph/value_readers.h"
 

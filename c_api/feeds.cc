@@ -2,7 +2,7 @@
 // training calls) and the rule for outputs that must be copied before the caller gets them.
 #include <set>
 
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 
 namespace tandem::capi {
 

@@ -1,6 +1,6 @@
 // Training options set by name, spelled like `tandem train`'s flags.
 #include "absl/strings/numbers.h"
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 #include "training/losses.h"
 #include "training/optimizer.h"
 

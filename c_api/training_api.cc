@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "onnx_import/export.h"
 #include "onnx_import/import.h"
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 #include "training/checkpoint.h"
 #include "training/metrics.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/fusion.h"
+#include "optimizer/activation_fusion.h"
 
 #include <limits>
 #include <map>

@@ -1,9 +1,9 @@
-#include "graph/rewrites/transpose_optimization.h"
+#include "optimizer/onnx_rewrites/transpose_optimization.h"
 
 #include <numeric>
 #include <set>
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
 
 namespace tandem {

@@ -1,8 +1,8 @@
-#include "graph/rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/identity_elimination.h"
 
 #include <optional>
 
-#include "graph/rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
 
 namespace tandem {

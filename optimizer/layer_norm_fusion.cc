@@ -1,4 +1,4 @@
-#include "runtime/layer_norm_fusion.h"
+#include "optimizer/layer_norm_fusion.h"
 
 #include <optional>
 #include <set>

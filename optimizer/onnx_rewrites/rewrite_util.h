@@ -1,4 +1,4 @@
-// Small helpers the standard-ONNX rewrites (graph/rewrites/) share: constant lookup,
+// Small helpers the standard-ONNX rewrites (optimizer/onnx_rewrites/) share: constant lookup,
 // known shapes, fresh names, redirecting readers and dropping nodes. They only touch the
 // top-level node list; callers leave values that ValueReaders calls pinned alone.
 #pragma once

@@ -1,7 +1,7 @@
 // IO binding: inputs bound once (kept where they live), results delivered into bound
 // tensors or kept in the binding.
 #include "absl/strings/str_cat.h"
-#include "runtime/c_api/handles.h"
+#include "c_api/handles.h"
 
 using namespace tandem::capi;
 using tandem::Tensor;

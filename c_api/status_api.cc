@@ -2,8 +2,8 @@
 #include <cstdlib>
 
 #include "providers/provider_plugin.h"
-#include "runtime/c_api/handles.h"
-#include "runtime/device_selection.h"
+#include "c_api/handles.h"
+#include "providers/device_selection.h"
 
 namespace tandem::capi {
 
