@@ -51,6 +51,7 @@ std::vector<std::string> ProvidersForDevice(const std::string& device) {
   if (device == "auto") {
     auto choice = ResolveDevice("auto");
     if (choice.ok()) return choice->providers;
+    return {AcceleratorNames().front(), "cpu"};  // TANDEM_REQUIRE_GPU=1: creating it fails, saying why
   }
   if (device == "cpu") return {"cpu"};
   return {device, "cpu"};

@@ -72,7 +72,7 @@ std::string LiveMemoryOverLimit(uint64_t reserved, uint64_t in_use, uint64_t lim
          " (--max-memory)";
 }
 
-absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
+absl::StatusOr<uint64_t> TensorBytes(DataType dtype, const Dims& dims) {
   uint64_t n = 1;
   bool overflow = false, empty = false;
   for (int64_t d : dims) {
@@ -88,7 +88,13 @@ absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
   if (overflow || (size && n > std::numeric_limits<int64_t>::max() / size))
     return absl::InvalidArgumentError(absl::StrCat(DataTypeName(dtype), DimsToString(dims),
                                                    " has more elements than fit in 64 bits"));
-  const uint64_t bytes = n * size;
+  return n * size;
+}
+
+absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims) {
+  auto counted = TensorBytes(dtype, dims);
+  if (!counted.ok()) return counted;
+  const uint64_t bytes = *counted;
   if (bytes > MaxMemoryBytes())
     return absl::ResourceExhaustedError(absl::StrCat(
         DataTypeName(dtype), DimsToString(dims), " needs ", FormatBytes(bytes),
@@ -100,8 +106,8 @@ std::string AllocationFailureMessage(const std::bad_alloc& e) {
   return dynamic_cast<const AllocationError*>(&e) ? e.what() : "out of memory";
 }
 
-size_t TensorBytesOrThrow(DataType dtype, const Dims& dims) {
-  auto bytes = CheckedTensorBytes(dtype, dims);
+size_t TensorBytesOrThrow(DataType dtype, const Dims& dims, bool memory_limit) {
+  auto bytes = memory_limit ? CheckedTensorBytes(dtype, dims) : TensorBytes(dtype, dims);
   if (!bytes.ok()) throw AllocationError(std::string(bytes.status().message()));
   return static_cast<size_t>(*bytes);
 }

@@ -62,10 +62,13 @@ std::string BufferOverLimit(uint64_t bytes, uint64_t limit);
 std::string LiveMemoryOverLimit(uint64_t reserved, uint64_t in_use, uint64_t limit);
 
 // Bytes of a `dtype` tensor of `dims`; InvalidArgument for negative dimensions or a size
-// that overflows, ResourceExhausted above the memory limit. Strings count their handles.
+// that overflows. Strings count their handles.
+absl::StatusOr<uint64_t> TensorBytes(DataType dtype, const Dims& dims);
+// TensorBytes, and ResourceExhausted above the (host) memory limit.
 absl::StatusOr<uint64_t> CheckedTensorBytes(DataType dtype, const Dims& dims);
-// CheckedTensorBytes for allocators: throws AllocationError instead of returning a status.
-size_t TensorBytesOrThrow(DataType dtype, const Dims& dims);
+// For allocators: CheckedTensorBytes, or TensorBytes when !memory_limit (a device's
+// allocator applies its own limit); throws AllocationError instead of returning a status.
+size_t TensorBytesOrThrow(DataType dtype, const Dims& dims, bool memory_limit = true);
 
 // "1.5 GiB", "512 B".
 std::string FormatBytes(uint64_t bytes);

@@ -21,8 +21,9 @@ class Allocator {
 };
 
 // Allocates a tensor of `dtype`/`dims` from `alloc` (strings always live on the host).
-// Throws AllocationError (graph/resource_limits.h) for negative or overflowing dims and
-// for sizes over the memory limit, before asking the allocator.
+// Throws AllocationError (graph/resource_limits.h) for negative or overflowing dims and,
+// for a host allocator, sizes over the memory limit, before asking the allocator; a
+// device's allocator applies its own limit.
 Tensor AllocateTensor(Allocator& alloc, DataType dtype, Dims dims);
 
 }  // namespace tandem

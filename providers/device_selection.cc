@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 
 #include "providers/provider_plugin.h"
 
@@ -37,9 +38,17 @@ absl::StatusOr<DeviceChoice> ResolveDevice(const std::string& device) {
     }
     why += (why.empty() ? "" : "; ") + probe.why;
   }
+  if (GpuRequired())
+    return absl::FailedPreconditionError("TANDEM_REQUIRE_GPU=1 and " + (named ? device : std::string("no accelerator")) +
+                                         (named ? " is not available: " : " is available: ") + why);
   c.notice = "[tandem] " + (named ? device : std::string("no accelerator")) +
              (named ? " is not available: " : ": ") + why + " - running everything on the CPU";
   return c;
+}
+
+bool GpuRequired() {
+  const char* v = std::getenv("TANDEM_REQUIRE_GPU");
+  return v && std::string(v) == "1";
 }
 
 void PrintDeviceNoticeOnce(const DeviceChoice& choice) {

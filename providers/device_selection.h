@@ -5,7 +5,9 @@
 //         estimated cost (PartitionOptions::Policy::kLowestCost: each part where it is
 //         cheaper, a small graph all on the CPU); without one, the CPU.
 // Asking for an accelerator that is absent (no plugin, no device) is not an error: the
-// CPU runs everything and `notice` says why, in one line meant to be printed once.
+// CPU runs everything and `notice` says why, in one line meant to be printed once. With
+// TANDEM_REQUIRE_GPU=1 in the environment it is (GPU verification runs, where a silent
+// CPU fallback or a skipped test would hide a plugin that failed to load).
 #pragma once
 #include <string>
 #include <vector>
@@ -25,8 +27,13 @@ struct DeviceChoice {
 // Accelerator plugins `auto` tries, in order.
 const std::vector<std::string>& AcceleratorNames();
 
-// Fails only for an unknown device name.
+// Fails for an unknown device name, and under TANDEM_REQUIRE_GPU=1 for `cuda` or `auto`
+// without a usable accelerator (FAILED_PRECONDITION, with the plugin's reason).
 absl::StatusOr<DeviceChoice> ResolveDevice(const std::string& device);
+
+// Whether TANDEM_REQUIRE_GPU=1 is set: an absent GPU is then a failure, not a fallback
+// or a skip.
+bool GpuRequired();
 
 // Prints choice.notice to stderr the first time a notice is printed in this process.
 void PrintDeviceNoticeOnce(const DeviceChoice& choice);

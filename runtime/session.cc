@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/passes.h"
+#include "graph/resource_limits.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
@@ -323,7 +324,12 @@ absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
   if (t.device().type != DeviceType::kCpu)
     return absl::InvalidArgumentError("[session] ToDevice expects a host tensor, got one on " +
                                       t.device().ToString());
-  Tensor dst = AllocateTensor(p.allocator(), t.dtype(), t.dims());
+  Tensor dst;
+  try {
+    dst = AllocateTensor(p.allocator(), t.dtype(), t.dims());
+  } catch (const std::bad_alloc& e) {
+    return absl::ResourceExhaustedError("[" + p.name() + "] ToDevice: " + AllocationFailureMessage(e));
+  }
   if (t.bytes() && !dst.raw())
     return absl::ResourceExhaustedError("[" + p.name() + "] out of memory: could not allocate " +
                                         std::to_string(t.bytes()) + " bytes");
@@ -333,6 +339,12 @@ absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {
 }
 
 absl::StatusOr<Tensor> Session::ToHost(const Tensor& t) const { return CopyToHost(providers(), t); }
+
+absl::Status Session::Synchronize() const {
+  for (const auto& p : providers_)
+    if (absl::Status s = p->Synchronize(); !s.ok()) return s;
+  return absl::OkStatus();
+}
 
 size_t Session::peak_memory_bytes() const {
   size_t total = 0;

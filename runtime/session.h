@@ -93,6 +93,9 @@ class Session {
 
   // The session's providers, in order of preference (the host provider is always there).
   std::vector<ExecutionProvider*> providers() const;
+  // Waits until the work queued on every provider (kernels, copies) has finished: before
+  // another session, with streams of its own, reads what this one's runs wrote.
+  absl::Status Synchronize() const;
   // The first provider in the preference order (where ToDevice puts data).
   ExecutionProvider& primary_provider() const { return *providers_.front(); }
   // A copy of host tensor `t` on the primary provider's device (the same tensor when that

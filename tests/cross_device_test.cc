@@ -5,6 +5,7 @@
 // bit (same kernels), and the bytes it copies show what crosses the device edge.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -61,6 +62,12 @@ const KernelRegistry& FakeRegistry() {
 
 // Copies are plain memcpy; every byte that crosses the edge is counted.
 size_t g_bytes_copied = 0;
+// What each fake provider instance did, in order: 'c' a copy, 's' a Synchronize.
+struct ProviderEvent {
+  const void* provider;
+  char kind;
+};
+std::vector<ProviderEvent> g_events;
 
 class FakeDeviceProvider : public ExecutionProvider {
  public:
@@ -72,6 +79,11 @@ class FakeDeviceProvider : public ExecutionProvider {
     if (src.bytes() != dst.bytes()) return absl::InvalidArgumentError("size mismatch");
     if (src.bytes()) std::memcpy(dst.raw(), src.raw(), src.bytes());
     g_bytes_copied += src.bytes();
+    g_events.push_back({this, 'c'});
+    return absl::OkStatus();
+  }
+  absl::Status Synchronize() override {
+    g_events.push_back({this, 's'});
     return absl::OkStatus();
   }
 
@@ -301,6 +313,28 @@ TEST(CrossDevice, TrainerKeepsParametersAndStateOnTheDevice) {
   ASSERT_TRUE(ckpt.ok()) << ckpt.status();
   ASSERT_TRUE(dev_trainer->RestoreCheckpoint(*ckpt).ok());
   for (const auto& [name, t] : dev_trainer->parameters()) EXPECT_EQ(t.device(), kFakeDevice) << name;
+}
+
+// A trainer's eval session (Predict) has providers, and on a GPU a stream, of its own and
+// reads the parameters the training step updates in place: the training session's device
+// work is drained before the eval session touches anything, and the eval's own after it.
+TEST(CrossDevice, PredictWaitsForTheTrainingStepAndDrainsItsOwnWork) {
+  RegisterProviderFactory("fake", [] { return std::make_unique<FakeDeviceProvider>(); });
+  std::unique_ptr<training::Trainer> t;
+  TrainPeaks({"fake", "cpu"}, 2, &t);
+  ASSERT_TRUE(t);
+  g_events.clear();
+  auto out = t->Predict({{"x", Ramp({8, 2}, 0.02f)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto first_copy = std::find_if(g_events.begin(), g_events.end(), [](const ProviderEvent& e) { return e.kind == 'c'; });
+  ASSERT_NE(first_copy, g_events.end()) << "the batch was not copied to the device";
+  const void* eval = first_copy->provider;  // the eval session's provider uploads the batch
+  EXPECT_TRUE(std::any_of(g_events.begin(), first_copy,
+                          [&](const ProviderEvent& e) { return e.kind == 's' && e.provider != eval; }))
+      << "the eval session ran before the training session's device work was drained";
+  ASSERT_FALSE(g_events.empty());
+  EXPECT_EQ(g_events.back().kind, 's');
+  EXPECT_EQ(g_events.back().provider, eval) << "Predict returned with the eval session's work queued";
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "providers/allocator.h"
 #include "providers/cpu/cpu_allocator.h"
+#include "tests/tagged_host_allocator.h"
 
 namespace tandem {
 namespace {
@@ -31,6 +33,26 @@ TEST_F(LimitsTest, TensorBytesRejectsNegativeAndOverflowingDims) {
   // 2^32 * 2^32 wraps to 0 in uint64 arithmetic; 2^62 floats overflow once multiplied by 4.
   EXPECT_FALSE(CheckedTensorBytes(DataType::kFloat, {int64_t{1} << 32, int64_t{1} << 32}).ok());
   EXPECT_FALSE(CheckedTensorBytes(DataType::kFloat, {int64_t{1} << 62}).ok());
+}
+
+// The host limit is not a device's: a device allocator applies its own (the CUDA one: the
+// device's size, or --max-memory when set), so a tensor over the host limit is asked of it.
+TEST_F(LimitsTest, HostMemoryLimitIsNotAppliedToDeviceAllocators) {
+  SetMaxMemory(1 << 20);
+  testing::TaggedHostAllocator device(Device{DeviceType::kCuda, 0});
+  Tensor t;
+  EXPECT_NO_THROW(t = AllocateTensor(device, DataType::kFloat, {512, 1024}));  // 2 MiB
+  EXPECT_EQ(t.bytes(), size_t{2} << 20);
+  EXPECT_EQ(device.bytes_in_use(), size_t{2} << 20);
+  // Dims that make no tensor are refused on every device.
+  EXPECT_THROW(AllocateTensor(device, DataType::kFloat, {4, -1}), AllocationError);
+  CpuAllocator host;
+  try {
+    AllocateTensor(host, DataType::kFloat, {512, 1024});
+    ADD_FAILURE() << "2 MiB on the host under a 1 MiB limit";
+  } catch (const AllocationError& e) {
+    EXPECT_NE(std::string(e.what()).find("float[512,1024] needs 2.0 MiB"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(LimitsTest, MemoryLimitAppliesBeforeAllocating) {

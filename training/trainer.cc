@@ -172,7 +172,14 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string,
   std::map<std::string, Tensor> feeds = inputs;
   for (const auto& [name, t] : params_) feeds[name] = t;
   for (const auto& [stat, updated] : graph_.running_stats) feeds[stat] = state_.at(stat);
-  return eval_session_->Run(feeds);
+  // The eval session has providers (streams) of its own and reads the parameters the
+  // training step updates in place: the step's device work must be over before it reads
+  // them (the step itself waits only when it reads the loss back from the device), and
+  // its own before the next step writes them again.
+  if (absl::Status s = train_session_->Synchronize(); !s.ok()) return s;
+  auto out = eval_session_->Run(feeds);
+  if (absl::Status s = eval_session_->Synchronize(); !s.ok()) return s;
+  return out;
 }
 
 absl::StatusOr<std::map<std::string, Tensor>> Trainer::HostCopies(

@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index) {
 
 CudaProvider::~CudaProvider() {
   if (stream_) cudaStreamSynchronize(stream_);
+  ReleaseCopied(/*all=*/true);
   workspace_.reset();
   if (cudnn_) cudnnDestroy(cudnn_);
   if (cublaslt_) cublasLtDestroy(cublaslt_);
@@ -92,6 +93,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
     std::memcpy(dst.raw(), src.raw(), n);
     return absl::OkStatus();
   }
+  ReleaseCopied(/*all=*/false);
   // Host side through pinned staging when it is ordinary pageable memory.
   const Tensor& host = src_host ? src : dst;
   cudaPointerAttributes attr{};
@@ -107,8 +109,12 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
   if (src_host) {
     if (host_ptr != src.raw()) std::memcpy(host_ptr, src.raw(), n);
     TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), host_ptr, n, cudaMemcpyHostToDevice, stream_));
-    // The staging buffer is reused by the next copy: it must be drained first.
-    if (staging && staging->data) TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+    // The block the transfer reads stays ours until it has been read: the staging block,
+    // or the caller's pinned buffer (which could otherwise return to the pinned cache and
+    // be refilled while the DMA still reads it). Pageable memory the driver staged itself
+    // has been copied out already when cudaMemcpyAsync returns.
+    if (staging && staging->data) return HoldUntilCopied(std::move(staging));
+    if (pinned) return HoldUntilCopied(src.buffer());
   } else {
     TANDEM_CUDA_RETURN(cudaMemcpyAsync(host_ptr, src.raw(), n, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
@@ -119,7 +125,41 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
 
 absl::Status CudaProvider::Synchronize() {
   TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  ReleaseCopied(/*all=*/true);
   return absl::OkStatus();
+}
+
+absl::Status CudaProvider::HoldUntilCopied(std::shared_ptr<Buffer> buffer) {
+  cudaEvent_t done = nullptr;
+  TANDEM_CUDA_RETURN(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  if (cudaError_t e = cudaEventRecord(done, stream_); e != cudaSuccess) {
+    cudaEventDestroy(done);
+    cudaStreamSynchronize(stream_);  // the buffer is released on return: the copy must be over
+    TANDEM_CUDA_RETURN(e);
+  }
+  std::lock_guard<std::mutex> lock(in_flight_mu_);
+  in_flight_.push_back({done, std::move(buffer)});
+  return absl::OkStatus();
+}
+
+void CudaProvider::ReleaseCopied(bool all) {
+  std::vector<std::shared_ptr<Buffer>> released;  // dropped outside the lock
+  {
+    std::lock_guard<std::mutex> lock(in_flight_mu_);
+    auto keep = in_flight_.begin();
+    for (InFlight& f : in_flight_) {
+      const cudaError_t state = all ? cudaSuccess : cudaEventQuery(f.done);
+      if (state == cudaErrorNotReady) {
+        if (&*keep != &f) *keep = std::move(f);
+        ++keep;
+        continue;
+      }
+      cudaGetLastError();  // a failed query must not stick to a later call
+      cudaEventDestroy(f.done);
+      released.push_back(std::move(f.buffer));
+    }
+    in_flight_.erase(keep, in_flight_.end());
+  }
 }
 
 }  // namespace tandem::cuda

@@ -5,7 +5,11 @@
 // softmax, kernels of our own (.cu) for the rest.
 //
 // Kernels enqueue on stream() and do not synchronize; Copy to the host and Synchronize()
-// do. Float32 only for now: other types fall back to the CPU through the partitioner.
+// do. A copy from the host returns before the transfer ends: the host buffer it reads
+// (the caller's pinned memory, or a pinned staging block holding pageable data) is held
+// until an event recorded after the transfer has completed, so it cannot go back to a
+// cache and be overwritten in flight, and the stream is not drained per copy.
+// Float32 only for now: other types fall back to the CPU through the partitioner.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -14,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "providers/cuda/cuda_allocator.h"
@@ -57,6 +62,17 @@ class CudaProvider : public ExecutionProvider {
   std::shared_ptr<Buffer> workspace_;
   std::mutex workspace_mu_;
   std::string description_;
+
+  // Host buffers that asynchronous copies still read, each until its event completes.
+  struct InFlight {
+    cudaEvent_t done = nullptr;
+    std::shared_ptr<Buffer> buffer;
+  };
+  absl::Status HoldUntilCopied(std::shared_ptr<Buffer> buffer);
+  // Releases the buffers whose copies have completed (all of them when `all`, after a sync).
+  void ReleaseCopied(bool all);
+  std::vector<InFlight> in_flight_;
+  std::mutex in_flight_mu_;
 };
 
 // The CUDA kernel registry (built once).

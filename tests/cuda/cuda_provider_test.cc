@@ -1,13 +1,18 @@
 // The CUDA provider against the CPU provider on the same inputs: every CUDA kernel
 // (forward and gradient ops), device residency, and training parity. Needs a GPU: on a
 // machine without one (or without libtandem_cuda.so) every test reports itself SKIPPED
-// with the reason, and ctest counts the target as skipped, never as passed.
+// with the reason, and ctest counts the target as skipped, never as passed; with
+// TANDEM_REQUIRE_GPU=1 (GPU verification runs) each of them fails instead, so a plugin
+// that cannot load is a failure there, not a skip. Models are found under
+// $TANDEM_SOURCE_DIR when set (the tree copied to a GPU machine), else the build's source.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "onnx_import/import.h"
+#include "providers/device_selection.h"
 #include "providers/provider_plugin.h"
 #include "runtime/session.h"
 #include "training/trainer.h"
@@ -15,11 +20,20 @@
 namespace tandem {
 namespace {
 
-#define REQUIRE_GPU()                                                              \
-  do {                                                                             \
-    const PluginProbe& probe = ProbeProviderPlugin("cuda");                        \
-    if (!probe.loaded || probe.devices == 0) GTEST_SKIP() << "no GPU: " << probe.why; \
+#define REQUIRE_GPU()                                                                  \
+  do {                                                                                 \
+    const PluginProbe& probe = ProbeProviderPlugin("cuda");                            \
+    if (!probe.loaded || probe.devices == 0) {                                         \
+      if (GpuRequired()) FAIL() << "TANDEM_REQUIRE_GPU=1 and no usable GPU: " << probe.why; \
+      GTEST_SKIP() << "no GPU: " << probe.why;                                         \
+    }                                                                                  \
   } while (0)
+
+// A model of models/: under $TANDEM_SOURCE_DIR when set, else where this binary was built from.
+std::string ModelPath(const std::string& name) {
+  const char* root = std::getenv("TANDEM_SOURCE_DIR");
+  return std::string(root && *root ? root : TANDEM_SOURCE_DIR) + "/models/" + name;
+}
 
 Tensor Random(Dims dims, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 rng(seed);
@@ -185,17 +199,23 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
 }
 
 // Training parity: the same model, seed and batches on the GPU and on the CPU.
-std::vector<double> Train(const std::string& model, const std::vector<std::string>& providers, Dims x_dims,
-                          Dims y_dims, training::LossKind loss, int steps) {
-  auto g = ImportModelFile(std::string(TANDEM_SOURCE_DIR) + "/models/" + model);
-  EXPECT_TRUE(g.ok()) << g.status();
+struct TrainRun {
+  std::vector<double> losses;
+  std::map<std::string, std::vector<std::string>> ops_on;  // provider -> op types of the step's nodes
+};
+
+absl::StatusOr<TrainRun> Train(const std::string& model, const std::vector<std::string>& providers, Dims x_dims,
+                               Dims y_dims, training::LossKind loss, int steps) {
+  auto g = ImportModelFile(ModelPath(model));
+  if (!g.ok()) return g.status();
   training::TrainerOptions o;
   o.providers = providers;
   o.spec.loss = loss;
   o.spec.optimizer.lr = 1e-3f;
   auto t = training::Trainer::Create(*g, o);
-  EXPECT_TRUE(t.ok()) << t.status();
-  std::vector<double> losses;
+  if (!t.ok()) return t.status();
+  TrainRun run;
+  for (const Node& n : (*t)->training_session().graph().nodes) run.ops_on[n.provider].push_back(n.op_type);
   Tensor x = Random(x_dims, 50), y = Random(y_dims, 51);
   if (loss == training::LossKind::kCrossEntropy) {
     y = Tensor::Host(DataType::kInt64, y_dims);
@@ -203,10 +223,10 @@ std::vector<double> Train(const std::string& model, const std::vector<std::strin
   }
   for (int s = 0; s < steps; ++s) {
     auto l = (*t)->Step({{(*t)->training_graph().data_inputs[0], x}}, y);
-    EXPECT_TRUE(l.ok()) << l.status();
-    losses.push_back(l.ok() ? *l : NAN);
+    if (!l.ok()) return absl::Status(l.status().code(), "step " + std::to_string(s + 1) + ": " + std::string(l.status().message()));
+    run.losses.push_back(*l);
   }
-  return losses;
+  return run;
 }
 
 void ExpectSameCurve(const std::vector<double>& gpu, const std::vector<double>& cpu, double rtol) {
@@ -215,12 +235,34 @@ void ExpectSameCurve(const std::vector<double>& gpu, const std::vector<double>& 
     EXPECT_NEAR(gpu[i], cpu[i], rtol * std::fabs(cpu[i]) + 1e-7) << "step " << i + 1;
 }
 
+// The GPU ran the step: every matrix product, convolution and optimizer update of the
+// training graph is on cuda (an all-CPU placement would match the CPU curve trivially).
+void ExpectStepOnTheGpu(const TrainRun& run) {
+  auto heavy = [](const std::string& op) {
+    return op.find("MatMul") != std::string::npos || op.find("Gemm") != std::string::npos ||
+           op.find("Conv") != std::string::npos || op.find("Update") != std::string::npos;
+  };
+  int on_gpu = 0;
+  for (const std::string& op : run.ops_on.count("cuda") ? run.ops_on.at("cuda") : std::vector<std::string>{})
+    on_gpu += heavy(op);
+  EXPECT_GT(on_gpu, 0) << "no matrix product, convolution or update ran on cuda";
+  std::string on_cpu;
+  for (const std::string& op : run.ops_on.count("cpu") ? run.ops_on.at("cpu") : std::vector<std::string>{})
+    if (heavy(op)) on_cpu += " " + op;
+  EXPECT_TRUE(on_cpu.empty()) << "on the CPU instead of the GPU:" << on_cpu;
+}
+
 TEST(CudaTraining, PeaksMlpLossCurveMatchesCpu) {
   REQUIRE_GPU();
   auto run = [](std::vector<std::string> p) {
     return Train("peaks_mlp.onnx", p, {512, 2}, {512, 1}, training::LossKind::kMse, 30);
   };
-  ExpectSameCurve(run({"cuda", "cpu"}), run({"cpu"}), 1e-4);
+  auto gpu = run({"cuda", "cpu"});
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  auto cpu = run({"cpu"});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ExpectStepOnTheGpu(*gpu);
+  ExpectSameCurve(gpu->losses, cpu->losses, 1e-4);
 }
 
 TEST(CudaTraining, FashionCnnLossCurveMatchesCpu) {
@@ -228,14 +270,19 @@ TEST(CudaTraining, FashionCnnLossCurveMatchesCpu) {
   auto run = [](std::vector<std::string> p) {
     return Train("fashion_cnn.onnx", p, {32, 1, 28, 28}, {32}, training::LossKind::kCrossEntropy, 20);
   };
-  ExpectSameCurve(run({"cuda", "cpu"}), run({"cpu"}), 1e-4);
+  auto gpu = run({"cuda", "cpu"});
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  auto cpu = run({"cpu"});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ExpectStepOnTheGpu(*gpu);
+  ExpectSameCurve(gpu->losses, cpu->losses, 1e-4);
 }
 
 TEST(CudaRuntime, ResidentInputsAreNotCopiedAndOutputsComeBackToTheHost) {
   REQUIRE_GPU();
   SessionOptions o;
   o.providers = {"cuda", "cpu"};
-  auto s = Session::Load(std::string(TANDEM_SOURCE_DIR) + "/models/peaks_mlp.onnx", o);
+  auto s = Session::Load(ModelPath("peaks_mlp.onnx"), o);
   ASSERT_TRUE(s.ok()) << s.status();
   Tensor x = Random({40000, 2}, 52);
   auto xd = (*s)->ToDevice(x);
@@ -252,7 +299,7 @@ TEST(CudaRuntime, OutOfMemoryIsAClearErrorNotACrash) {
   REQUIRE_GPU();
   SessionOptions o;
   o.providers = {"cuda", "cpu"};
-  auto s = Session::Load(std::string(TANDEM_SOURCE_DIR) + "/models/peaks_mlp.onnx", o);
+  auto s = Session::Load(ModelPath("peaks_mlp.onnx"), o);
   ASSERT_TRUE(s.ok()) << s.status();
   // 2^40 bytes cannot be had on any current GPU.
   Tensor huge(DataType::kFloat, {int64_t{1} << 38}, std::make_shared<Buffer>());

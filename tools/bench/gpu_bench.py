@@ -47,9 +47,12 @@ def torch_cuda_seconds(module, x, y, loss_fn, lr, steps, batch):
 
 
 def tandem_seconds(tandem, device, model, xp, yp, loss, lr, epochs, batch):
+    # TANDEM_REQUIRE_GPU=1: if Tandem's CUDA plugin cannot run (not loadable, no device),
+    # `--device cuda` fails instead of falling back, so CPU times are never reported as GPU times.
+    env = dict(os.environ, TANDEM_REQUIRE_GPU="1" if device != "cpu" else os.environ.get("TANDEM_REQUIRE_GPU", ""))
     out = subprocess.run([tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer", "adam",
                           "--lr", str(lr), "--epochs", str(epochs), "--batch-size", str(batch), "--no-shuffle",
-                          "--device", device, "--quiet"], capture_output=True, text=True, check=True)
+                          "--device", device, "--quiet"], capture_output=True, text=True, check=True, env=env)
     steps, ms = re.search(r"done: (\d+) steps in \S+ \(([0-9.e+-]+) ms/step[,)]", out.stdout).groups()
     return int(steps) * float(ms) / 1000, int(steps)
 

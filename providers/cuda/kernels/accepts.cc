@@ -2,6 +2,7 @@
 // registry's (domain, op, opset, dtype-of-one-input) key. What is declined here runs on
 // the CPU, joined to the GPU part by Copy nodes.
 #include "providers/cuda/cuda_provider.h"
+#include "providers/cuda/kernels/launch.h"
 #include "providers/cuda/kernels/register.h"
 
 namespace tandem::cuda {
@@ -18,10 +19,12 @@ bool CudaKernelAccepts(const KernelInfo& info) {
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }
-  if (n.op_type == "FusedGemm" || n.op_type == "FusedMatMul") {
-    const std::string act = n.attr_string("activation", "");
-    return act.empty() || act == "Relu";  // the cuBLASLt epilogues we use
-  }
+  // Our launchers index up to kMaxRank dims.
+  for (const auto* shapes : {&info.input_shapes, &info.output_shapes})
+    for (const Shape& s : *shapes)
+      if (s.rank_known && s.dims.size() > static_cast<size_t>(kMaxRank)) return false;
+  if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "FusedGemm" || n.op_type == "FusedMatMul")
+    return MatMulAccepts(info);
   return true;
 }
 

@@ -1,12 +1,20 @@
-// MatMul, Gemm and the fused FusedGemm/FusedMatMul (activation Relu) on cuBLASLt.
+// MatMul, Gemm and the fused FusedGemm/FusedMatMul on cuBLASLt.
 //
 // Row-major C[M,N] = op(A)[M,K] · op(B)[K,N] is computed as the column-major product
 // C^T = op(B)^T · op(A)^T, so the row-major buffers are passed as they are with B first.
-// Gemm's bias C of shape [N] or [1,N] with beta = 1 becomes the BIAS epilogue (with
-// RELU_BIAS when fused); a full [M,N] C uses cuBLASLt's own beta·C. The algorithm is
-// chosen by cuBLASLt's heuristic once per shape and cached; the workspace comes from
-// the provider.
+// 1-D operands are read as [1,K] (A) and [K,1] (B), that dim dropped from the result.
+// The third input (Gemm's C, FusedMatMul's optional bias): of shape [N] or [1,N] with
+// beta = 1 it becomes the BIAS epilogue, a full [M,N] C uses cuBLASLt's own beta·C, and
+// any other shape that broadcasts to [M,N] is added (times beta) by one more launch.
+// The fused activation: Relu as cuBLASLt's RELU(_BIAS) epilogue where the C goes in the
+// epilogue or there is none; Relu otherwise, Tanh, Sigmoid and LeakyRelu as one
+// elementwise launch over the result. K = 0 gives beta·C (or the bias) alone. The
+// algorithm is chosen by cuBLASLt's heuristic once per shape and operand alignment (a
+// k-fold batch is a row view at any offset: the heuristic is told the real alignment
+// instead of assuming 256 bytes) and cached; the workspace comes from the provider.
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "providers/cuda/cuda_kernel.h"
@@ -23,8 +31,21 @@ struct Problem {
   int64_t stride_a, stride_b;  // batch strides (0: shared across the batch)
   int epilogue;                // cublasLtEpilogue_t
   bool accumulate_c;           // beta * C with a full C
-  auto key() const { return std::make_tuple(m, n, k, batch, trans_a, trans_b, stride_a, stride_b, epilogue, accumulate_c); }
+  // Byte alignment of A, B, C and D (a power of two up to 256), for the heuristic.
+  uint32_t align_a, align_b, align_c, align_d;
+  auto key() const {
+    return std::make_tuple(m, n, k, batch, trans_a, trans_b, stride_a, stride_b, epilogue, accumulate_c, align_a,
+                           align_b, align_c, align_d);
+  }
 };
+
+// The largest power of two up to 256 that divides the address.
+uint32_t AlignmentOf(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 1 && v % a) a /= 2;
+  return a;
+}
 
 // One matmul plan (descriptors + algorithm) per problem, built on first use.
 class LtPlan {
@@ -61,6 +82,12 @@ class LtPlan {
     TANDEM_CUDA_RETURN(cublasLtMatmulPreferenceCreate(&pref_));
     size_t ws = kWorkspaceBytes;
     TANDEM_CUDA_RETURN(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    // cuBLASLt's A and B are our B and A (the column-major view above).
+    for (auto [attr, bytes] : {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.align_b},
+                               std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, p.align_a},
+                               std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.align_c},
+                               std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.align_d}})
+      TANDEM_CUDA_RETURN(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &bytes, sizeof bytes));
     int found = 0;
     TANDEM_CUDA_RETURN(cublasLtMatmulAlgoGetHeuristic(lt, op_, a_, b_, c_, c_, pref_, 1, &heuristic_, &found));
     if (found == 0) return absl::UnimplementedError("cuBLASLt has no algorithm for this matmul");
@@ -84,12 +111,23 @@ class LtPlan {
   cublasLtMatmulHeuristicResult_t heuristic_{};
 };
 
+// The elementwise op of a fused activation the GPU runs (matmul.cc's contract with
+// accepts.cc); nullopt: none, or one the CPU must run.
+std::optional<UnaryOp> ActivationOp(const std::string& activation) {
+  if (activation == "Relu") return UnaryOp::kRelu;
+  if (activation == "Tanh") return UnaryOp::kTanh;
+  if (activation == "Sigmoid") return UnaryOp::kSigmoid;
+  if (activation == "LeakyRelu") return UnaryOp::kLeakyRelu;
+  return std::nullopt;
+}
+
 class MatMulKernel : public Kernel {
  public:
   explicit MatMulKernel(const KernelInfo& info)
       : prov_(ProviderOf(info)),
         gemm_(info.node.op_type == "Gemm" || info.node.op_type == "FusedGemm"),
-        relu_(info.node.attr_string("activation", "") == "Relu"),
+        activation_(ActivationOp(info.node.attr_string("activation", ""))),
+        activation_alpha_(info.node.attr_float("activation_alpha", 0.01f)),
         trans_a_(gemm_ && info.node.attr_int("transA", 0) != 0),
         trans_b_(gemm_ && info.node.attr_int("transB", 0) != 0),
         alpha_(gemm_ ? info.node.attr_float("alpha", 1.f) : 1.f),
@@ -100,7 +138,7 @@ class MatMulKernel : public Kernel {
     if (!s.ok()) return s;
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
-    const Tensor* c = gemm_ ? ctx.input(2) : nullptr;
+    const Tensor* c = ctx.input(2);  // Gemm's C or FusedMatMul's bias; null when absent
     Problem p{};
     p.trans_a = trans_a_;
     p.trans_b = trans_b_;
@@ -115,13 +153,17 @@ class MatMulKernel : public Kernel {
       p.batch = 1;
       out = {p.m, p.n};
     } else {
-      if (a.rank() < 2 || b.rank() < 2)
-        return absl::UnimplementedError("1-D MatMul operands run on the CPU");
-      p.m = a.dim(-2);
-      p.k = a.dim(-1);
-      p.n = b.dim(-1);
-      if (b.dim(-2) != p.k) return absl::InvalidArgumentError("MatMul inner dimensions differ");
-      Dims ba(a.dims().begin(), a.dims().end() - 2), bb(b.dims().begin(), b.dims().end() - 2);
+      if (a.rank() < 1 || b.rank() < 1) return absl::InvalidArgumentError("MatMul operands must not be scalars");
+      // 1-D operands as numpy reads them: A [K] is [1,K], B [K] is [K,1]; the dim goes again.
+      Dims ad = a.dims(), bd = b.dims();
+      const bool a_vector = ad.size() == 1, b_vector = bd.size() == 1;
+      if (a_vector) ad.insert(ad.begin(), 1);
+      if (b_vector) bd.push_back(1);
+      p.m = ad[ad.size() - 2];
+      p.k = ad.back();
+      p.n = bd.back();
+      if (bd[bd.size() - 2] != p.k) return absl::InvalidArgumentError("MatMul inner dimensions differ");
+      Dims ba(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
       if (bb.empty()) {  // B shared: fold A's batch into M
         p.m *= NumElements(ba);
         p.batch = 1;
@@ -131,60 +173,114 @@ class MatMulKernel : public Kernel {
         p.stride_a = ba.empty() ? 0 : p.m * p.k;
         p.stride_b = p.k * p.n;
         out = bb;
-      } else {
+      } else {  // declined at placement (MatMulShapesAccepted); here for direct callers
         return absl::UnimplementedError("MatMul with broadcast batch dims " + DimsToString(a.dims()) + " x " +
                                         DimsToString(b.dims()));
       }
-      out.push_back(a.dim(-2));
-      out.push_back(p.n);
+      if (!a_vector) out.push_back(ad[ad.size() - 2]);
+      if (!b_vector) out.push_back(p.n);
     }
+    // Where the third input goes: the BIAS epilogue, cuBLASLt's beta * C, or a launch after.
     const float* bias = nullptr;
     const float* full_c = nullptr;
-    float beta = 0.f;
+    const Tensor* added_c = nullptr;
     if (c) {
       if (c->dtype() != DataType::kFloat) return absl::UnimplementedError("Gemm C must be float32");
       const bool row = c->numel() == p.n && (c->rank() == 1 || (c->rank() == 2 && c->dim(0) == 1));
-      if (row && beta_ == 1.f) {
-        bias = c->data<float>();
-      } else if (c->dims() == Dims{p.m, p.n}) {
-        full_c = c->data<float>();
-        beta = beta_;
-      } else {
-        return absl::UnimplementedError("Gemm C of shape " + DimsToString(c->dims()) + " with beta " +
-                                        std::to_string(beta_) + " runs on the CPU");
-      }
+      if (p.k > 0 && row && beta_ == 1.f) bias = c->data<float>();
+      else if (p.k > 0 && p.batch == 1 && c->dims() == Dims{p.m, p.n}) full_c = c->data<float>();
+      else added_c = c;
     }
-    p.epilogue = bias ? (relu_ ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                      : (relu_ ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-    if (relu_ && full_c) return absl::UnimplementedError("fused Relu with a full C runs on the CPU");
+    const bool relu_epilogue = activation_ == UnaryOp::kRelu && !added_c;
+    p.epilogue = bias ? (relu_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                      : (relu_epilogue ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     p.accumulate_c = full_c != nullptr;
     auto y = Output(ctx, 0, DataType::kFloat, out);
     if (!y.ok()) return y.status();
-    if ((*y)->numel() == 0) return absl::OkStatus();
-    if (p.k == 0) {
-      TANDEM_CUDA_RETURN(LaunchFill((*y)->data<float>(), (*y)->numel(), 0.f, prov_.stream()));
-      return absl::OkStatus();
-    }
-    auto& plan = plans_[p.key()];
-    if (!plan) {
-      plan = std::make_unique<LtPlan>();
-      absl::Status b_status = plan->Build(prov_.cublaslt(), p);
-      if (!b_status.ok()) {
-        plan.reset();
-        return b_status;
+    float* yd = (*y)->data<float>();
+    const int64_t count = (*y)->numel();
+    if (count == 0) return absl::OkStatus();
+    if (p.k == 0) {  // an empty sum: what remains is beta * C and the activation
+      TANDEM_CUDA_RETURN(LaunchFill(yd, count, 0.f, prov_.stream()));
+    } else {
+      p.align_a = AlignmentOf(a.raw());
+      p.align_b = AlignmentOf(b.raw());
+      p.align_c = AlignmentOf(full_c ? static_cast<const void*>(full_c) : yd);
+      p.align_d = AlignmentOf(yd);
+      auto& plan = plans_[p.key()];
+      if (!plan) {
+        plan = std::make_unique<LtPlan>();
+        absl::Status b_status = plan->Build(prov_.cublaslt(), p);
+        if (!b_status.ok()) {
+          plan.reset();
+          return b_status;
+        }
       }
+      s = plan->Run(prov_, a.data<float>(), b.data<float>(), bias, full_c, yd, alpha_, full_c ? beta_ : 0.f);
+      if (!s.ok()) return s;
     }
-    return plan->Run(prov_, a.data<float>(), b.data<float>(), bias, full_c, (*y)->data<float>(), alpha_, beta);
+    if (added_c) {
+      s = AddScaled(ctx, *added_c, beta_, **y);
+      if (!s.ok()) return s;
+    }
+    if (activation_ && !relu_epilogue)
+      TANDEM_CUDA_RETURN(LaunchUnary(*activation_, yd, yd, count, activation_alpha_, prov_.stream()));
+    return absl::OkStatus();
   }
 
  private:
+  // y += scale * c, c broadcast to y's dims.
+  absl::Status AddScaled(KernelContext& ctx, const Tensor& c, float scale, Tensor& y) {
+    auto ix = Broadcast(y.dims(), c.dims());
+    if (!ix.ok()) return ix.status();
+    if (Dims(ix->dims, ix->dims + ix->rank) != y.dims())
+      return absl::InvalidArgumentError("C of shape " + DimsToString(c.dims()) + " does not broadcast to " +
+                                        DimsToString(y.dims()));
+    const float* cd = c.data<float>();
+    Tensor scaled;
+    if (scale != 1.f) {
+      auto t = Scratch(ctx, DataType::kFloat, c.dims());
+      if (!t.ok()) return t.status();
+      scaled = std::move(*t);
+      TANDEM_CUDA_RETURN(LaunchUnary(UnaryOp::kScale, cd, scaled.data<float>(), c.numel(), scale, prov_.stream()));
+      cd = scaled.data<float>();
+    }
+    TANDEM_CUDA_RETURN(LaunchBinary(BinaryOp::kAdd, y.data<float>(), cd, y.data<float>(), y.numel(), &*ix, 0.f,
+                                    prov_.stream()));
+    return absl::OkStatus();
+  }
+
   CudaProvider& prov_;
-  bool gemm_, relu_, trans_a_, trans_b_;
+  bool gemm_;
+  std::optional<UnaryOp> activation_;
+  float activation_alpha_;
+  bool trans_a_, trans_b_;
   float alpha_, beta_;
   std::map<decltype(Problem{}.key()), std::unique_ptr<LtPlan>> plans_;
 };
 
 }  // namespace
+
+bool MatMulAccepts(const KernelInfo& info) {
+  const Node& n = info.node;
+  const std::string activation = n.attr_string("activation", "");
+  if (!activation.empty() && !ActivationOp(activation)) return false;  // Clip and the like: the CPU
+  if (n.op_type != "MatMul" && n.op_type != "FusedMatMul") return true;
+  // Batch dims must be equal, or one side's absent (broadcast batches run on the CPU).
+  if (info.input_shapes.size() < 2 || !info.input_shapes[0].rank_known || !info.input_shapes[1].rank_known)
+    return true;  // unknown until run time
+  const auto& da = info.input_shapes[0].dims;
+  const auto& db = info.input_shapes[1].dims;
+  if (da.size() <= 2 || db.size() <= 2) return true;
+  if (da.size() != db.size()) return false;
+  for (size_t i = 0; i + 2 < da.size(); ++i) {
+    const Dim &x = da[i], &y = db[i];
+    if (x.known() && y.known() && x.value != y.value) return false;
+    if (x.known() != y.known()) return false;       // e.g. 1 against batch: a broadcast
+    if (!x.known() && x.symbol != y.symbol) return false;  // two unknowns that may differ
+  }
+  return true;
+}
 
 void RegisterMatMulKernels(KernelRegistry& r) {
   r.Add(FloatKernel("", "MatMul", 1, kMaxOpset, Make<MatMulKernel>()));

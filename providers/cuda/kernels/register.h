@@ -21,7 +21,11 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterLossKernels(r);
 }
 
-// Attribute variants a registered kernel does not implement (the CPU runs those).
+// Attribute variants and static shapes a registered kernel does not implement (the CPU
+// runs those), decided at placement so no node placed on the GPU is refused at run time.
 bool CudaKernelAccepts(const KernelInfo& info);
+// matmul.cc's part of it: the fused activation (Relu, Tanh, Sigmoid, LeakyRelu) and, for
+// MatMul, batch dims that are equal or absent on one side.
+bool MatMulAccepts(const KernelInfo& info);
 
 }  // namespace tandem::cuda
