@@ -11,7 +11,7 @@
 #include "providers/execution_provider.h"
 
 // Bump when any class that crosses the plugin boundary changes.
-#define TANDEM_PROVIDER_PLUGIN_ABI 2
+#define TANDEM_PROVIDER_PLUGIN_ABI 3
 
 extern "C" {
 
@@ -27,6 +27,10 @@ struct TandemProviderPlugin {
   // the plugin applies them to its own copy of graph/ and to device memory.
   tandem::ExecutionProvider* (*create)(int index, const tandem::ResourceLimits* limits, char* error,
                                        size_t error_size);
+  // A provider for placement previews, made without touching a device (no driver call,
+  // no context), so it works where no device is: its kernel table, Capability and
+  // CopyCostUs answer as a real one's; it makes no kernels and allocates nothing.
+  tandem::ExecutionProvider* (*create_preview)(char* error, size_t error_size);
 };
 
 // Exported by every plugin under this name.

@@ -140,4 +140,14 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const st
   return std::unique_ptr<ExecutionProvider>(p);
 }
 
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginPreview(const std::string& name) {
+  LoadedPlugin& lp = Get(name);
+  if (!lp.probe.loaded)
+    return absl::UnavailableError("provider '" + name + "' is not available: " + lp.probe.why);
+  char error[512] = {0};
+  ExecutionProvider* p = lp.api->create_preview(error, sizeof error);
+  if (!p) return absl::UnavailableError("provider '" + name + "' (preview): " + std::string(error));
+  return std::unique_ptr<ExecutionProvider>(p);
+}
+
 }  // namespace tandem

@@ -26,6 +26,10 @@ struct PluginProbe {
 // Loads (once per process, thread-safe) and probes the plugin of provider `name`.
 const PluginProbe& ProbeProviderPlugin(const std::string& name);
 
+// A preview provider from the plugin (plugin_abi.h's create_preview): needs the plugin to
+// load, not a device.
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginPreview(const std::string& name);
+
 // A provider from the plugin on device `index`; an error naming the reason otherwise.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const std::string& name,
                                                                         int index = 0);

@@ -31,14 +31,14 @@ void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
   Factories()[name] = std::move(factory);
 }
 
-absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name) {
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview) {
   if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
   {
     std::lock_guard<std::mutex> lock(factories_mu);
     auto it = Factories().find(name);
     if (it != Factories().end()) return it->second();
   }
-  return CreatePluginProvider(name);
+  return preview ? CreatePluginPreview(name) : CreatePluginProvider(name);
 }
 
 Session::~Session() = default;
@@ -110,7 +110,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->num_threads_ = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
   omp_set_num_threads(s->num_threads_);
   for (const std::string& name : options.providers) {
-    auto p = CreateProvider(name);
+    auto p = CreateProvider(name, options.placement_preview);
     if (!p.ok()) return p.status();
     s->providers_.push_back(std::move(*p));
   }
@@ -142,6 +142,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->providers_by_name_ = std::move(by_name);
   s->profiling_ = options.profiling;
   s->tracing_ = options.tracing;
+  s->preview_ = options.placement_preview;
+  if (s->preview_) return s;  // placed, not runnable: no kernels are made
   auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
   s->ReleasePlan(*plan);
@@ -149,6 +151,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
 }
 
 absl::StatusOr<Plan*> Session::AcquirePlan() {
+  if (preview_)
+    return absl::FailedPreconditionError("[session] a placement preview (no device) cannot run");
   {
     std::lock_guard<std::mutex> lock(plans_mu_);
     if (!idle_plans_.empty()) {
@@ -192,6 +196,7 @@ std::vector<TraceEvent> Session::trace() const {
 
 std::vector<StepProfile> Session::profile() const {
   std::lock_guard<std::mutex> lock(plans_mu_);
+  if (plans_.empty()) return {};  // a placement preview
   std::vector<StepProfile> total = plans_.front()->profile();
   for (size_t i = 1; i < plans_.size(); ++i) {
     std::vector<StepProfile> more = plans_[i]->profile();

@@ -45,6 +45,12 @@ struct SessionOptions {
   // Graph outputs come back to the host; false leaves them where they were produced
   // (Session::ToHost copies one back), for callers that feed them back in.
   bool outputs_on_host = true;
+  // A placement preview: providers from plugins are their preview providers (no device
+  // needed, plugin_abi.h), and the session is built exactly as for a run (folding,
+  // fusion, placement, copies, provider rewrites) but without plans: graph() and stats()
+  // say where each node would run; Run fails. For `tandem inspect --device cuda` on a
+  // machine without a GPU.
+  bool placement_preview = false;
   ImportOptions import;
 };
 
@@ -113,6 +119,7 @@ class Session {
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::map<std::string, ExecutionProvider*> providers_by_name_;
   bool profiling_ = false, tracing_ = false;
+  bool preview_ = false;  // SessionOptions::placement_preview
   mutable std::mutex plans_mu_;
   std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
   std::vector<Plan*> idle_plans_;
@@ -131,8 +138,9 @@ std::map<std::string, int64_t> DimValuesOf(const std::vector<ValueInfo>& inputs,
                                            const std::map<std::string, Dims>& dims);
 
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
-// libtandem_cuda.so, see providers/provider_plugin.h), or an error saying why not.
-absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name);
+// libtandem_cuda.so, see providers/provider_plugin.h; `preview`: the plugin's placement
+// preview provider, which needs no device), or an error saying why not.
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview = false);
 
 // Makes CreateProvider(name) call `factory` (an embedder's own provider, or a test's).
 using ProviderFactory = std::function<std::unique_ptr<ExecutionProvider>()>;

@@ -2,11 +2,14 @@
 #include <cstdio>
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "onnx_import/import.h"
 #include "runtime/session.h"
 #include "tools/cli.h"
 #include "tools/run_inputs.h"
+#include "tools/train_flags.h"
+#include "providers/provider_plugin.h"
 
 namespace tandem::cli {
 
@@ -16,10 +19,18 @@ const char kUsage[] =
     "\n"
     "Prints the model's inputs and outputs with types and shapes, opsets, an op\n"
     "histogram, the parameter count and bytes, and the provider each op runs on.\n"
+    "With --device cuda on a machine without a GPU, a placement preview: the nodes are\n"
+    "placed with the CUDA plugin's kernel table (no device is touched), by the same\n"
+    "code as a GPU run, and the nodes left on the host and the copies a run on a GPU\n"
+    "would make are listed.\n"
     "\n"
     "options:\n"
     "  --providers LIST        comma-separated provider preference (overrides --device)\n"
     TANDEM_DEVICE_HELP
+    "                          (default here: cpu)\n"
+    "  --train                 the training step instead (forward, loss, backward, update),\n"
+    "                          with tandem train's loss and optimizer flags:\n"
+    TANDEM_TRAIN_SPEC_HELP
     "  --costs                 place by estimated cost (as --device auto does) and print\n"
     "                          each node's estimate on each provider (implied by --device auto)\n"
     "  --dim SYMBOL=N          a size for a symbolic dim in the estimates, e.g. batch=128\n"
@@ -70,8 +81,38 @@ void PrintEstimates(const Graph& graph, const PartitionResult& placement,
 
 }  // namespace
 
+// Where the session's nodes run beyond the op table: in a preview or whenever a device is
+// in play, the nodes left on the host and every copy between devices.
+void PrintHostNodesAndCopies(const Graph& placed, const std::set<std::string>& resident) {
+  std::map<std::string, int> host_ops;
+  std::vector<std::string> copies;
+  for (const Node& n : placed.nodes) {
+    if (n.domain == kTandemDomain && n.op_type == "Copy") {
+      // A constant (weights) is copied once, not per run.
+      // Constants are copied once, not per run; a trainer keeps its parameters and
+      // optimizer state on the device, so their Copy nodes move nothing per step.
+      copies.push_back(n.inputs[0] + " -> " + n.attr_string("to", "?") +
+                       (placed.initializers.count(n.inputs[0]) ? " (once)"
+                        : resident.count(n.inputs[0])          ? " (resident)"
+                                                               : ""));
+    } else if (n.provider == "cpu") {
+      ++host_ops[n.op_type];
+    }
+  }
+  std::string host;
+  for (const auto& [op, c] : host_ops) host += " " + op + (c > 1 ? "x" + std::to_string(c) : "");
+  std::printf("on the host:%s\n", host.empty() ? " nothing" : host.c_str());
+  std::printf("copies (%zu):", copies.size());
+  for (const std::string& c : copies) std::printf(" %s;", c.c_str());
+  std::printf("\n");
+}
+
 int Inspect(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--providers", "--device", "--provider", "--dim"}, {"--costs"}, kUsage);
+  std::vector<std::string> value_flags = {"--providers", "--device", "--provider", "--dim"};
+  std::vector<std::string> bool_flags = {"--costs", "--train"};
+  value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
+  bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
+  Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -123,11 +164,50 @@ int Inspect(int argc, char** argv) {
       p = q + 1;
     }
   }
-  auto session = Session::FromGraph(*graph, so);
+  // No GPU here but its plugin loads: preview what a GPU run would place.
+  const std::string asked = a.get("--device", a.get("--provider", "cpu"));
+  const auto& accelerators = AcceleratorNames();
+  if (!a.has("--providers") && choice.device == "cpu" &&
+      std::find(accelerators.begin(), accelerators.end(), asked) != accelerators.end() &&
+      ProbeProviderPlugin(asked).loaded) {
+    so.providers = {asked, "cpu"};
+    so.placement_preview = true;
+    std::printf("placement preview: no %s device here; nodes placed with the %s plugin's kernel table, by the\n"
+                "same code as a run on one (nothing runs)\n", asked.c_str(), asked.c_str());
+  }
+  const bool train = a.has("--train");
+  absl::StatusOr<std::unique_ptr<Session>> session = absl::UnknownError("");
+  std::set<std::string> resident;
+  if (train) {
+    training::TrainerOptions to;
+    if (auto st = TrainSpecFromFlags(a, &to); !st.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
+      return 2;
+    }
+    to.providers = so.providers;
+    to.placement = so.placement;
+    to.dim_values = so.dim_values;
+    auto preview = training::Trainer::PreviewStep(*graph, to);
+    if (preview.ok()) {
+      resident = std::move(preview->resident);
+      session = std::move(preview->session);
+    } else {
+      session = preview.status();
+    }
+    histogram.clear();  // the step's ops: forward, loss, backward and update
+    if (session.ok())
+      for (const Node& n : (*session)->graph().nodes)
+        if (!(n.domain == kTandemDomain && n.op_type == "Copy")) ++histogram[n.op_type];
+    std::printf("training step (%s loss, %s):\n", a.get("--loss", "mse").c_str(), a.get("--optimizer", "adam").c_str());
+  } else {
+    session = Session::FromGraph(*graph, so);
+  }
   std::map<std::string, std::map<std::string, int>> placement;  // op -> provider -> count
   if (session.ok())
     for (const Node& n : (*session)->graph().nodes) ++placement[n.op_type][n.provider];
-  std::printf("nodes: %zu\n", graph->nodes.size());
+  int node_count = 0;
+  for (const auto& [op, c] : histogram) node_count += c;
+  std::printf("nodes: %d\n", node_count);
   std::printf("  %-28s %6s  %s\n", "op", "count", "runs on (after folding)");
   for (const auto& [op, count] : histogram) {
     std::string where;
@@ -152,6 +232,7 @@ int Inspect(int argc, char** argv) {
               "%d fused, %d rewritten by their provider\n",
               st.placement.copies_inserted, st.nodes_folded, st.nodes_removed, st.nodes_fused,
               st.nodes_provider_rewritten);
+  if (so.placement_preview || so.providers.size() > 1) PrintHostNodesAndCopies((*session)->graph(), resident);
   if (costs) PrintEstimates(*graph, st.placement, *dims);
   return 0;
 }

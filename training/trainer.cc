@@ -38,25 +38,58 @@ absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCos
 }
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
-                                                         const TrainerOptions& options) {
-  std::unique_ptr<Trainer> t(new Trainer());
-  t->inference_ = InferenceMode(inference);
-  t->options_ = options;
-  if (options.placement == PartitionOptions::Policy::kLowestCost && t->options_.providers.size() > 1) {
-    auto chosen = ChooseByCost(t->inference_, options);
+absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, const Graph& inference_mode,
+                                                      const TrainerOptions& options) {
+  StepSetup setup;
+  setup.options = options;
+  if (options.placement == PartitionOptions::Policy::kLowestCost && options.providers.size() > 1) {
+    auto chosen = ChooseByCost(inference_mode, options);
     if (!chosen.ok()) return chosen.status();
-    t->options_.providers = chosen->first;
-    t->estimates_ = std::move(chosen->second);
+    setup.options.providers = chosen->first;
+    setup.estimates = std::move(chosen->second);
   }
-  t->options_.placement = PartitionOptions::Policy::kPreferenceOrder;
+  setup.options.placement = PartitionOptions::Policy::kPreferenceOrder;
   TrainingSpec spec = options.spec;
-  spec.fuse_dense_chains = options.fusion && std::all_of(t->options_.providers.begin(), t->options_.providers.end(),
+  spec.fuse_dense_chains = options.fusion && std::all_of(setup.options.providers.begin(), setup.options.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
   spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
-  t->graph_ = std::move(*tg);
+  setup.graph = std::move(*tg);
+  SessionOptions& so = setup.session;
+  so.num_threads = options.num_threads;
+  so.profiling = options.profiling;
+  so.tracing = options.tracing;
+  so.fusion = options.fusion;
+  so.providers = setup.options.providers;
+  so.outputs_on_host = false;  // loss and running stats stay where they were computed
+  return setup;
+}
+
+absl::StatusOr<Trainer::StepPreview> Trainer::PreviewStep(const Graph& inference, const TrainerOptions& options) {
+  auto setup = SetUpStep(inference, InferenceMode(inference), options);
+  if (!setup.ok()) return setup.status();
+  StepPreview preview;
+  const TrainingGraph& tg = setup->graph;
+  preview.resident.insert(tg.params.begin(), tg.params.end());
+  for (const auto& [param, names] : tg.state) preview.resident.insert(names.begin(), names.end());
+  for (const auto& [stat, updated] : tg.running_stats) preview.resident.insert(stat);
+  setup->session.placement_preview = true;
+  auto session = Session::FromGraph(std::move(setup->graph.graph), setup->session);
+  if (!session.ok()) return session.status();
+  preview.session = std::move(*session);
+  return preview;
+}
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
+                                                         const TrainerOptions& options) {
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->inference_ = InferenceMode(inference);
+  auto setup = SetUpStep(inference, t->inference_, options);
+  if (!setup.ok()) return setup.status();
+  t->options_ = std::move(setup->options);
+  t->estimates_ = std::move(setup->estimates);
+  t->graph_ = std::move(setup->graph);
   for (const auto& [stat, updated] : t->graph_.running_stats)
     t->state_[stat] = inference.initializers.at(stat).Clone();
   for (const std::string& p : t->graph_.params) {
@@ -64,13 +97,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
     for (const std::string& s : t->graph_.state[p])
       t->state_[s] = Tensor::Host(t->params_[p].dtype(), t->params_[p].dims());  // zeros
   }
-  SessionOptions so;
-  so.num_threads = options.num_threads;
-  so.profiling = options.profiling;
-  so.tracing = options.tracing;
-  so.fusion = options.fusion;
-  so.providers = t->options_.providers;
-  so.outputs_on_host = false;  // loss and running stats stay where they were computed
+  SessionOptions so = setup->session;
   auto train = Session::FromGraph(t->graph_.graph, so);
   if (!train.ok()) return train.status();
   t->train_session_ = std::move(*train);

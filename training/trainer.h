@@ -9,6 +9,7 @@
 // host when they are written. Batches may be fed as host or device tensors.
 #pragma once
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,16 @@ class Trainer {
  public:
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(const Graph& inference,
                                                          const TrainerOptions& options);
+  // The training step's session as Create would build it, as a placement preview
+  // (SessionOptions::placement_preview: plugin providers need no device; it cannot run):
+  // where each node of the step would run and which copies it would make. `resident`:
+  // the inputs a trainer uploads once and keeps on the device (parameters, optimizer
+  // state, running statistics), whose Copy nodes then move nothing per step.
+  struct StepPreview {
+    std::unique_ptr<Session> session;
+    std::set<std::string> resident;
+  };
+  static absl::StatusOr<StepPreview> PreviewStep(const Graph& inference, const TrainerOptions& options);
 
   // One optimizer step on a batch (inputs by name; `target` as the loss expects).
   // Returns the batch loss before the update.
@@ -103,6 +114,17 @@ class Trainer {
   TrainingGraph graph_;
   TrainerOptions options_;
   PartitionResult estimates_;
+  // What Create and PreviewStep decide before building the step's session: the options
+  // with the providers to train on (kLowestCost's choice), its estimates, the training
+  // graph and the session options.
+  struct StepSetup {
+    TrainerOptions options;
+    PartitionResult estimates;
+    TrainingGraph graph;
+    SessionOptions session;
+  };
+  static absl::StatusOr<StepSetup> SetUpStep(const Graph& inference, const Graph& inference_mode,
+                                             const TrainerOptions& options);
   std::unique_ptr<Session> train_session_, eval_session_;
   std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
   std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats

@@ -41,6 +41,12 @@ absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index) {
   return p;
 }
 
+std::unique_ptr<CudaProvider> CudaProvider::CreatePreview() {
+  std::unique_ptr<CudaProvider> p(new CudaProvider(0));
+  p->description_ = "cuda (placement preview: no device)";
+  return p;
+}
+
 CudaProvider::~CudaProvider() {
   if (stream_) cudaStreamSynchronize(stream_);
   ReleaseCopied(/*all=*/true);
@@ -82,6 +88,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
   if (src.dtype() == DataType::kString) return absl::UnimplementedError("[cuda] strings stay on the host");
   const size_t n = src.bytes();
   if (n == 0) return absl::OkStatus();
+  if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview copies nothing");
   TANDEM_CUDA_RETURN(cudaSetDevice(index_));
   const bool src_host = src.device().type == DeviceType::kCpu;
   const bool dst_host = dst.device().type == DeviceType::kCpu;
@@ -124,6 +131,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
 }
 
 absl::Status CudaProvider::Synchronize() {
+  if (!stream_) return absl::OkStatus();  // a placement preview: nothing ever queued
   TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
   ReleaseCopied(/*all=*/true);
   return absl::OkStatus();

@@ -30,6 +30,10 @@ class CudaProvider : public ExecutionProvider {
  public:
   // Creates the stream and handles on device `index`; fails with the driver's message.
   static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index);
+  // For placement previews (plugin_abi.h's create_preview): no driver call, no stream or
+  // handles; Capability and the kernel table work, kernels cannot be made (their
+  // constructors never run: a preview session builds no plan).
+  static std::unique_ptr<CudaProvider> CreatePreview();
   ~CudaProvider() override;
 
   std::string name() const override { return "cuda"; }

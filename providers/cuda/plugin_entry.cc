@@ -35,8 +35,12 @@ tandem::ExecutionProvider* Create(int index, const tandem::ResourceLimits* limit
   return p->release();
 }
 
+tandem::ExecutionProvider* CreatePreview(char* error, size_t error_size) {
+  return tandem::cuda::CudaProvider::CreatePreview().release();
+}
+
 const TandemProviderPlugin kPlugin = {TANDEM_PROVIDER_PLUGIN_ABI, TandemPluginLayoutFingerprint(),
-                                      "cuda", &DeviceCount, &Create};
+                                      "cuda", &DeviceCount, &Create, &CreatePreview};
 
 }  // namespace
 

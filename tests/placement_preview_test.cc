@@ -1,0 +1,102 @@
+// Placement previews (SessionOptions::placement_preview, Trainer::PreviewStep): the CUDA
+// plugin's preview provider places a model by the same code as a GPU run, on a machine
+// without a GPU. Needs the plugin to load (it does wherever the CUDA toolkit built it,
+// CI included); without it the tests say so and skip.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnx_import/import.h"
+#include "providers/provider_plugin.h"
+#include "runtime/session.h"
+#include "training/trainer.h"
+
+namespace tandem {
+namespace {
+
+#define REQUIRE_CUDA_PLUGIN()                                                                \
+  do {                                                                                       \
+    const PluginProbe& probe = ProbeProviderPlugin("cuda");                                  \
+    if (!probe.loaded) GTEST_SKIP() << "the CUDA plugin is not built or loadable: " << probe.why; \
+  } while (0)
+
+Graph Model(const std::string& name) {
+  auto g = ImportModelFile(std::string(TANDEM_SOURCE_DIR) + "/models/" + name);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? std::move(*g) : Graph();
+}
+
+// Nodes other than Copy placed on the host, as "op" strings.
+std::vector<std::string> HostOps(const Graph& placed) {
+  std::vector<std::string> ops;
+  for (const Node& n : placed.nodes)
+    if (n.provider == "cpu" && !(n.domain == kTandemDomain && n.op_type == "Copy")) ops.push_back(n.op_type);
+  return ops;
+}
+
+// The values copied between devices (Copy nodes' inputs).
+std::set<std::string> Copied(const Graph& placed) {
+  std::set<std::string> values;
+  for (const Node& n : placed.nodes)
+    if (n.domain == kTandemDomain && n.op_type == "Copy") values.insert(n.inputs[0]);
+  return values;
+}
+
+TEST(PlacementPreview, InferenceRunsEveryMlpNodeOnTheGpuAndCannotRun) {
+  REQUIRE_CUDA_PLUGIN();
+  SessionOptions o;
+  o.providers = {"cuda", "cpu"};
+  o.placement_preview = true;
+  auto s = Session::FromGraph(Model("peaks_mlp.onnx"), o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(HostOps((*s)->graph()).empty()) << ::testing::PrintToString(HostOps((*s)->graph()));
+  EXPECT_GT((*s)->stats().placement.nodes_per_provider.at("cuda"), 0);
+  const std::set<std::string> copied = Copied((*s)->graph());
+  EXPECT_TRUE(copied.count("x")) << "the input goes to the device";
+  for (const std::string& v : copied)  // besides the input, weights (once) and the output back
+    EXPECT_TRUE(v == "x" || (*s)->graph().initializers.count(v) || v.find("/on_cuda") != std::string::npos) << v;
+  auto run = (*s)->Run({{"x", Tensor::Host(DataType::kFloat, {1, 2})}});
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(std::string(run.status().message()).find("placement preview"), std::string::npos) << run.status();
+}
+
+// The training steps of the two MLPs: every forward, loss, backward and update node on the
+// GPU; copies only for the batch, the target and what the trainer keeps resident.
+TEST(PlacementPreview, MlpTrainingStepsRunEntirelyOnTheGpu) {
+  REQUIRE_CUDA_PLUGIN();
+  for (const char* model : {"peaks_mlp.onnx", "ode_mlp.onnx"}) {
+    training::TrainerOptions o;
+    o.providers = {"cuda", "cpu"};
+    auto p = training::Trainer::PreviewStep(Model(model), o);
+    ASSERT_TRUE(p.ok()) << model << ": " << p.status();
+    const Graph& g = p->session->graph();
+    EXPECT_TRUE(HostOps(g).empty()) << model << ": " << ::testing::PrintToString(HostOps(g));
+    bool update_on_gpu = false;
+    for (const Node& n : g.nodes) update_on_gpu |= n.op_type == "AdamUpdate" && n.provider == "cuda";
+    EXPECT_TRUE(update_on_gpu) << model;
+    for (const std::string& v : Copied(g))
+      EXPECT_TRUE(v == "x" || v == "target" || p->resident.count(v)) << model << ": per-step copy of " << v;
+  }
+}
+
+// Without a device the preview still knows what the GPU lacks: today the CNN's
+// convolutions, pools and cross-entropy loss run on the host (issue 28's cuDNN kernels).
+TEST(PlacementPreview, CnnTrainingStepNamesWhatStaysOnTheHost) {
+  REQUIRE_CUDA_PLUGIN();
+  training::TrainerOptions o;
+  o.providers = {"cuda", "cpu"};
+  o.spec.loss = training::LossKind::kCrossEntropy;
+  auto p = training::Trainer::PreviewStep(Model("fashion_cnn.onnx"), o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::vector<std::string> host = HostOps(p->session->graph());
+  std::set<std::string> ops(host.begin(), host.end());
+  for (const Node& n : p->session->graph().nodes)  // the GPU part is there too
+    if (n.op_type == "AdamUpdate") EXPECT_EQ(n.provider, "cuda");
+  std::printf("on the host: %s\n", ::testing::PrintToString(ops).c_str());
+  EXPECT_TRUE(ops.count("Shape")) << "shape arithmetic stays on the host";
+}
+
+}  // namespace
+}  // namespace tandem
