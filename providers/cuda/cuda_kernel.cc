@@ -102,4 +102,13 @@ absl::Status RequireFloat(const KernelContext& ctx, std::initializer_list<int> i
   return absl::OkStatus();
 }
 
+std::optional<UnaryOp> FusedActivationOp(const std::string& activation) {
+  if (activation == "Relu") return UnaryOp::kRelu;
+  if (activation == "Tanh") return UnaryOp::kTanh;
+  if (activation == "Sigmoid") return UnaryOp::kSigmoid;
+  if (activation == "LeakyRelu") return UnaryOp::kLeakyRelu;
+  if (activation == "Clip") return UnaryOp::kClip;  // bounds in activation_alpha/beta
+  return std::nullopt;
+}
+
 }  // namespace tandem::cuda

@@ -1,5 +1,6 @@
 // Helpers shared by the CUDA kernel classes (host side).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ absl::StatusOr<StridedIndex> BroadcastTo(const Dims& x, const Dims& out_dims);
 
 // Integers of a host tensor (shape vectors, axes); error when it is not int32/int64.
 absl::StatusOr<std::vector<int64_t>> HostInts(const Tensor* t, const char* what);
+
+// The elementwise op of a fused node's `activation` attribute (FusedGemm, FusedMatMul,
+// FusedConv) that the GPU applies after the product: Relu, Tanh, Sigmoid, LeakyRelu (slope
+// activation_alpha), Clip (bounds activation_alpha, activation_beta); nullopt for none or
+// one the CPU must run (CudaKernelAccepts).
+std::optional<UnaryOp> FusedActivationOp(const std::string& activation);
 
 // Fails unless every given input is float32 (the CUDA kernels' type for now).
 absl::Status RequireFloat(const KernelContext& ctx, std::initializer_list<int> inputs);

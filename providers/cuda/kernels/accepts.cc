@@ -25,6 +25,8 @@ bool CudaKernelAccepts(const KernelInfo& info) {
       if (s.rank_known && s.dims.size() > static_cast<size_t>(kMaxRank)) return false;
   if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "FusedGemm" || n.op_type == "FusedMatMul")
     return MatMulAccepts(info);
+  if (n.op_type == "Conv" || n.op_type == "FusedConv") return CudnnConvAccepts(info);
+  if (n.op_type.find("Pool") != std::string::npos) return CudnnPoolAccepts(info);
   return true;
 }
 

@@ -8,7 +8,7 @@
 namespace tandem::cuda {
 namespace {
 
-__device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha) {
+__device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha, float beta) {
   switch (op) {
     case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
     case UnaryOp::kTanh: return tanhf(x);
@@ -22,6 +22,7 @@ __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha) {
     case UnaryOp::kElu: return x >= 0.f ? x : alpha * (expf(x) - 1.f);
     case UnaryOp::kReciprocal: return 1.f / x;
     case UnaryOp::kScale: return alpha * x;
+    case UnaryOp::kClip: return x != x ? x : fminf(fmaxf(x, alpha), beta);
   }
   return x;
 }
@@ -56,9 +57,9 @@ __device__ __forceinline__ void Offsets(const StridedIndex& ix, int64_t i, int64
   *ob = b;
 }
 
-__global__ void UnaryKernel(UnaryOp op, const float* x, float* y, int64_t n, float alpha) {
+__global__ void UnaryKernel(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = ApplyUnary(op, x[i], alpha);
+    y[i] = ApplyUnary(op, x[i], alpha, beta);
 }
 
 __global__ void BinarySameKernel(BinaryOp op, const float* a, const float* b, float* y, int64_t n,
@@ -96,9 +97,9 @@ __global__ void AccumulateKernel(const float* x, float* y, int64_t n) {
 
 }  // namespace
 
-cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, cudaStream_t s) {
+cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, cudaStream_t s, float beta) {
   if (n == 0) return cudaSuccess;
-  UnaryKernel<<<Blocks(n), kThreads, 0, s>>>(op, x, y, n, alpha);
+  UnaryKernel<<<Blocks(n), kThreads, 0, s>>>(op, x, y, n, alpha, beta);
   return cudaGetLastError();
 }
 

@@ -20,10 +20,11 @@ struct StridedIndex {
 };
 
 enum class UnaryOp { kRelu, kTanh, kSigmoid, kExp, kLog, kNeg, kAbs, kSqrt, kLeakyRelu, kElu,
-                     kReciprocal, kScale };
-// y = op(x) (alpha: LeakyRelu/Elu slope, kScale factor).
+                     kReciprocal, kScale, kClip };
+// y = op(x) (alpha: LeakyRelu/Elu slope, kScale factor, kClip's lower bound; beta: kClip's
+// upper bound; kClip keeps NaN).
 cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha,
-                        cudaStream_t stream);
+                        cudaStream_t stream, float beta = 0.f);
 
 // y = op(a, b). Gradient ops take (dY, saved) in that order: ReluGrad(dY, Y),
 // TanhGrad(dY, Y), SigmoidGrad(dY, Y), LeakyReluGrad(dY, X) with alpha.

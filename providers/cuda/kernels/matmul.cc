@@ -7,7 +7,7 @@
 // beta = 1 it becomes the BIAS epilogue, a full [M,N] C uses cuBLASLt's own beta·C, and
 // any other shape that broadcasts to [M,N] is added (times beta) by one more launch.
 // The fused activation: Relu as cuBLASLt's RELU(_BIAS) epilogue where the C goes in the
-// epilogue or there is none; Relu otherwise, Tanh, Sigmoid and LeakyRelu as one
+// epilogue or there is none; Relu otherwise, Tanh, Sigmoid, LeakyRelu and Clip as one
 // elementwise launch over the result. K = 0 gives beta·C (or the bias) alone. The
 // algorithm is chosen by cuBLASLt's heuristic once per shape and operand alignment (a
 // k-fold batch is a row view at any offset: the heuristic is told the real alignment
@@ -111,23 +111,14 @@ class LtPlan {
   cublasLtMatmulHeuristicResult_t heuristic_{};
 };
 
-// The elementwise op of a fused activation the GPU runs (matmul.cc's contract with
-// accepts.cc); nullopt: none, or one the CPU must run.
-std::optional<UnaryOp> ActivationOp(const std::string& activation) {
-  if (activation == "Relu") return UnaryOp::kRelu;
-  if (activation == "Tanh") return UnaryOp::kTanh;
-  if (activation == "Sigmoid") return UnaryOp::kSigmoid;
-  if (activation == "LeakyRelu") return UnaryOp::kLeakyRelu;
-  return std::nullopt;
-}
-
 class MatMulKernel : public Kernel {
  public:
   explicit MatMulKernel(const KernelInfo& info)
       : prov_(ProviderOf(info)),
         gemm_(info.node.op_type == "Gemm" || info.node.op_type == "FusedGemm"),
-        activation_(ActivationOp(info.node.attr_string("activation", ""))),
+        activation_(FusedActivationOp(info.node.attr_string("activation", ""))),
         activation_alpha_(info.node.attr_float("activation_alpha", 0.01f)),
+        activation_beta_(info.node.attr_float("activation_beta", 0.f)),
         trans_a_(gemm_ && info.node.attr_int("transA", 0) != 0),
         trans_b_(gemm_ && info.node.attr_int("transB", 0) != 0),
         alpha_(gemm_ ? info.node.attr_float("alpha", 1.f) : 1.f),
@@ -224,7 +215,8 @@ class MatMulKernel : public Kernel {
       if (!s.ok()) return s;
     }
     if (activation_ && !relu_epilogue)
-      TANDEM_CUDA_RETURN(LaunchUnary(*activation_, yd, yd, count, activation_alpha_, prov_.stream()));
+      TANDEM_CUDA_RETURN(LaunchUnary(*activation_, yd, yd, count, activation_alpha_, prov_.stream(),
+                                               activation_beta_));
     return absl::OkStatus();
   }
 
@@ -253,7 +245,7 @@ class MatMulKernel : public Kernel {
   CudaProvider& prov_;
   bool gemm_;
   std::optional<UnaryOp> activation_;
-  float activation_alpha_;
+  float activation_alpha_, activation_beta_;
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   std::map<decltype(Problem{}.key()), std::unique_ptr<LtPlan>> plans_;
@@ -264,7 +256,7 @@ class MatMulKernel : public Kernel {
 bool MatMulAccepts(const KernelInfo& info) {
   const Node& n = info.node;
   const std::string activation = n.attr_string("activation", "");
-  if (!activation.empty() && !ActivationOp(activation)) return false;  // Clip and the like: the CPU
+  if (!activation.empty() && !FusedActivationOp(activation)) return false;  // Clip and the like: the CPU
   if (n.op_type != "MatMul" && n.op_type != "FusedMatMul") return true;
   // Batch dims must be equal, or one side's absent (broadcast batches run on the CPU).
   if (info.input_shapes.size() < 2 || !info.input_shapes[0].rank_known || !info.input_shapes[1].rank_known)

@@ -11,6 +11,8 @@ void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape & 
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm, FusedGemm/FusedMatMul (cuBLASLt)
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: SGD/Momentum/Adam(W)Update
 void RegisterLossKernels(KernelRegistry& r);         // loss_ops.cc: ai.tandem MSELoss(+Grad)
+void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, FusedConv forward (cuDNN)
+void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average/Global pools and grads (cuDNN)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -19,13 +21,22 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterMatMulKernels(r);
   RegisterOptimizerKernels(r);
   RegisterLossKernels(r);
+  RegisterConvKernels(r);
+  RegisterPoolKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
 // runs those), decided at placement so no node placed on the GPU is refused at run time.
 bool CudaKernelAccepts(const KernelInfo& info);
-// matmul.cc's part of it: the fused activation (Relu, Tanh, Sigmoid, LeakyRelu) and, for
+// matmul.cc's part of it: the fused activation (Relu, Tanh, Sigmoid, LeakyRelu, Clip) and, for
 // MatMul, batch dims that are equal or absent on one side.
 bool MatMulAccepts(const KernelInfo& info);
+// conv_ops.cc's part: no fused pool, a GPU activation, symmetric padding (what cuDNN's
+// convolution descriptor can say), 1-3 spatial dims.
+bool CudnnConvAccepts(const KernelInfo& info);
+// pool_ops.cc's part: no Indices output, and windows cuDNN pooling computes (symmetric
+// padding, no dilation, no ceil-mode window past its floor); unknown sizes only where
+// none of that can happen.
+bool CudnnPoolAccepts(const KernelInfo& info);
 
 }  // namespace tandem::cuda
