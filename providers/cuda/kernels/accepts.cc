@@ -16,6 +16,7 @@ bool CudaKernelAccepts(const KernelInfo& info) {
   for (size_t i = 0; i < info.input_types.size(); ++i) {
     const DataType t = info.input_types[i];
     if (t == DataType::kUndefined || t == DataType::kFloat) continue;
+    if (t == DataType::kInt64 && ClassLossLabelsInput(n, i)) continue;
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }

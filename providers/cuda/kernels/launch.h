@@ -64,4 +64,28 @@ cudaError_t LaunchSgd(float* p, const float* g, float* velocity, int64_t n, floa
                       float momentum, float damp, bool first_step, bool nesterov,
                       cudaStream_t stream);  // velocity null: plain SGD
 
+// Cross-entropy over classes (class_loss.cu): x [N, C, D...] read as n * d rows of c
+// classes strided by d; int64 labels [N, D...]; weight [C] or null.
+struct ClassLossArgs {
+  const float* x = nullptr;
+  const int64_t* labels = nullptr;
+  const float* weight = nullptr;
+  int64_t n = 0, c = 0, d = 1;
+  bool log_probs_given = false;  // NegativeLogLikelihoodLoss: x holds log-probabilities
+  bool has_ignore = false;
+  int64_t ignore_index = 0;
+};
+// Per row: loss_row = -logp[label] * w[label] (0 when ignored, NaN for a label out of
+// range), weight_row = w[label] (0 when ignored); log_prob = x - logsumexp (softmax
+// only). Any output may be null.
+cudaError_t LaunchClassLossRows(const ClassLossArgs& a, float* loss_row, float* weight_row, float* log_prob,
+                                cudaStream_t stream);
+// out[0] = sum(v) / (sum(denom_values) when given, else denom): one block, double sums.
+cudaError_t LaunchSumDivided(const float* v, int64_t n, const float* denom_values, double denom, float* out,
+                             cudaStream_t stream);
+// dx of the loss: dY per row (reduction none) or dy[0] / (denom_device[0] or denom),
+// times the row's label weight; plus the dLogProb term when given (softmax only).
+cudaError_t LaunchClassLossGrad(const ClassLossArgs& a, const float* dy, bool dy_per_row, const float* denom_device,
+                                double denom, const float* dlogp, float* dx, cudaStream_t stream);
+
 }  // namespace tandem::cuda

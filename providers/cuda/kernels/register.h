@@ -13,6 +13,7 @@ void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: SGD/Mo
 void RegisterLossKernels(KernelRegistry& r);         // loss_ops.cc: ai.tandem MSELoss(+Grad)
 void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, FusedConv forward (cuDNN)
 void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average/Global pools and grads (cuDNN)
+void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: SoftmaxCrossEntropy/NLL losses, grads
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -23,6 +24,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterLossKernels(r);
   RegisterConvKernels(r);
   RegisterPoolKernels(r);
+  RegisterClassLossKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
@@ -38,5 +40,8 @@ bool CudnnConvAccepts(const KernelInfo& info);
 // padding, no dilation, no ceil-mode window past its floor); unknown sizes only where
 // none of that can happen.
 bool CudnnPoolAccepts(const KernelInfo& info);
+// class_loss_ops.cc: whether input `input` of `n` is a class-loss op's labels (int64, the
+// one non-float data input a CUDA kernel takes).
+bool ClassLossLabelsInput(const Node& n, size_t input);
 
 }  // namespace tandem::cuda
