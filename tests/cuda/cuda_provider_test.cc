@@ -183,6 +183,79 @@ TEST(CudaKernels, MatMulAndGemm) {
                     {{"transB", IntAttribute(1)}, {"activation", StringAttribute("Relu")}}}, 1e-4, 1e-5);
 }
 
+Tensor Labels(Dims dims, int64_t classes, uint32_t seed) {
+  Tensor t = Tensor::Host(DataType::kInt64, std::move(dims));
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = static_cast<int64_t>(rng() % classes);
+  return t;
+}
+
+TEST(CudaKernels, ConvolutionsAndPools) {
+  REQUIRE_GPU();
+  const std::map<std::string, Attribute> pad1 = {{"pads", IntsAttribute({1, 1, 1, 1})}};
+  ExpectMatchesCpu({"", "Conv", {{"x", Random({2, 3, 9, 9}, 60)}, {"w", Random({4, 3, 3, 3}, 61)}, {"b", Random({4}, 62)}}, pad1},
+                   1e-4, 1e-5);
+  ExpectMatchesCpu({"", "Conv", {{"x", Random({2, 3, 10}, 63)}, {"w", Random({5, 3, 3}, 64)}},
+                    {{"strides", IntsAttribute({2})}}}, 1e-4, 1e-5);  // 1-D
+  ExpectMatchesCpu({"", "Conv", {{"x", Random({1, 4, 7, 7}, 65)}, {"w", Random({4, 1, 3, 3}, 66)}},
+                    {{"group", IntAttribute(4)}, {"dilations", IntsAttribute({2, 2})}}}, 1e-4, 1e-5);  // depthwise
+  for (const char* act : {"Relu", "Tanh", "Clip"}) {
+    std::map<std::string, Attribute> a = pad1;
+    a["activation"] = StringAttribute(act);
+    a["activation_alpha"] = FloatAttribute(0.f);
+    a["activation_beta"] = FloatAttribute(0.5f);
+    ExpectMatchesCpu({"ai.tandem", "FusedConv", {{"x", Random({2, 3, 8, 8}, 67)}, {"w", Random({4, 3, 3, 3}, 68)},
+                      {"b", Random({4}, 69)}}, a}, 1e-4, 1e-5);
+  }
+  std::map<std::string, Attribute> pooled = pad1;
+  pooled["activation"] = StringAttribute("Relu");
+  pooled["pool"] = StringAttribute("MaxPool2x2");
+  ExpectMatchesCpu({"ai.tandem", "FusedConv", {{"x", Random({2, 3, 9, 9}, 70)}, {"w", Random({4, 3, 3, 3}, 71)},
+                    {"b", Random({4}, 72)}}, pooled}, 1e-4, 1e-5);  // 9x9 -> 4x4: the odd row dropped
+  ExpectMatchesCpu({"", "MaxPool", {{"x", Random({2, 3, 9, 9}, 73)}},
+                    {{"kernel_shape", IntsAttribute({3, 3})}, {"strides", IntsAttribute({2, 2})}, {"pads", IntsAttribute({1, 1, 1, 1})}}});
+  for (int include : {0, 1})
+    ExpectMatchesCpu({"", "AveragePool", {{"x", Random({2, 3, 8, 8}, 74)}},
+                      {{"kernel_shape", IntsAttribute({3, 3})}, {"pads", IntsAttribute({1, 1, 1, 1})},
+                       {"count_include_pad", IntAttribute(include)}}});
+  ExpectMatchesCpu({"", "GlobalAveragePool", {{"x", Random({2, 5, 7, 7}, 75)}}});
+  ExpectMatchesCpu({"", "GlobalMaxPool", {{"x", Random({2, 5, 7, 7}, 76)}}});
+}
+
+TEST(CudaKernels, ConvolutionAndPoolGradients) {
+  REQUIRE_GPU();
+  NodeCase conv{"ai.tandem", "ConvGrad", {{"dy", Random({2, 4, 8, 8}, 77)}, {"x", Random({2, 3, 8, 8}, 78)},
+                                          {"w", Random({4, 3, 3, 3}, 79)}}, {{"pads", IntsAttribute({1, 1, 1, 1})}}};
+  conv.outputs = 3;  // dX, dW, dB
+  ExpectMatchesCpu(conv, 1e-4, 1e-4);
+  conv.attrs["relu_mask"] = IntAttribute(1);
+  ExpectMatchesCpu(conv, 1e-4, 1e-4);
+  const std::map<std::string, Attribute> window = {{"kernel_shape", IntsAttribute({2, 2})}, {"strides", IntsAttribute({2, 2})}};
+  ExpectMatchesCpu({"ai.tandem", "MaxPoolGrad", {{"dy", Random({2, 3, 4, 4}, 80)}, {"x", Random({2, 3, 8, 8}, 81)}}, window});
+  ExpectMatchesCpu({"ai.tandem", "AveragePoolGrad", {{"dy", Random({2, 3, 4, 4}, 82)}, {"x", Random({2, 3, 8, 8}, 83)}}, window});
+  ExpectMatchesCpu({"ai.tandem", "GlobalAveragePoolGrad", {{"dy", Random({2, 3, 1, 1}, 84)}, {"x", Random({2, 3, 5, 5}, 85)}}});
+}
+
+TEST(CudaKernels, ClassificationLossesAndGradients) {
+  REQUIRE_GPU();
+  for (const char* r : {"mean", "sum", "none"}) {
+    std::map<std::string, Attribute> attrs = {{"reduction", StringAttribute(r)}};
+    NodeCase sce{"", "SoftmaxCrossEntropyLoss", {{"x", Random({16, 10}, 86, -3.f, 3.f)}, {"t", Labels({16}, 10, 87)}}, attrs};
+    sce.outputs = 2;  // the loss and the log-probabilities
+    ExpectMatchesCpu(sce, 1e-5, 1e-6);
+    attrs["ignore_index"] = IntAttribute(3);  // weights and an ignored class: the weighted mean
+    ExpectMatchesCpu({"", "SoftmaxCrossEntropyLoss",
+                      {{"x", Random({4, 5, 3}, 88)}, {"t", Labels({4, 3}, 5, 89)}, {"w", Random({5}, 90, 0.5f, 2.f)}}, attrs},
+                     1e-5, 1e-6);
+    const Tensor dy = std::string(r) == "none" ? Random({16}, 91) : Random({}, 91);
+    ExpectMatchesCpu({"ai.tandem", "SoftmaxCrossEntropyLossGrad",
+                      {{"dy", dy}, {"x", Random({16, 10}, 92)}, {"t", Labels({16}, 10, 93)}},
+                      {{"reduction", StringAttribute(r)}}}, 1e-5, 1e-6);
+    ExpectMatchesCpu({"", "NegativeLogLikelihoodLoss", {{"x", Random({16, 10}, 94, -5.f, 0.f)}, {"t", Labels({16}, 10, 95)}},
+                      {{"reduction", StringAttribute(r)}}}, 1e-5, 1e-6);
+  }
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.
