@@ -132,4 +132,24 @@ absl::StatusOr<CudnnConvShape> CudnnConvShapeOf(const Dims& x, const Dims& w, co
   return s;
 }
 
+absl::StatusOr<CudnnSoftmaxShape> CudnnSoftmaxShapeOf(const Dims& dims, int64_t axis, bool coerce) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank == 0) return absl::InvalidArgumentError("softmax of a scalar");
+  if (axis < -rank || axis >= rank)
+    return absl::InvalidArgumentError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < axis) outer *= dims[i];
+    else if (i == axis || coerce) n *= dims[i];
+    else inner *= dims[i];
+  }
+  if (!FitsInt(outer) || !FitsInt(n) || !FitsInt(inner) || !FitsInt(NumElements(dims)))
+    return absl::UnimplementedError("tensor too large for cuDNN's int sizes");
+  CudnnSoftmaxShape s;
+  s.dims = {static_cast<int>(outer), static_cast<int>(n), static_cast<int>(inner), 1};
+  s.strides = PackedStrides(s.dims);
+  return s;
+}
+
 }  // namespace tandem::cuda

@@ -44,4 +44,13 @@ struct CudnnPoolShape {
 // produce, more than 3 spatial dims or sizes past int32.
 absl::StatusOr<CudnnPoolShape> CudnnPoolShapeOf(const Dims& x, const WindowGeometry& g);
 
+// Softmax over `axis` of `dims` as cuDNN's channel softmax of an [outer, n, inner, 1]
+// tensor: n = dims[axis] and inner the dims after it, or (coerce: opsets before 13) n =
+// every dim from axis on and inner = 1. InvalidArgument for an axis out of range,
+// Unimplemented past int32.
+struct CudnnSoftmaxShape {
+  std::vector<int> dims, strides;  // 4-D, packed
+};
+absl::StatusOr<CudnnSoftmaxShape> CudnnSoftmaxShapeOf(const Dims& dims, int64_t axis, bool coerce);
+
 }  // namespace tandem::cuda

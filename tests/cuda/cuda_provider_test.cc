@@ -256,6 +256,21 @@ TEST(CudaKernels, ClassificationLossesAndGradients) {
   }
 }
 
+TEST(CudaKernels, SoftmaxFamilyAndGradients) {
+  REQUIRE_GPU();
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    ExpectMatchesCpu({"", op, {{"x", Random({4, 10}, 96, -4.f, 4.f)}}}, 1e-5, 1e-6);
+    ExpectMatchesCpu({"", op, {{"x", Random({2, 3, 4, 5}, 97)}}, {{"axis", IntAttribute(1)}}}, 1e-5, 1e-6);
+    NodeCase old_opset{"", op, {{"x", Random({2, 3, 4}, 98)}}, {{"axis", IntAttribute(1)}}};
+    old_opset.opset = 11;  // over every dim from the axis on
+    ExpectMatchesCpu(old_opset, 1e-5, 1e-6);
+  }
+  for (const char* op : {"SoftmaxGrad", "LogSoftmaxGrad"})
+    for (int coerce : {0, 1})
+      ExpectMatchesCpu({"ai.tandem", op, {{"dy", Random({2, 3, 4}, 99)}, {"y", Random({2, 3, 4}, 100, -2.f, 0.f)}},
+                        {{"axis", IntAttribute(1)}, {"coerce", IntAttribute(coerce)}}}, 1e-5, 1e-6);
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.

@@ -84,5 +84,22 @@ TEST(CudnnConvShape, RefusesWhatCudnnCannotSay) {
   EXPECT_EQ(channels.status().code(), absl::StatusCode::kInvalidArgument) << channels.status();
 }
 
+// Softmax as cuDNN's channel softmax of [outer, n, inner, 1]: one axis from opset 13,
+// every dim from the axis on before it (coerce).
+TEST(CudnnSoftmaxShape, AxisAndCoerce) {
+  auto one_axis = CudnnSoftmaxShapeOf({2, 3, 4, 5}, 1, false);
+  ASSERT_TRUE(one_axis.ok()) << one_axis.status();
+  EXPECT_EQ(one_axis->dims, (std::vector<int>{2, 3, 20, 1}));
+  EXPECT_EQ(one_axis->strides, (std::vector<int>{60, 20, 1, 1}));
+  auto last = CudnnSoftmaxShapeOf({2, 3, 4, 5}, -1, false);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->dims, (std::vector<int>{24, 5, 1, 1}));
+  auto coerced = CudnnSoftmaxShapeOf({2, 3, 4, 5}, 1, true);
+  ASSERT_TRUE(coerced.ok());
+  EXPECT_EQ(coerced->dims, (std::vector<int>{2, 60, 1, 1}));
+  EXPECT_EQ(CudnnSoftmaxShapeOf({2, 3}, 2, false).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudnnSoftmaxShapeOf({}, 0, false).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tandem::cuda

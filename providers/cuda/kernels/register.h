@@ -14,6 +14,7 @@ void RegisterLossKernels(KernelRegistry& r);         // loss_ops.cc: ai.tandem M
 void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, FusedConv forward (cuDNN)
 void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average/Global pools and grads (cuDNN)
 void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: SoftmaxCrossEntropy/NLL losses, grads
+void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Softmax and grads (cuDNN)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -25,6 +26,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterConvKernels(r);
   RegisterPoolKernels(r);
   RegisterClassLossKernels(r);
+  RegisterSoftmaxKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
