@@ -271,6 +271,31 @@ TEST(CudaKernels, SoftmaxFamilyAndGradients) {
                         {{"axis", IntAttribute(1)}, {"coerce", IntAttribute(coerce)}}}, 1e-5, 1e-6);
 }
 
+TEST(CudaKernels, BatchNormalizationAndGradients) {
+  REQUIRE_GPU();
+  auto params = [](uint32_t seed) {
+    return std::vector<std::pair<std::string, Tensor>>{{"x", Random({4, 3, 5, 5}, seed)},
+                                                       {"scale", Random({3}, seed + 1, 0.5f, 2.f)},
+                                                       {"b", Random({3}, seed + 2)},
+                                                       {"mean", Random({3}, seed + 3)},
+                                                       {"var", Random({3}, seed + 4, 0.5f, 2.f)}};
+  };
+  ExpectMatchesCpu({"", "BatchNormalization", params(101)}, 1e-5, 1e-5);  // inference
+  NodeCase train{"", "BatchNormalization", params(106), {{"training_mode", IntAttribute(1)}, {"momentum", FloatAttribute(0.8f)}}};
+  train.opset = 15;
+  train.outputs = 3;  // Y, running mean, running var
+  ExpectMatchesCpu(train, 1e-5, 1e-5);
+  NodeCase grad{"ai.tandem", "BatchNormalizationGrad",
+                {{"dy", Random({4, 3, 5, 5}, 111)}, {"x", Random({4, 3, 5, 5}, 112)}, {"scale", Random({3}, 113, 0.5f, 2.f)}},
+                {{"training_mode", IntAttribute(1)}}};
+  grad.outputs = 3;  // dX, dScale, dB
+  ExpectMatchesCpu(grad, 1e-4, 1e-5);
+  grad.inputs.push_back({"mean", Random({3}, 114)});
+  grad.inputs.push_back({"var", Random({3}, 115, 0.5f, 2.f)});
+  grad.attrs["training_mode"] = IntAttribute(0);
+  ExpectMatchesCpu(grad, 1e-5, 1e-5);
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.

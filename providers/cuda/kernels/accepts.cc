@@ -28,6 +28,7 @@ bool CudaKernelAccepts(const KernelInfo& info) {
     return MatMulAccepts(info);
   if (n.op_type == "Conv" || n.op_type == "FusedConv") return CudnnConvAccepts(info);
   if (n.op_type.find("Pool") != std::string::npos) return CudnnPoolAccepts(info);
+  if (n.op_type.rfind("BatchNormalization", 0) == 0) return BatchNormAccepts(info);
   return true;
 }
 

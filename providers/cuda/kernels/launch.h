@@ -88,4 +88,26 @@ cudaError_t LaunchSumDivided(const float* v, int64_t n, const float* denom_value
 cudaError_t LaunchClassLossGrad(const ClassLossArgs& a, const float* dy, bool dy_per_row, const float* denom_device,
                                 double denom, const float* dlogp, float* dx, cudaStream_t stream);
 
+// BatchNormalization (batch_norm.cu). From cuDNN's saved batch mean and 1 / sqrt(var +
+// eps) per channel: running = input * momentum + batch * (1 - momentum) with the biased
+// batch variance (as ONNX and the CPU), and the batch mean/var themselves; null outputs
+// are skipped.
+struct BatchNormStats {
+  const float *save_mean = nullptr, *save_inv_std = nullptr, *input_mean = nullptr, *input_var = nullptr;
+  float *running_mean = nullptr, *running_var = nullptr, *batch_mean = nullptr, *batch_var = nullptr;
+  double epsilon = 0, momentum = 0;
+  int64_t channels = 0;
+};
+cudaError_t LaunchBatchNormStats(const BatchNormStats& s, cudaStream_t stream);
+// The gradient with constant statistics (training_mode = 0), x and dy [n, channels, s]:
+// dx = dy * scale / sqrt(var + eps), dscale = sum(dy * (x - mean)) / sqrt(var + eps),
+// dbias = sum(dy); null outputs are skipped.
+struct BatchNormConstGrad {
+  const float *dy = nullptr, *x = nullptr, *scale = nullptr, *mean = nullptr, *var = nullptr;
+  float *dx = nullptr, *dscale = nullptr, *dbias = nullptr;
+  double epsilon = 0;
+  int64_t n = 0, channels = 0, s = 1;
+};
+cudaError_t LaunchBatchNormConstGrad(const BatchNormConstGrad& g, cudaStream_t stream);
+
 }  // namespace tandem::cuda

@@ -15,6 +15,7 @@ void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, Fused
 void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average/Global pools and grads (cuDNN)
 void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: SoftmaxCrossEntropy/NLL losses, grads
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Softmax and grads (cuDNN)
+void RegisterBatchNormKernels(KernelRegistry& r);    // batch_norm_ops.cc: BatchNormalization and grad (cuDNN)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -27,6 +28,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterPoolKernels(r);
   RegisterClassLossKernels(r);
   RegisterSoftmaxKernels(r);
+  RegisterBatchNormKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
@@ -45,5 +47,7 @@ bool CudnnPoolAccepts(const KernelInfo& info);
 // class_loss_ops.cc: whether input `input` of `n` is a class-loss op's labels (int64, the
 // one non-float data input a CUDA kernel takes).
 bool ClassLossLabelsInput(const Node& n, size_t input);
+// batch_norm_ops.cc: per-channel (spatial) statistics in the plain layout.
+bool BatchNormAccepts(const KernelInfo& info);
 
 }  // namespace tandem::cuda
