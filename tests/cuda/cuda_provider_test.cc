@@ -296,6 +296,18 @@ TEST(CudaKernels, BatchNormalizationAndGradients) {
   ExpectMatchesCpu(grad, 1e-5, 1e-5);
 }
 
+TEST(CudaKernels, ConcatAndItsGradient) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"", "Concat", {{"a", Random({2, 3, 4}, 116)}, {"b", Random({2, 5, 4}, 117)}, {"c", Random({2, 1, 4}, 118)}},
+                    {{"axis", IntAttribute(1)}}});
+  ExpectMatchesCpu({"", "Concat", {{"a", Random({2, 3}, 119)}, {"b", Random({4, 3}, 120)}}, {{"axis", IntAttribute(0)}}});
+  ExpectMatchesCpu({"", "Concat", {{"a", Random({2, 3}, 121)}, {"b", Random({2, 2}, 122)}}, {{"axis", IntAttribute(-1)}}});
+  NodeCase grad{"ai.tandem", "ConcatGrad", {{"dy", Random({2, 9, 4}, 123)}, {"s0", Ints({2, 3, 4})}, {"s1", Ints({2, 6, 4})}},
+                {{"axis", IntAttribute(1)}}};
+  grad.outputs = 2;
+  ExpectMatchesCpu(grad);
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.

@@ -16,6 +16,7 @@ void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average
 void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: SoftmaxCrossEntropy/NLL losses, grads
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Softmax and grads (cuDNN)
 void RegisterBatchNormKernels(KernelRegistry& r);    // batch_norm_ops.cc: BatchNormalization and grad (cuDNN)
+void RegisterConcatKernels(KernelRegistry& r);       // concat_ops.cc: Concat, ConcatGrad (2-D memcpys)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -29,6 +30,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterClassLossKernels(r);
   RegisterSoftmaxKernels(r);
   RegisterBatchNormKernels(r);
+  RegisterConcatKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
