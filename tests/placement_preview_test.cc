@@ -4,6 +4,7 @@
 // CI included); without it the tests say so and skip.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,6 +95,66 @@ TEST(PlacementPreview, CnnTrainingStepRunsOnTheGpuButShapeArithmetic) {
   for (const std::string& op : HostOps(g)) EXPECT_TRUE(op == "Shape") << op << " runs on the host";
   for (const std::string& v : Copied(g))
     EXPECT_TRUE(v == "x" || v == "target" || p->resident.count(v)) << "per-step copy of " << v;
+}
+
+// Where the preview places one node `op` of float inputs with the given shapes.
+std::string PlacedOn(const std::string& op, const std::vector<std::pair<std::string, Dims>>& inputs,
+                     const std::map<std::string, Attribute>& attrs = {}, int outputs = 1) {
+  Graph g;
+  g.name = op;
+  g.opsets[""] = 13;
+  Node n;
+  n.name = "n";
+  n.op_type = op;
+  n.attributes = attrs;
+  for (const auto& [name, dims] : inputs) {
+    g.inputs.push_back(ValueInfo{name, DataType::kFloat, Shape::Of(dims)});
+    n.inputs.push_back(name);
+  }
+  for (int i = 0; i < outputs; ++i) {
+    n.outputs.push_back("y" + std::to_string(i));
+    ValueInfo vi;
+    vi.name = n.outputs.back();
+    vi.dtype = i == 0 ? DataType::kFloat : DataType::kInt64;
+    g.outputs.push_back(vi);
+  }
+  g.nodes.push_back(n);
+  SessionOptions o;
+  o.providers = {"cuda", "cpu"};
+  o.placement_preview = true;
+  o.constant_folding = o.fusion = false;
+  auto s = Session::FromGraph(std::move(g), o);
+  if (!s.ok()) return "error: " + std::string(s.status().message());
+  for (const Node& placed : (*s)->graph().nodes)
+    if (placed.op_type == op) return placed.provider;
+  return "missing";
+}
+
+// What the GPU's kernels cannot do is declined at placement (the CPU runs it), never
+// accepted and then refused at run time; its neighbours run on the GPU.
+TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
+  REQUIRE_CUDA_PLUGIN();
+  const Dims x = {1, 3, 8, 8}, w = {4, 3, 3, 3};
+  EXPECT_EQ(PlacedOn("Conv", {{"x", x}, {"w", w}}, {{"pads", IntsAttribute({1, 1, 1, 1})}}), "cuda");
+  EXPECT_EQ(PlacedOn("Conv", {{"x", x}, {"w", w}}, {{"pads", IntsAttribute({0, 0, 1, 1})}}), "cpu")
+      << "cuDNN takes one pad per spatial dim";
+  const auto two = [](std::map<std::string, Attribute> a) {
+    a["kernel_shape"] = IntsAttribute({2, 2});
+    a["strides"] = IntsAttribute({2, 2});
+    return a;
+  };
+  EXPECT_EQ(PlacedOn("MaxPool", {{"x", x}}, two({})), "cuda");
+  EXPECT_EQ(PlacedOn("MaxPool", {{"x", x}}, two({{"dilations", IntsAttribute({2, 2})}})), "cpu") << "no dilation";
+  EXPECT_EQ(PlacedOn("MaxPool", {{"x", x}}, two({}), 2), "cpu") << "the Indices output";
+  EXPECT_EQ(PlacedOn("MaxPool", {{"x", {1, 3, 5, 5}}}, two({{"ceil_mode", IntAttribute(1)}})), "cpu")
+      << "a ceil-mode window past cuDNN's floor";
+  EXPECT_EQ(PlacedOn("MaxPool", {{"x", {1, 3, 6, 6}}}, two({{"ceil_mode", IntAttribute(1)}})), "cuda")
+      << "ceil mode that adds no window";
+  EXPECT_EQ(PlacedOn("MatMul", {{"a", {2, 3, 4}}, {"b", {2, 4, 5}}}), "cuda");
+  EXPECT_EQ(PlacedOn("MatMul", {{"a", {4}}, {"b", {4, 5}}}), "cuda") << "1-D operands";
+  EXPECT_EQ(PlacedOn("MatMul", {{"a", {2, 1, 3, 4}}, {"b", {1, 2, 4, 5}}}), "cpu") << "broadcast batch dims";
+  EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2}}}), "cuda");
+  EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2, 2}}}), "cpu") << "rank 9";
 }
 
 }  // namespace
