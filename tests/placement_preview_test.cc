@@ -155,6 +155,9 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("MatMul", {{"a", {2, 1, 3, 4}}, {"b", {1, 2, 4, 5}}}), "cpu") << "broadcast batch dims";
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2}}}), "cuda");
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2, 2}}}), "cpu") << "rank 9";
+  EXPECT_EQ(PlacedOn("Dropout", {{"x", {4, 5}}}), "cuda");
+  EXPECT_EQ(PlacedOn("Softmax", {{"x", {4, 5}}}), "cuda");
+  EXPECT_EQ(PlacedOn("Concat", {{"a", {4, 5}}, {"b", {2, 5}}}, {{"axis", IntAttribute(0)}}), "cuda");
 }
 
 }  // namespace

@@ -308,6 +308,23 @@ TEST(CudaKernels, ConcatAndItsGradient) {
   ExpectMatchesCpu(grad);
 }
 
+// The same seed and step draw the same mask on both devices (dropout_mask.h).
+TEST(CudaKernels, TrainingDropoutDrawsTheCpusMasks) {
+  REQUIRE_GPU();
+  for (int64_t step : {1, 7}) {
+    NodeCase c{"", "Dropout",
+               {{"x", Random({64, 33}, 124)}, {"ratio", Tensor::FromVector<float>({0.3f}, {})},
+                {"training", Tensor::FromVector<bool>({true}, {})}, {"step", Tensor::FromVector<int64_t>({step}, {})}},
+               {{"seed", IntAttribute(42)}}};
+    ExpectMatchesCpu(c, 0, 0);  // bit-identical
+  }
+  Tensor mask = Tensor::Host(DataType::kBool, {64, 33});
+  for (int64_t i = 0; i < mask.numel(); ++i) mask.data<bool>()[i] = (i * 7) % 3 != 0;
+  ExpectMatchesCpu({"ai.tandem", "DropoutGrad",
+                    {{"dy", Random({64, 33}, 125)}, {"mask", mask}, {"ratio", Tensor::FromVector<float>({0.3f}, {})},
+                     {"training", Tensor::FromVector<bool>({true}, {})}}}, 0, 0);
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.

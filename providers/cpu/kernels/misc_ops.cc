@@ -7,7 +7,6 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/dropout_mask.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/dropout_seed.h"
 
 namespace tandem::cpu {
 namespace {
@@ -171,14 +171,7 @@ class CumSum : public Kernel {
 class Dropout : public Kernel {
  public:
   explicit Dropout(const KernelInfo& info)
-      : opset_(info.opset), ratio_attr_(info.node.attr_float("ratio", 0.5f)) {
-    if (info.node.has_attr("seed")) {
-      seed_ = static_cast<uint64_t>(info.node.attr_int("seed", 0));
-    } else {
-      std::random_device rd;
-      seed_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-    }
-  }
+      : opset_(info.opset), ratio_attr_(info.node.attr_float("ratio", 0.5f)), seed_(DropoutSeed(info.node)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);

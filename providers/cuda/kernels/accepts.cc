@@ -17,6 +17,7 @@ bool CudaKernelAccepts(const KernelInfo& info) {
     const DataType t = info.input_types[i];
     if (t == DataType::kUndefined || t == DataType::kFloat) continue;
     if (t == DataType::kInt64 && ClassLossLabelsInput(n, i)) continue;
+    if (t == DataType::kBool && n.op_type == "DropoutGrad" && i == 1) continue;  // the mask
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }

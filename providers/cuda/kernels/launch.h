@@ -110,4 +110,11 @@ struct BatchNormConstGrad {
 };
 cudaError_t LaunchBatchNormConstGrad(const BatchNormConstGrad& g, cudaStream_t stream);
 
+// Training-mode Dropout (dropout.cu): y = keep ? x / (1 - ratio) : 0 with the CPU's mask
+// function of (seed, counter, i, ratio); mask (bool, may be null) records it. The
+// gradient: dx = mask ? dy / (1 - ratio) : 0.
+cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, uint64_t counter, float ratio,
+                          cudaStream_t stream);
+cudaError_t LaunchDropoutGrad(const float* dy, const bool* mask, float* dx, int64_t n, float ratio, cudaStream_t stream);
+
 }  // namespace tandem::cuda

@@ -17,6 +17,7 @@ void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: Softm
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Softmax and grads (cuDNN)
 void RegisterBatchNormKernels(KernelRegistry& r);    // batch_norm_ops.cc: BatchNormalization and grad (cuDNN)
 void RegisterConcatKernels(KernelRegistry& r);       // concat_ops.cc: Concat, ConcatGrad (2-D memcpys)
+void RegisterDropoutKernels(KernelRegistry& r);      // dropout_ops.cc: Dropout (opset 12+), DropoutGrad
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -31,6 +32,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterBatchNormKernels(r);
   RegisterConcatKernels(r);
+  RegisterDropoutKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU

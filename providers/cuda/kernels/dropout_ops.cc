@@ -1,0 +1,110 @@
+// Dropout (opset 12+: ratio and training_mode inputs, the trainer's step as a 4th
+// "counter" input, attribute seed) and ai.tandem DropoutGrad(dY, mask, ratio,
+// training_mode) on the GPU, drawing the CPU's masks (dropout.cu). Outside training, or at
+// ratio 0, Dropout is the identity (the output aliases X) with an all-true mask.
+// A Dropout without a seed attribute draws one per kernel (providers/dropout_seed.h), as
+// the CPU's does: the two devices then draw different masks, as two CPU sessions would.
+#include <atomic>
+
+#include "providers/cuda/cuda_kernel.h"
+#include "providers/cuda/kernels/register.h"
+#include "providers/dropout_seed.h"
+
+namespace tandem::cuda {
+namespace {
+
+// ratio (default 0.5) and training_mode (default false) from the host inputs i, i + 1.
+absl::Status ReadMode(const KernelContext& ctx, int i, float* ratio, bool* training) {
+  *ratio = 0.5f;
+  *training = false;
+  if (const Tensor* r = ctx.input(i)) {
+    if (r->numel() != 1) return absl::InvalidArgumentError("ratio must be a scalar");
+    *ratio = static_cast<float>(r->ElementAsDouble(0));
+  }
+  if (const Tensor* t = ctx.input(i + 1)) {
+    if (t->numel() != 1) return absl::InvalidArgumentError("training_mode must be a scalar");
+    *training = t->ElementAsInt64(0) != 0;
+  }
+  if (!(*ratio >= 0.f && *ratio <= 1.f)) return absl::InvalidArgumentError("ratio must be in [0, 1]");
+  return absl::OkStatus();
+}
+
+class DropoutKernel : public Kernel {
+ public:
+  explicit DropoutKernel(const KernelInfo& info) : prov_(ProviderOf(info)), seed_(DropoutSeed(info.node)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status s = RequireFloat(ctx, {0});
+    if (!s.ok()) return s;
+    const Tensor& x = *ctx.input(0);
+    float ratio;
+    bool training;
+    if (s = ReadMode(ctx, 1, &ratio, &training); !s.ok()) return s;
+    const Tensor* c = ctx.input(3);
+    if (c && c->numel() != 1) return absl::InvalidArgumentError("input 3 (counter) must be a scalar");
+    const uint64_t counter = c ? static_cast<uint64_t>(c->ElementAsInt64(0)) : calls_++;
+    bool* mask = nullptr;
+    if (ctx.output_wanted(1)) {
+      Tensor& m = ctx.AllocateOutput(1, DataType::kBool, x.dims());
+      if (m.bytes() && !m.raw()) return absl::ResourceExhaustedError("out of device memory for the Dropout mask");
+      mask = m.data<bool>();
+    }
+    if (!training || ratio == 0.f) {
+      ctx.SetOutput(0, x);
+      if (mask && x.numel()) TANDEM_CUDA_RETURN(cudaMemsetAsync(mask, 1, static_cast<size_t>(x.numel()), prov_.stream()));
+      return absl::OkStatus();
+    }
+    auto y = Output(ctx, 0, DataType::kFloat, x.dims());
+    if (!y.ok()) return y.status();
+    TANDEM_CUDA_RETURN(LaunchDropout(x.data<float>(), (*y)->data<float>(), mask, x.numel(), seed_, counter, ratio,
+                                     prov_.stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  CudaProvider& prov_;
+  uint64_t seed_;
+  std::atomic<uint64_t> calls_{0};
+};
+
+class DropoutGradKernel : public Kernel {
+ public:
+  explicit DropoutGradKernel(const KernelInfo& info) : prov_(ProviderOf(info)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status s = RequireFloat(ctx, {0});
+    if (!s.ok()) return s;
+    const Tensor& dy = *ctx.input(0);
+    float ratio;
+    bool training;
+    if (s = ReadMode(ctx, 2, &ratio, &training); !s.ok()) return s;
+    if (!training || ratio <= 0.f) {  // the forward was the identity
+      ctx.SetOutput(0, dy);
+      return absl::OkStatus();
+    }
+    const Tensor* mask = ctx.input(1);
+    if (!mask || mask->dims() != dy.dims() || mask->dtype() != DataType::kBool)
+      return absl::InvalidArgumentError("the mask is missing, not bool, or shaped unlike dY");
+    auto dx = Output(ctx, 0, DataType::kFloat, dy.dims());
+    if (!dx.ok()) return dx.status();
+    TANDEM_CUDA_RETURN(LaunchDropoutGrad(dy.data<float>(), mask->data<bool>(), (*dx)->data<float>(), dy.numel(), ratio,
+                                         prov_.stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  CudaProvider& prov_;
+};
+
+}  // namespace
+
+void RegisterDropoutKernels(KernelRegistry& r) {
+  KernelDef forward = FloatKernel("", "Dropout", 12, kMaxOpset, Make<DropoutKernel>());
+  forward.host_inputs = {1, 2, 3};  // ratio, training_mode, counter
+  r.Add(std::move(forward));
+  KernelDef grad = FloatKernel("ai.tandem", "DropoutGrad", 1, kMaxOpset, Make<DropoutGradKernel>());
+  grad.host_inputs = {2, 3};  // ratio, training_mode
+  r.Add(std::move(grad));
+}
+
+}  // namespace tandem::cuda
