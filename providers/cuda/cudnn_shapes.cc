@@ -60,7 +60,8 @@ absl::StatusOr<CudnnPoolShape> CudnnPoolShapeOf(const Dims& x, const WindowGeome
   for (size_t i = 0; i < spatial; ++i) {
     if (g.dilations[i] != 1) return absl::UnimplementedError("cuDNN pooling has no dilation");
     // cuDNN's own output size (floor): a ceil-mode window beyond it is not there.
-    const int64_t floor_out = (x[i + 2] + 2 * g.pads_begin[i] - g.kernel[i]) / g.strides[i] + 1;
+    const int64_t span = x[i + 2] + 2 * g.pads_begin[i] - g.kernel[i];
+    const int64_t floor_out = span < 0 ? 0 : span / g.strides[i] + 1;
     if (g.out[i] != floor_out)
       return absl::UnimplementedError("ceil_mode adds a window cuDNN pooling does not compute");
   }

@@ -84,6 +84,29 @@ TEST(CudnnConvShape, RefusesWhatCudnnCannotSay) {
   EXPECT_EQ(channels.status().code(), absl::StatusCode::kInvalidArgument) << channels.status();
 }
 
+// Pools: cuDNN's floor output size, and an empty output when the window is larger than
+// the padded input (a fused 2x2 pool over a one-row convolution).
+TEST(CudnnPoolShape, FloorSizesAndEmptyOutputs) {
+  WindowGeometry g;
+  g.kernel = g.strides = {2, 2};
+  g.dilations = {1, 1};
+  g.pads_begin = g.pads_end = {0, 0};
+  g.out = {2, 3};
+  auto s = CudnnPoolShapeOf({1, 4, 5, 7}, g);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->onnx_y_dims, (Dims{1, 4, 2, 3}));
+  EXPECT_EQ(s->window, (std::vector<int>{2, 2}));
+  g.out = {0, 3};
+  auto empty = CudnnPoolShapeOf({1, 4, 1, 7}, g);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(NumElements(empty->onnx_y_dims), 0);
+  g.out = {3, 3};  // a ceil-mode window past the floor size
+  EXPECT_EQ(CudnnPoolShapeOf({1, 4, 5, 7}, g).status().code(), absl::StatusCode::kUnimplemented);
+  g.out = {2, 3};
+  g.dilations = {2, 1};
+  EXPECT_EQ(CudnnPoolShapeOf({1, 4, 5, 7}, g).status().code(), absl::StatusCode::kUnimplemented);
+}
+
 // Softmax as cuDNN's channel softmax of [outer, n, inner, 1]: one axis from opset 13,
 // every dim from the axis on before it (coerce).
 TEST(CudnnSoftmaxShape, AxisAndCoerce) {

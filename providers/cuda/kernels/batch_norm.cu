@@ -14,7 +14,8 @@ __global__ void RunningStatsKernel(BatchNormStats s) {
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < s.channels; c += int64_t(gridDim.x) * blockDim.x) {
     const double inv = s.save_inv_std[c];
     const double mean = s.save_mean[c];
-    const double var = 1.0 / (inv * inv) - s.epsilon;  // cuDNN's saved 1 / sqrt(var + eps)
+    // cuDNN's saved 1 / sqrt(var + eps); the subtraction may dip below 0 for a constant channel
+    const double var = fmax(1.0 / (inv * inv) - s.epsilon, 0.0);
     if (s.running_mean) s.running_mean[c] = static_cast<float>(s.input_mean[c] * s.momentum + mean * (1 - s.momentum));
     if (s.running_var) s.running_var[c] = static_cast<float>(s.input_var[c] * s.momentum + var * (1 - s.momentum));
     if (s.batch_mean) s.batch_mean[c] = static_cast<float>(mean);

@@ -65,17 +65,19 @@ class BatchNormKernel : public Kernel {
       if (p->numel() != c) return absl::InvalidArgumentError("parameters must hold one value per channel");
     auto y = Output(ctx, 0, DataType::kFloat, x.dims());
     if (!y.ok()) return y.status();
+    if (x.numel() == 0) {  // cuDNN refuses zero dims
+      if (training_) return absl::InvalidArgumentError("training mode needs a non-empty batch");
+      return absl::OkStatus();
+    }
     BatchNormDescs d;
     if (s = d.Set(x.dims()); !s.ok()) return s;
     const float one = 1.f, zero = 0.f;
     if (!training_) {
-      if (x.numel() == 0) return absl::OkStatus();
       TANDEM_CUDA_RETURN(cudnnBatchNormalizationForwardInference(
           prov_.cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, d.x(), x.data<float>(), d.x(), (*y)->data<float>(),
           d.bn(), scale.data<float>(), bias.data<float>(), mean.data<float>(), var.data<float>(), epsilon_));
       return absl::OkStatus();
     }
-    if (x.numel() == 0) return absl::InvalidArgumentError("training mode needs a non-empty batch");
     auto save_mean = Scratch(ctx, DataType::kFloat, {c});
     if (!save_mean.ok()) return save_mean.status();
     auto save_inv = Scratch(ctx, DataType::kFloat, {c});

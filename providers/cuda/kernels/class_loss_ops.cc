@@ -116,7 +116,13 @@ class ClassLossGrad : public ClassLossBase {
     const Tensor* dlogp = ctx.input(4);
     auto a = Args(x, labels, weight);
     if (!a.ok()) return a.status();
-    if (!dy || dy->dtype() != DataType::kFloat) return absl::InvalidArgumentError("dY must be a float tensor");
+    if (!dy) {  // no gradient flows in: zero, as on the CPU
+      auto dx = Output(ctx, 0, DataType::kFloat, x.dims());
+      if (!dx.ok()) return dx.status();
+      TANDEM_CUDA_RETURN(LaunchFill((*dx)->data<float>(), x.numel(), 0.f, prov_.stream()));
+      return absl::OkStatus();
+    }
+    if (dy->dtype() != DataType::kFloat) return absl::InvalidArgumentError("dY must be a float tensor");
     const bool per_row = *reduction_ == LossReduction::kNone;
     if (per_row ? dy->dims() != labels->dims() : dy->numel() != 1)
       return absl::InvalidArgumentError("dY of shape " + DimsToString(dy->dims()) + " does not fit reduction " +

@@ -70,8 +70,11 @@ class ConcatKernel : public Kernel {
     char* dst = static_cast<char*>((*y)->raw());
     for (size_t i = 0; i < in.size(); ++i) {
       const size_t w = layout->piece_bytes[i];
-      if (w) TANDEM_CUDA_RETURN(cudaMemcpy2DAsync(dst, layout->row_bytes, in[i]->raw(), w, w, layout->outer,
-                                                  cudaMemcpyDeviceToDevice, prov_.stream()));
+      if (w && layout->outer == 1)  // one row: a plain copy (2-D pitches are capped near 2 GiB)
+        TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst, in[i]->raw(), w, cudaMemcpyDeviceToDevice, prov_.stream()));
+      else if (w)
+        TANDEM_CUDA_RETURN(cudaMemcpy2DAsync(dst, layout->row_bytes, in[i]->raw(), w, w, layout->outer,
+                                             cudaMemcpyDeviceToDevice, prov_.stream()));
       dst += w;
     }
     return absl::OkStatus();
@@ -108,7 +111,9 @@ class ConcatGradKernel : public Kernel {
       if (ctx.output_wanted(static_cast<int>(i))) {
         auto piece = Output(ctx, static_cast<int>(i), DataType::kFloat, dims[i]);
         if (!piece.ok()) return piece.status();
-        if (w && layout->outer)
+        if (w && layout->outer == 1)
+          TANDEM_CUDA_RETURN(cudaMemcpyAsync((*piece)->raw(), src, w, cudaMemcpyDeviceToDevice, prov_.stream()));
+        else if (w && layout->outer)
           TANDEM_CUDA_RETURN(cudaMemcpy2DAsync((*piece)->raw(), w, src, layout->row_bytes, w, layout->outer,
                                                cudaMemcpyDeviceToDevice, prov_.stream()));
       }

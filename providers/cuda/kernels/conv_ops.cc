@@ -3,9 +3,10 @@
 //
 // One plan per input shape (cudnn_shapes.h: the descriptors' arrays; cached by its
 // Key()): the tensor, filter and convolution descriptors and, per pass, the algorithm
-// cuDNN's heuristic ranks first among those that need no more workspace than
-// kMaxWorkspace, chosen once. Math is CUDNN_FMA_MATH: float32 stays float32 (no TF32 tensor-core
-// rounding unless asked for), as on the CPU. The bias is cudnnAddTensor over the output,
+// cuDNN's heuristic ranks first among the deterministic, direct-sum (no FFT/Winograd),
+// non-tensor-op ones within kMaxWorkspace, chosen once (FirstExactAlgorithm). Math is
+// CUDNN_FMA_MATH: float32 stays float32 (no TF32 rounding), as on the CPU. Empty
+// tensors never reach cuDNN (it refuses zero dims): their outputs are made here. The bias is cudnnAddTensor over the output,
 // the activation one elementwise launch; a FusedConv that also pools (pool = "MaxPool2x2",
 // 2-D) convolves into scratch and max-pools 2x2 with stride 2 from there (cudnn_pool.h).
 // Asymmetric padding and > 3 spatial dims are declined at placement (CudnnConvAccepts)
@@ -31,14 +32,35 @@ namespace {
 
 constexpr size_t kMaxWorkspace = 256u << 20;
 
-// The first algorithm cuDNN's heuristic ranks (best first) that succeeds in FMA math
-// within kMaxWorkspace.
+// Algorithms that sum in float32 as a direct convolution does (no FFT or Winograd
+// transforms, whose rounding differs; the CPU provider uses none either).
+bool SumsDirectly(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+}
+bool SumsDirectly(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+}
+bool SumsDirectly(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+}
+
+// The first algorithm cuDNN's heuristic ranks (best first) that works within
+// kMaxWorkspace without tensor-op (TF32) math and sums directly, preferring a
+// deterministic one (same bits every run, as the CPU's); a non-deterministic one (atomic
+// adds) only when none is.
 template <typename Perf>
-absl::StatusOr<decltype(Perf{}.algo)> FirstFmaAlgorithm(const std::vector<Perf>& perf, int found, const char* what) {
-  for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace && perf[i].mathType == CUDNN_FMA_MATH)
-      return perf[i].algo;
-  return absl::UnimplementedError(std::string("cuDNN offers no float32 (FMA) algorithm for this ") + what);
+absl::StatusOr<decltype(Perf{}.algo)> FirstExactAlgorithm(const std::vector<Perf>& perf, int found, const char* what) {
+  for (bool deterministic : {true, false})
+    for (int i = 0; i < found; ++i) {
+      const Perf& p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace || !SumsDirectly(p.algo)) continue;
+      if (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH) continue;  // tensor-op math
+      if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+      return p.algo;
+    }
+  return absl::UnimplementedError(std::string("cuDNN offers no float32 direct-sum algorithm for this ") + what);
 }
 
 // The descriptors of one input shape and, chosen on first use, the algorithms of the
@@ -82,7 +104,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionForwardAlgorithm_v7(prov.cudnn(), x_, w_, conv_, y_,
                                                                 static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstFmaAlgorithm(perf, found, "convolution");
+      auto algo = FirstExactAlgorithm(perf, found, "convolution");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionForwardWorkspaceSize(prov.cudnn(), x_, w_, conv_, y_, *algo, &fwd_ws_));
       fwd_ = *algo;
@@ -104,7 +126,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardDataAlgorithm_v7(prov.cudnn(), w_, y_, conv_, x_,
                                                                      static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstFmaAlgorithm(perf, found, "convolution's data gradient");
+      auto algo = FirstExactAlgorithm(perf, found, "convolution's data gradient");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardDataWorkspaceSize(prov.cudnn(), w_, y_, conv_, x_, *algo, &data_ws_));
       data_ = *algo;
@@ -125,7 +147,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(prov.cudnn(), x_, y_, conv_, w_,
                                                                        static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstFmaAlgorithm(perf, found, "convolution's weight gradient");
+      auto algo = FirstExactAlgorithm(perf, found, "convolution's weight gradient");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardFilterWorkspaceSize(prov.cudnn(), x_, y_, conv_, w_, *algo,
                                                                         &filter_ws_));
@@ -160,26 +182,28 @@ class ConvPlan {
 class ConvPlans {
  public:
   explicit ConvPlans(const Node& node) : node_(node), group_(node.attr_int("group", 1)) {}
-  // The plan and shape for X and W (W [M, C/group, kernel...]).
-  absl::StatusOr<std::pair<ConvPlan*, CudnnConvShape>> For(const Dims& x, const Dims& w) {
+  // The descriptors' shape for X and W (W [M, C/group, kernel...]), host arithmetic only.
+  absl::StatusOr<CudnnConvShape> Shape(const Dims& x, const Dims& w) const {
     if (x.size() < 3 || w.size() != x.size())
       return absl::InvalidArgumentError("Conv needs X [N, C, spatial...] and W of its rank, got X " + DimsToString(x) +
                                         ", W " + DimsToString(w));
     auto geo = ComputeWindowGeometry(node_, Dims(x.begin() + 2, x.end()), std::vector<int64_t>(w.begin() + 2, w.end()),
                                      false);
     if (!geo.ok()) return geo.status();
-    auto shape = CudnnConvShapeOf(x, w, *geo, group_);
-    if (!shape.ok()) return shape.status();
-    auto& plan = plans_[shape->Key()];
+    return CudnnConvShapeOf(x, w, *geo, group_);
+  }
+  // The plan of a shape with no zero dim (cuDNN refuses those).
+  absl::StatusOr<ConvPlan*> For(const CudnnConvShape& shape) {
+    auto& plan = plans_[shape.Key()];
     if (!plan) {
       plan = std::make_unique<ConvPlan>();
-      absl::Status built = plan->Build(*shape);
+      absl::Status built = plan->Build(shape);
       if (!built.ok()) {
         plan.reset();
         return built;
       }
     }
-    return std::make_pair(plan.get(), std::move(*shape));
+    return plan.get();
   }
 
  private:
@@ -187,6 +211,17 @@ class ConvPlans {
   int64_t group_;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> plans_;
 };
+
+// y (dims [N, M, ...]) += b broadcast along the channels: the bias of a convolution whose
+// sum is empty (no input channels or no kernel taps).
+absl::Status AddChannelBias(const float* b, Tensor& y, cudaStream_t stream) {
+  Dims bias_dims(y.dims().begin() + 1, y.dims().end());
+  std::fill(bias_dims.begin() + 1, bias_dims.end(), 1);
+  auto ix = Broadcast(y.dims(), bias_dims);
+  if (!ix.ok()) return ix.status();
+  TANDEM_CUDA_RETURN(LaunchBinary(BinaryOp::kAdd, y.data<float>(), b, y.data<float>(), y.numel(), &*ix, 0.f, stream));
+  return absl::OkStatus();
+}
 
 class ConvKernel : public Kernel {
  public:
@@ -206,9 +241,9 @@ class ConvKernel : public Kernel {
     const Tensor* b = ctx.input(2);
     if (b && (b->dtype() != DataType::kFloat || w.rank() < 1 || b->numel() != w.dim(0)))
       return absl::InvalidArgumentError("Conv bias must hold one float per output channel");
-    auto plan = plans_.For(x.dims(), w.dims());
-    if (!plan.ok()) return plan.status();
-    const CudnnConvShape& shape = plan->second;
+    auto shaped = plans_.Shape(x.dims(), w.dims());
+    if (!shaped.ok()) return shaped.status();
+    const CudnnConvShape& shape = *shaped;
     // With a fused pool the convolution goes to scratch and the pool writes the output.
     std::optional<CudnnPoolShape> pooled;
     if (pool_) {
@@ -229,8 +264,18 @@ class ConvKernel : public Kernel {
     }
     const int64_t count = conv_out.numel();
     float* yd = conv_out.data<float>();
-    s = plan->first->Forward(prov_, x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr, yd);
-    if (!s.ok()) return s;
+    if (x.numel() == 0 || w.numel() == 0) {  // an empty sum: the bias alone
+      TANDEM_CUDA_RETURN(LaunchFill(yd, count, 0.f, prov_.stream()));
+      if (b) {
+        s = AddChannelBias(b->data<float>(), conv_out, prov_.stream());
+        if (!s.ok()) return s;
+      }
+    } else {
+      auto plan = plans_.For(shape);
+      if (!plan.ok()) return plan.status();
+      s = (*plan)->Forward(prov_, x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr, yd);
+      if (!s.ok()) return s;
+    }
     if (activation_) TANDEM_CUDA_RETURN(LaunchUnary(*activation_, yd, yd, count, activation_alpha_, prov_.stream(),
                                                activation_beta_));
     if (!pooled) return absl::OkStatus();
@@ -279,13 +324,18 @@ class ConvGradKernel : public Kernel {
     const Tensor& dy = *ctx.input(0);
     const Tensor& x = *ctx.input(1);
     const Tensor& w = *ctx.input(2);
-    auto plan = plans_.For(x.dims(), w.dims());
-    if (!plan.ok()) return plan.status();
-    if (dy.dims() != plan->second.onnx_y_dims)
+    auto shape = plans_.Shape(x.dims(), w.dims());
+    if (!shape.ok()) return shape.status();
+    if (dy.dims() != shape->onnx_y_dims)
       return absl::InvalidArgumentError("dY " + DimsToString(dy.dims()) + " is not the convolution's output shape " +
-                                        DimsToString(plan->second.onnx_y_dims));
-    ConvPlan& p = *plan->first;
-    const bool empty = dy.numel() == 0 || x.numel() == 0;
+                                        DimsToString(shape->onnx_y_dims));
+    const bool empty = dy.numel() == 0 || x.numel() == 0 || w.numel() == 0;  // every gradient is 0
+    ConvPlan* plan = nullptr;
+    if (!empty) {
+      auto p = plans_.For(*shape);
+      if (!p.ok()) return p.status();
+      plan = *p;
+    }
     if (ctx.output_wanted(0)) {
       auto dx = Output(ctx, 0, DataType::kFloat, x.dims());
       if (!dx.ok()) return dx.status();
@@ -293,7 +343,7 @@ class ConvGradKernel : public Kernel {
       if (empty) {
         TANDEM_CUDA_RETURN(LaunchFill(dxd, x.numel(), 0.f, prov_.stream()));
       } else {
-        s = p.BackwardData(prov_, w.data<float>(), dy.data<float>(), dxd);
+        s = plan->BackwardData(prov_, w.data<float>(), dy.data<float>(), dxd);
         if (!s.ok()) return s;
         if (relu_mask_)  // ReluGrad(dX, X): dX where X > 0
           TANDEM_CUDA_RETURN(LaunchBinary(BinaryOp::kReluGrad, dxd, x.data<float>(), dxd, x.numel(), nullptr, 0.f,
@@ -304,13 +354,13 @@ class ConvGradKernel : public Kernel {
       auto dw = Output(ctx, 1, DataType::kFloat, w.dims());
       if (!dw.ok()) return dw.status();
       if (empty) TANDEM_CUDA_RETURN(LaunchFill((*dw)->data<float>(), w.numel(), 0.f, prov_.stream()));
-      else if (s = p.BackwardFilter(prov_, x.data<float>(), dy.data<float>(), (*dw)->data<float>()); !s.ok()) return s;
+      else if (s = plan->BackwardFilter(prov_, x.data<float>(), dy.data<float>(), (*dw)->data<float>()); !s.ok()) return s;
     }
     if (ctx.output_wanted(2)) {
       auto db = Output(ctx, 2, DataType::kFloat, {w.dim(0)});
       if (!db.ok()) return db.status();
       if (empty) TANDEM_CUDA_RETURN(LaunchFill((*db)->data<float>(), w.dim(0), 0.f, prov_.stream()));
-      else if (s = p.BackwardBias(prov_, dy.data<float>(), (*db)->data<float>()); !s.ok()) return s;
+      else if (s = plan->BackwardBias(prov_, dy.data<float>(), (*db)->data<float>()); !s.ok()) return s;
     }
     return absl::OkStatus();
   }

@@ -31,11 +31,11 @@ struct Problem {
   int64_t stride_a, stride_b;  // batch strides (0: shared across the batch)
   int epilogue;                // cublasLtEpilogue_t
   bool accumulate_c;           // beta * C with a full C
-  // Byte alignment of A, B, C and D (a power of two up to 256), for the heuristic.
-  uint32_t align_a, align_b, align_c, align_d;
+  // Byte alignment of A, B, C, D and the bias (a power of two up to 256), for the heuristic.
+  uint32_t align_a, align_b, align_c, align_d, align_bias;
   auto key() const {
     return std::make_tuple(m, n, k, batch, trans_a, trans_b, stride_a, stride_b, epilogue, accumulate_c, align_a,
-                           align_b, align_c, align_d);
+                           align_b, align_c, align_d, align_bias);
   }
 };
 
@@ -56,7 +56,8 @@ class LtPlan {
     if (op_) cublasLtMatmulDescDestroy(op_);
   }
 
-  absl::Status Build(cublasLtHandle_t lt, const Problem& p) {
+  // `bias`: the bias the first run reads (the heuristic assumes its alignment from it).
+  absl::Status Build(cublasLtHandle_t lt, const Problem& p, const float* bias) {
     TANDEM_CUDA_RETURN(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major view: first operand is B (rows N), second is A (cols M).
     cublasOperation_t ta = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -88,6 +89,7 @@ class LtPlan {
                                std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, p.align_c},
                                std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, p.align_d}})
       TANDEM_CUDA_RETURN(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &bytes, sizeof bytes));
+    if (bias) TANDEM_CUDA_RETURN(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     int found = 0;
     TANDEM_CUDA_RETURN(cublasLtMatmulAlgoGetHeuristic(lt, op_, a_, b_, c_, c_, pref_, 1, &heuristic_, &found));
     if (found == 0) return absl::UnimplementedError("cuBLASLt has no algorithm for this matmul");
@@ -198,10 +200,11 @@ class MatMulKernel : public Kernel {
       p.align_b = AlignmentOf(b.raw());
       p.align_c = AlignmentOf(full_c ? static_cast<const void*>(full_c) : yd);
       p.align_d = AlignmentOf(yd);
+      p.align_bias = bias ? AlignmentOf(bias) : 256;
       auto& plan = plans_[p.key()];
       if (!plan) {
         plan = std::make_unique<LtPlan>();
-        absl::Status b_status = plan->Build(prov_.cublaslt(), p);
+        absl::Status b_status = plan->Build(prov_.cublaslt(), p, bias);
         if (!b_status.ok()) {
           plan.reset();
           return b_status;

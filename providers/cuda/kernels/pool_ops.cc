@@ -79,13 +79,16 @@ cudnnPoolingMode_t ModeOf(const Node& node, PoolKind kind) {
 class PoolCache {
  public:
   PoolCache(const Node& node, PoolKind kind) : node_(node), kind_(kind) {}
-  // The pool for input dims x, and its shape.
+  // The pool for input dims x (null when x or the output is empty: cuDNN refuses zero
+  // dims, and there is nothing to pool), and its shape.
   absl::StatusOr<std::pair<const CudnnPool*, CudnnPoolShape>> For(const Dims& x) {
     if (x.size() < 3) return absl::InvalidArgumentError("pooling needs X [N, C, spatial...], got " + DimsToString(x));
     auto g = PoolWindow(node_, kind_, Dims(x.begin() + 2, x.end()));
     if (!g.ok()) return g.status();
     auto shape = CudnnPoolShapeOf(x, *g);
     if (!shape.ok()) return shape.status();
+    if (NumElements(x) == 0 || NumElements(shape->onnx_y_dims) == 0)
+      return std::make_pair(static_cast<const CudnnPool*>(nullptr), std::move(*shape));
     auto& pool = pools_[shape->Key()];
     if (!pool) {
       pool = std::make_unique<CudnnPool>();
@@ -115,7 +118,7 @@ class PoolKernel : public Kernel {
     if (!pool.ok()) return pool.status();
     auto y = Output(ctx, 0, DataType::kFloat, pool->second.onnx_y_dims);
     if (!y.ok()) return y.status();
-    if ((*y)->numel() == 0) return absl::OkStatus();
+    if (!pool->first) return absl::OkStatus();  // empty
     return pool->first->Forward(prov_.cudnn(), x.data<float>(), (*y)->data<float>());
   }
 
@@ -140,7 +143,10 @@ class PoolGradKernel : public Kernel {
                                         DimsToString(pool->second.onnx_y_dims));
     auto dx = Output(ctx, 0, DataType::kFloat, x.dims());
     if (!dx.ok()) return dx.status();
-    if (x.numel() == 0) return absl::OkStatus();
+    if (!pool->first) {  // empty: no window reads X, so its gradient is 0
+      TANDEM_CUDA_RETURN(LaunchFill((*dx)->data<float>(), x.numel(), 0.f, prov_.stream()));
+      return absl::OkStatus();
+    }
     auto y = Scratch(ctx, DataType::kFloat, dy.dims());  // the forward again: cuDNN reads Y
     if (!y.ok()) return y.status();
     s = pool->first->Forward(prov_.cudnn(), x.data<float>(), y->data<float>());
