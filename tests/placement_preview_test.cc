@@ -97,9 +97,11 @@ TEST(PlacementPreview, CnnTrainingStepRunsOnTheGpuButShapeArithmetic) {
     EXPECT_TRUE(v == "x" || v == "target" || p->resident.count(v)) << "per-step copy of " << v;
 }
 
-// Where the preview places one node `op` of float inputs with the given shapes.
+// Where the preview places one node `op` of inputs with the given shapes (float, but
+// those named in `int64_inputs`).
 std::string PlacedOn(const std::string& op, const std::vector<std::pair<std::string, Dims>>& inputs,
-                     const std::map<std::string, Attribute>& attrs = {}, int outputs = 1) {
+                     const std::map<std::string, Attribute>& attrs = {}, int outputs = 1,
+                     const std::set<std::string>& int64_inputs = {}) {
   Graph g;
   g.name = op;
   g.opsets[""] = 13;
@@ -108,7 +110,7 @@ std::string PlacedOn(const std::string& op, const std::vector<std::pair<std::str
   n.op_type = op;
   n.attributes = attrs;
   for (const auto& [name, dims] : inputs) {
-    g.inputs.push_back(ValueInfo{name, DataType::kFloat, Shape::Of(dims)});
+    g.inputs.push_back(ValueInfo{name, int64_inputs.count(name) ? DataType::kInt64 : DataType::kFloat, Shape::Of(dims)});
     n.inputs.push_back(name);
   }
   for (int i = 0; i < outputs; ++i) {
@@ -156,6 +158,8 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2}}}), "cuda");
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2, 2}}}), "cpu") << "rank 9";
   EXPECT_EQ(PlacedOn("Dropout", {{"x", {4, 5}}}), "cuda");
+  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {"i"}), "cuda") << "a lookup of float rows";
+  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {"x", "i"}), "cpu") << "integers: shape arithmetic";
   EXPECT_EQ(PlacedOn("Softmax", {{"x", {4, 5}}}), "cuda");
   EXPECT_EQ(PlacedOn("Concat", {{"a", {4, 5}}, {"b", {2, 5}}}, {{"axis", IntAttribute(0)}}), "cuda");
 }

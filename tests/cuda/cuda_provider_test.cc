@@ -325,6 +325,13 @@ TEST(CudaKernels, TrainingDropoutDrawsTheCpusMasks) {
                      {"training", Tensor::FromVector<bool>({true}, {})}}}, 0, 0);
 }
 
+TEST(CudaKernels, GatherLooksUpRowsOnTheDevice) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"", "Gather", {{"table", Random({50, 8}, 126)}, {"ids", Labels({4, 6}, 50, 127)}}});
+  ExpectMatchesCpu({"", "Gather", {{"x", Random({3, 7, 5}, 128)}, {"i", Tensor::FromVector<int64_t>({6, -1, 0}, {3})}},
+                    {{"axis", IntAttribute(1)}}});
+}
+
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   REQUIRE_GPU();
   // The update writes its inputs in place; compare the updated param via the output alias.

@@ -18,6 +18,8 @@ bool CudaKernelAccepts(const KernelInfo& info) {
     if (t == DataType::kUndefined || t == DataType::kFloat) continue;
     if (t == DataType::kInt64 && ClassLossLabelsInput(n, i)) continue;
     if (t == DataType::kBool && n.op_type == "DropoutGrad" && i == 1) continue;  // the mask
+    if ((t == DataType::kInt64 || t == DataType::kInt32) && n.domain.empty() && n.op_type == "Gather" && i == 1)
+      continue;  // the indices
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }

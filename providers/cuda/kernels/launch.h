@@ -117,4 +117,9 @@ cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint6
                           cudaStream_t stream);
 cudaError_t LaunchDropoutGrad(const float* dy, const bool* mask, float* dx, int64_t n, float ratio, cudaStream_t stream);
 
+// Gather (gather.cu): y ([outer, count, inner] of n elements) from x ([outer, axis_len,
+// inner]) at `count` indices (int64 or int32; negative from the end; out of range: NaN).
+cudaError_t LaunchGather(const float* x, const void* indices, bool int64_indices, float* y, int64_t n, int64_t count,
+                         int64_t axis_len, int64_t inner, cudaStream_t stream);
+
 }  // namespace tandem::cuda

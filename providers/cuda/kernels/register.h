@@ -18,6 +18,7 @@ void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Sof
 void RegisterBatchNormKernels(KernelRegistry& r);    // batch_norm_ops.cc: BatchNormalization and grad (cuDNN)
 void RegisterConcatKernels(KernelRegistry& r);       // concat_ops.cc: Concat, ConcatGrad (2-D memcpys)
 void RegisterDropoutKernels(KernelRegistry& r);      // dropout_ops.cc: Dropout (opset 12+), DropoutGrad
+void RegisterGatherKernels(KernelRegistry& r);       // gather_ops.cc: Gather (float data)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -33,6 +34,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterBatchNormKernels(r);
   RegisterConcatKernels(r);
   RegisterDropoutKernels(r);
+  RegisterGatherKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU

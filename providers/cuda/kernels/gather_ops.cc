@@ -1,0 +1,48 @@
+// Gather (all opsets, attribute axis) on the GPU, float32 data: an embedding lookup stays on
+// the device with its table. Indices are a device input of int64 or int32 (the one
+// non-float data input besides the class labels and Dropout's mask, accepts.cc).
+#include "providers/cuda/cuda_kernel.h"
+#include "providers/cuda/kernels/register.h"
+
+namespace tandem::cuda {
+namespace {
+
+class GatherKernel : public Kernel {
+ public:
+  explicit GatherKernel(const KernelInfo& info) : prov_(ProviderOf(info)), axis_(info.node.attr_int("axis", 0)) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    absl::Status s = RequireFloat(ctx, {0});
+    if (!s.ok()) return s;
+    const Tensor& x = *ctx.input(0);
+    const Tensor* indices = ctx.input(1);
+    if (!indices || (indices->dtype() != DataType::kInt64 && indices->dtype() != DataType::kInt32))
+      return absl::InvalidArgumentError("Gather indices must be int64 or int32");
+    const int64_t rank = x.rank();
+    if (rank == 0 || axis_ < -rank || axis_ >= rank)
+      return absl::InvalidArgumentError("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
+    const int axis = static_cast<int>(axis_ < 0 ? axis_ + rank : axis_);
+    Dims out(x.dims().begin(), x.dims().begin() + axis);
+    out.insert(out.end(), indices->dims().begin(), indices->dims().end());
+    out.insert(out.end(), x.dims().begin() + axis + 1, x.dims().end());
+    int64_t inner = 1;
+    for (int d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+    auto y = Output(ctx, 0, DataType::kFloat, out);
+    if (!y.ok()) return y.status();
+    if ((*y)->numel() == 0) return absl::OkStatus();
+    TANDEM_CUDA_RETURN(LaunchGather(x.data<float>(), indices->raw(), indices->dtype() == DataType::kInt64,
+                                    (*y)->data<float>(), (*y)->numel(), indices->numel(), x.dim(axis), inner,
+                                    prov_.stream()));
+    return absl::OkStatus();
+  }
+
+ private:
+  CudaProvider& prov_;
+  int64_t axis_;
+};
+
+}  // namespace
+
+void RegisterGatherKernels(KernelRegistry& r) { r.Add(FloatKernel("", "Gather", 1, kMaxOpset, Make<GatherKernel>())); }
+
+}  // namespace tandem::cuda
