@@ -88,7 +88,6 @@ void PrintHostNodesAndCopies(const Graph& placed, const std::set<std::string>& r
   std::vector<std::string> copies;
   for (const Node& n : placed.nodes) {
     if (n.domain == kTandemDomain && n.op_type == "Copy") {
-      // A constant (weights) is copied once, not per run.
       // Constants are copied once, not per run; a trainer keeps its parameters and
       // optimizer state on the device, so their Copy nodes move nothing per step.
       copies.push_back(n.inputs[0] + " -> " + n.attr_string("to", "?") +

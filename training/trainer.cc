@@ -2,10 +2,21 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <string>
 
 namespace tandem::training {
 
 namespace {
+// The inputs a trainer uploads once and keeps on its device: parameters, optimizer state
+// and running statistics.
+std::set<std::string> ResidentInputs(const TrainingGraph& tg) {
+  std::set<std::string> resident(tg.params.begin(), tg.params.end());
+  for (const auto& [param, names] : tg.state) resident.insert(names.begin(), names.end());
+  for (const auto& [stat, updated] : tg.running_stats) resident.insert(stat);
+  return resident;
+}
+
 // The training step as a device would run it (no CPU-only fusions), estimated all on the
 // CPU and all on the first provider: the providers to train with ({"cpu"} when the CPU's
 // total is lower; ties keep the user's order) and the estimates.
@@ -21,9 +32,7 @@ absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCos
   so.providers = options.providers;
   so.placement = PartitionOptions::Policy::kLowestCost;
   so.dim_values = options.dim_values;
-  so.resident_inputs.insert(tg->params.begin(), tg->params.end());  // uploaded once
-  for (const auto& [param, names] : tg->state) so.resident_inputs.insert(names.begin(), names.end());
-  for (const auto& [stat, updated] : tg->running_stats) so.resident_inputs.insert(stat);
+  so.resident_inputs = ResidentInputs(*tg);  // uploaded once
   so.outputs_on_host = false;
   auto trial = Session::FromGraph(std::move(tg->graph), so);
   if (!trial.ok()) return trial.status();
@@ -70,10 +79,7 @@ absl::StatusOr<Trainer::StepPreview> Trainer::PreviewStep(const Graph& inference
   auto setup = SetUpStep(inference, InferenceMode(inference), options);
   if (!setup.ok()) return setup.status();
   StepPreview preview;
-  const TrainingGraph& tg = setup->graph;
-  preview.resident.insert(tg.params.begin(), tg.params.end());
-  for (const auto& [param, names] : tg.state) preview.resident.insert(names.begin(), names.end());
-  for (const auto& [stat, updated] : tg.running_stats) preview.resident.insert(stat);
+  preview.resident = ResidentInputs(setup->graph);
   setup->session.placement_preview = true;
   auto session = Session::FromGraph(std::move(setup->graph.graph), setup->session);
   if (!session.ok()) return session.status();

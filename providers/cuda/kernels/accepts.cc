@@ -1,25 +1,50 @@
 // CudaKernelAccepts: the static checks behind CudaProvider::Capability beyond the
 // registry's (domain, op, opset, dtype-of-one-input) key. What is declined here runs on
 // the CPU, joined to the GPU part by Copy nodes.
+#include <algorithm>
+#include <initializer_list>
+
 #include "providers/cuda/cuda_provider.h"
 #include "providers/cuda/kernels/launch.h"
 #include "providers/cuda/kernels/register.h"
 
 namespace tandem::cuda {
 
+namespace {
+
+// The data inputs that are not float32, by op: class labels, Dropout's mask, Gather's indices.
+bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
+  struct Allowed {
+    const char* op;
+    size_t input;
+    std::initializer_list<DataType> types;
+  };
+  static const Allowed kAllowed[] = {
+      {"SoftmaxCrossEntropyLoss", 1, {DataType::kInt64}},
+      {"NegativeLogLikelihoodLoss", 1, {DataType::kInt64}},
+      {"SoftmaxCrossEntropyLossGrad", 2, {DataType::kInt64}},
+      {"NegativeLogLikelihoodLossGrad", 2, {DataType::kInt64}},
+      {"DropoutGrad", 1, {DataType::kBool}},
+      {"Gather", 1, {DataType::kInt64, DataType::kInt32}},
+  };
+  for (const Allowed& a : kAllowed)
+    if (n.op_type == a.op && input == a.input && std::find(a.types.begin(), a.types.end(), t) != a.types.end())
+      return true;
+  return false;
+}
+
+}  // namespace
+
 bool CudaKernelAccepts(const KernelInfo& info) {
   const Node& n = info.node;
   if (n.domain == "ai.tandem" && n.op_type == "Copy") return true;
   const KernelDef* def = CudaKernelRegistry().Find(n.domain, n.op_type, info.opset, info.input_type(0));
   if (!def) return false;
-  // Every data input is float32 (host and metadata inputs are read as they are).
+  // Every data input is float32 but those NonFloatDataInput names (host and metadata
+  // inputs are read as they are).
   for (size_t i = 0; i < info.input_types.size(); ++i) {
     const DataType t = info.input_types[i];
-    if (t == DataType::kUndefined || t == DataType::kFloat) continue;
-    if (t == DataType::kInt64 && ClassLossLabelsInput(n, i)) continue;
-    if (t == DataType::kBool && n.op_type == "DropoutGrad" && i == 1) continue;  // the mask
-    if ((t == DataType::kInt64 || t == DataType::kInt32) && n.domain.empty() && n.op_type == "Gather" && i == 1)
-      continue;  // the indices
+    if (t == DataType::kUndefined || t == DataType::kFloat || NonFloatDataInput(n, i, t)) continue;
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }

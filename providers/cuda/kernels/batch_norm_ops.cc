@@ -23,8 +23,7 @@ class BatchNormDescs {
     for (auto* d : {x_, bn_}) if (d) cudnnDestroyTensorDescriptor(d);
   }
   absl::Status Set(const Dims& x) {
-    int64_t s = 1;
-    for (size_t i = 2; i < x.size(); ++i) s *= x[i];
+    const int64_t s = x.size() < 2 ? 0 : NumElements(Dims(x.begin() + 2, x.end()));
     if (x.size() < 2 || x[0] > INT32_MAX || x[1] > INT32_MAX || s > INT32_MAX || NumElements(x) > INT32_MAX)
       return absl::UnimplementedError("BatchNormalization of " + DimsToString(x) + " is past cuDNN's int sizes");
     TANDEM_CUDA_RETURN(cudnnCreateTensorDescriptor(&x_));
@@ -159,7 +158,7 @@ class BatchNormGradKernel : public Kernel {
       g.epsilon = epsilon_;
       g.n = x.dim(0);
       g.channels = c;
-      g.s = c ? x.numel() / std::max<int64_t>(x.dim(0) * c, 1) : 0;
+      g.s = NumElements(Dims(x.dims().begin() + 2, x.dims().end()));
       TANDEM_CUDA_RETURN(LaunchBatchNormConstGrad(g, prov_.stream()));
       return absl::OkStatus();
     }

@@ -5,8 +5,6 @@
 // declined at placement: accepts.cc); weight, ignore_index and the three reductions as
 // on the CPU. A label out of range gives a NaN loss here, where the CPU refuses it by
 // name (checking would cost a read-back every step); the trainer stops on a NaN loss.
-#include <algorithm>
-
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
 #include "providers/loss_reduction.h"
@@ -44,8 +42,7 @@ class ClassLossBase : public Kernel {
     a.weight = weight ? weight->data<float>() : nullptr;
     a.n = x.dim(0);
     a.c = x.dim(1);
-    a.d = NumElements(label_dims) / std::max<int64_t>(a.n, 1);
-    if (a.n == 0) a.d = 0;
+    a.d = NumElements(Dims(x.dims().begin() + 2, x.dims().end()));
     a.log_probs_given = nll_;
     a.has_ignore = has_ignore_;
     a.ignore_index = ignore_index_;
@@ -155,12 +152,6 @@ class ClassLossGrad : public ClassLossBase {
 };
 
 }  // namespace
-
-bool ClassLossLabelsInput(const Node& n, size_t input) {
-  if (n.op_type == "SoftmaxCrossEntropyLoss" || n.op_type == "NegativeLogLikelihoodLoss") return input == 1;
-  if (n.op_type == "SoftmaxCrossEntropyLossGrad" || n.op_type == "NegativeLogLikelihoodLossGrad") return input == 2;
-  return false;
-}
 
 void RegisterClassLossKernels(KernelRegistry& r) {
   r.Add(FloatKernel("", "SoftmaxCrossEntropyLoss", 12, kMaxOpset, Make<ClassLoss>()));

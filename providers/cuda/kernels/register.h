@@ -50,9 +50,6 @@ bool CudnnConvAccepts(const KernelInfo& info);
 // padding, no dilation, no ceil-mode window past its floor); unknown sizes only where
 // none of that can happen.
 bool CudnnPoolAccepts(const KernelInfo& info);
-// class_loss_ops.cc: whether input `input` of `n` is a class-loss op's labels (int64, the
-// one non-float data input a CUDA kernel takes).
-bool ClassLossLabelsInput(const Node& n, size_t input);
 // batch_norm_ops.cc: per-channel (spatial) statistics in the plain layout.
 bool BatchNormAccepts(const KernelInfo& info);
 
