@@ -9,9 +9,10 @@
 
 #include "graph/resource_limits.h"
 #include "providers/execution_provider.h"
+#include "providers/provider_options.h"
 
 // Bump when any class that crosses the plugin boundary changes.
-#define TANDEM_PROVIDER_PLUGIN_ABI 3
+#define TANDEM_PROVIDER_PLUGIN_ABI 4
 
 extern "C" {
 
@@ -24,9 +25,10 @@ struct TandemProviderPlugin {
   int (*device_count)(char* why, size_t why_size);
   // A new provider on device `index`; null with a reason in `error`. The caller owns it.
   // `limits` are the engine's resource limits (graph/resource_limits.h) at this moment;
-  // the plugin applies them to its own copy of graph/ and to device memory.
-  tandem::ExecutionProvider* (*create)(int index, const tandem::ResourceLimits* limits, char* error,
-                                       size_t error_size);
+  // the plugin applies them to its own copy of graph/ and to device memory. `options`:
+  // the session's (providers/provider_options.h).
+  tandem::ExecutionProvider* (*create)(int index, const tandem::ResourceLimits* limits,
+                                       const tandem::ProviderOptions* options, char* error, size_t error_size);
   // A provider for placement previews, made without touching a device (no driver call,
   // no context), so it works where no device is: its kernel table, Capability and
   // CopyCostUs answer as a real one's; it makes no kernels and allocates nothing.
@@ -45,7 +47,7 @@ inline size_t TandemPluginLayoutFingerprint() {
   for (size_t s : {sizeof(tandem::Tensor), sizeof(tandem::Buffer), sizeof(tandem::KernelDef),
                    sizeof(tandem::KernelInfo), sizeof(tandem::KernelContext), sizeof(tandem::Node),
                    sizeof(tandem::Attribute), sizeof(tandem::Graph), sizeof(tandem::ValueInfo),
-                   sizeof(tandem::ResourceLimits)})
+                   sizeof(tandem::ResourceLimits), sizeof(tandem::ProviderOptions)})
     h = h * 1000003u + s;
   return h;
 }

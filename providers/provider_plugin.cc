@@ -123,6 +123,7 @@ LoadedPlugin& Get(const std::string& name) {
 const PluginProbe& ProbeProviderPlugin(const std::string& name) { return Get(name).probe; }
 
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const std::string& name,
+                                                                        const ProviderOptions& options,
                                                                         int index) {
   LoadedPlugin& lp = Get(name);
   if (!lp.probe.loaded)
@@ -135,7 +136,7 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const st
                                       " visible)");
   char error[512] = {0};
   const ResourceLimits limits = GetResourceLimits();
-  ExecutionProvider* p = lp.api->create(index, &limits, error, sizeof error);
+  ExecutionProvider* p = lp.api->create(index, &limits, &options, error, sizeof error);
   if (!p) return absl::UnavailableError("provider '" + name + "': " + std::string(error));
   return std::unique_ptr<ExecutionProvider>(p);
 }

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "providers/execution_provider.h"
+#include "providers/provider_options.h"
 
 namespace tandem {
 
@@ -30,8 +31,10 @@ const PluginProbe& ProbeProviderPlugin(const std::string& name);
 // load, not a device.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginPreview(const std::string& name);
 
-// A provider from the plugin on device `index`; an error naming the reason otherwise.
+// A provider from the plugin on device `index`, computing as `options` say; an error
+// naming the reason otherwise.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const std::string& name,
+                                                                        const ProviderOptions& options = {},
                                                                         int index = 0);
 
 }  // namespace tandem

@@ -31,14 +31,15 @@ void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
   Factories()[name] = std::move(factory);
 }
 
-absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview) {
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview,
+                                                                  const ProviderOptions& options) {
   if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
   {
     std::lock_guard<std::mutex> lock(factories_mu);
     auto it = Factories().find(name);
     if (it != Factories().end()) return it->second();
   }
-  return preview ? CreatePluginPreview(name) : CreatePluginProvider(name);
+  return preview ? CreatePluginPreview(name) : CreatePluginProvider(name, options);
 }
 
 Session::~Session() = default;
@@ -110,7 +111,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->num_threads_ = options.num_threads > 0 ? options.num_threads : omp_get_num_procs();
   omp_set_num_threads(s->num_threads_);
   for (const std::string& name : options.providers) {
-    auto p = CreateProvider(name, options.placement_preview);
+    auto p = CreateProvider(name, options.placement_preview, options.provider_options);
     if (!p.ok()) return p.status();
     s->providers_.push_back(std::move(*p));
   }

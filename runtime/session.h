@@ -17,6 +17,7 @@
 #include "onnx_import/import.h"
 #include "providers/execution_provider.h"
 #include "providers/partitioner.h"
+#include "providers/provider_options.h"
 #include "runtime/plan.h"
 
 namespace tandem {
@@ -51,6 +52,9 @@ struct SessionOptions {
   // say where each node would run; Run fails. For `tandem inspect --device cuda` on a
   // machine without a GPU.
   bool placement_preview = false;
+  // How the providers compute (float32, or TF32 products on the GPU), given to each one
+  // when it is created.
+  ProviderOptions provider_options;
   ImportOptions import;
 };
 
@@ -139,8 +143,10 @@ std::map<std::string, int64_t> DimValuesOf(const std::vector<ValueInfo>& inputs,
 
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
 // libtandem_cuda.so, see providers/provider_plugin.h; `preview`: the plugin's placement
-// preview provider, which needs no device), or an error saying why not.
-absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview = false);
+// preview provider, which needs no device; `options` are given to a plugin's provider),
+// or an error saying why not.
+absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview = false,
+                                                                  const ProviderOptions& options = {});
 
 // Makes CreateProvider(name) call `factory` (an embedder's own provider, or a test's).
 using ProviderFactory = std::function<std::unique_ptr<ExecutionProvider>()>;

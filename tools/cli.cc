@@ -124,6 +124,18 @@ DeviceChoice DeviceFromFlags(const Args& a, const std::string& fallback) {
   return *choice;
 }
 
+ProviderOptions ProviderOptionsFromFlags(const Args& a) {
+  ProviderOptions o;
+  const std::string precision = a.get("--precision", "fp32");
+  if (precision == "tf32") {
+    o.precision = Precision::kTf32;
+  } else if (precision != "fp32") {
+    std::fprintf(stderr, "error: --precision must be fp32 or tf32, got '%s'\n", precision.c_str());
+    std::exit(2);
+  }
+  return o;
+}
+
 void PrintPlacementChoice(const PartitionResult& placement) {
   if (placement.candidates.size() < 2) return;
   std::string others;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "providers/device_selection.h"
+#include "providers/provider_options.h"
 #include "runtime/plan.h"
 
 namespace tandem::cli {
@@ -35,6 +36,13 @@ DeviceChoice DeviceFromFlags(const Args& a, const std::string& fallback = "auto"
   "  --device cpu|cuda|auto  where to run (default auto: with a GPU visible, each part\n" \
   "                          where its estimated cost is lower, so small graphs stay on\n" \
   "                          the CPU; cuda: all the GPU can run, the rest on the CPU)\n"
+
+// `--precision fp32|tf32` (default fp32) as provider options; exits(2) on another value.
+ProviderOptions ProviderOptionsFromFlags(const Args& a);
+#define TANDEM_PRECISION_HELP                                                             \
+  "  --precision fp32|tf32   fp32 (default): float32 math everywhere; tf32: the GPU's\n"   \
+  "                          matrix products and convolutions on TF32 tensor cores\n"      \
+  "                          (faster, ~1e-3 relative error; the CPU is unaffected)\n"
 
 // --max-memory SIZE and --max-loop-iterations N, accepted by every command (Parse applies
 // them to graph/resource_limits.h; a malformed value exits(2)).

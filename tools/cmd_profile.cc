@@ -52,6 +52,7 @@ const char kUsage[] =
     "  --x X.npy --y Y.npy     data (the first N rows); --input NAME=X.npy per model input;\n"
     "                          without them random inputs, and targets shaped for the loss\n"
     TANDEM_TRAIN_SPEC_HELP
+    TANDEM_PRECISION_HELP
     TANDEM_LIMITS_HELP;
 
 double Median(std::vector<double> v) {
@@ -224,7 +225,8 @@ int Fail(const absl::Status& s) {
 
 int Profile(int argc, char** argv) {
   std::vector<std::string> value_flags = {"--compare", "--batch-sizes", "--chart", "--trace", "--repeat", "--input",
-                                         "--dim", "--seed", "--threads", "--batch-size", "--x", "--y"};
+                                         "--dim", "--seed", "--threads", "--batch-size", "--x", "--y",
+                                         "--precision"};
   std::vector<std::string> bool_flags = {"--train"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
   bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
@@ -276,6 +278,7 @@ int Profile(int argc, char** argv) {
   training::TrainerOptions trainer_options;
   if (auto st = TrainSpecFromFlags(a, &trainer_options); !st.ok()) return Fail(st);
   trainer_options.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  trainer_options.provider_options = ProviderOptionsFromFlags(a);
   auto graph = ImportModelFile(model);
   if (!graph.ok()) return Fail(graph.status());
   if (graph->inputs.empty() || graph->outputs.empty())
@@ -313,6 +316,7 @@ int Profile(int argc, char** argv) {
       SessionOptions so;
       so.providers = providers;
       so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+      so.provider_options = trainer_options.provider_options;
       auto s = Session::FromGraph(*graph, so);
       if (!s.ok()) return Fail(s.status());
       w.session = std::move(*s);

@@ -31,6 +31,7 @@ const char kUsage[] =
     "  --trace FILE.json       Chrome trace of the timed runs (implies --profile's timing)\n"
     "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
     TANDEM_DEVICE_HELP
+    TANDEM_PRECISION_HELP
     TANDEM_LIMITS_HELP;
 
 std::string Preview(const Tensor& t) {
@@ -46,7 +47,8 @@ std::string Preview(const Tensor& t) {
 }  // namespace
 
 int Run(int argc, char** argv) {
-  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device", "--trace"},
+  Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device", "--trace",
+                                "--precision"},
                  {"--profile", "--no-fusion"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
@@ -68,6 +70,7 @@ int Run(int argc, char** argv) {
   const DeviceChoice device_choice = DeviceFromFlags(a);
   so.providers = device_choice.providers;
   so.placement = device_choice.placement;
+  so.provider_options = ProviderOptionsFromFlags(a);
   auto graph = ImportModelFile(a.positional[0], so.import);
   if (!graph.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(graph.status().message()).c_str());

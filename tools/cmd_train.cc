@@ -66,6 +66,7 @@ const char kUsage[] =
     "  --profile                 per-node time table of the training graph at the end (over\n"
     "                            the steps after the first, which builds the primitives)\n"
     "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
+    TANDEM_PRECISION_HELP
     TANDEM_LIMITS_HELP;
 
 struct Options {
@@ -107,7 +108,7 @@ int Train(int argc, char** argv) {
   std::vector<std::string> value_flags = {"--x", "--y", "--input", "--val-input", "--val-y", "--csv", "--val-x",
                                          "--epochs", "--batch-size", "--seed", "--val-split", "--threads",
                                          "--device", "--history", "--step-log", "--export", "--checkpoint-dir",
-                                         "--trace", "--k-fold"};
+                                         "--trace", "--k-fold", "--precision"};
   std::vector<std::string> bool_flags = {"--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile",
                                          "--resume", "--no-fusion"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
@@ -137,6 +138,7 @@ int Train(int argc, char** argv) {
   const DeviceChoice device_choice = DeviceFromFlags(a);
   o.trainer.providers = device_choice.providers;
   o.trainer.placement = device_choice.placement;
+  o.trainer.provider_options = ProviderOptionsFromFlags(a);
 
   // Model first: its input names say which data feeds what.
   auto graph = ImportModelFile(a.positional[0]);

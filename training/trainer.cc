@@ -30,6 +30,7 @@ absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCos
   so.num_threads = options.num_threads;
   so.fusion = options.fusion;
   so.providers = options.providers;
+  so.provider_options = options.provider_options;
   so.placement = PartitionOptions::Policy::kLowestCost;
   so.dim_values = options.dim_values;
   so.resident_inputs = ResidentInputs(*tg);  // uploaded once
@@ -71,6 +72,7 @@ absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, co
   so.tracing = options.tracing;
   so.fusion = options.fusion;
   so.providers = setup.options.providers;
+  so.provider_options = options.provider_options;
   so.outputs_on_host = false;  // loss and running stats stay where they were computed
   return setup;
 }

@@ -34,6 +34,7 @@ struct TrainerOptions {
   // (TrainingSpec::fuse_dense_chains, one_update_node).
   bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see providers/device_selection.h
+  ProviderOptions provider_options;              // float32 or TF32 on the GPU (SessionOptions's)
   // kLowestCost (--device auto) with several providers: the training step is estimated
   // all on the CPU and all on the device (runtime/session.h), and the trainer becomes a
   // CPU trainer or a device one (preference order, as --device cuda) accordingly. A step

@@ -77,24 +77,5 @@ Geo3 MakeGeo3(const Dims& in, const Dims& out, const WindowGeometry& g) {
 }
 
 
-SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  const int64_t max_step = std::max<int64_t>(dim, 1);
-  SliceRange r;
-  r.step = std::clamp<int64_t>(step, -max_step, max_step);
-  if (dim <= 0) return r;  // nothing to select (and no valid clamp range)
-  int64_t s = start < 0 ? start + dim : start;
-  int64_t e = end < 0 ? end + dim : end;
-  if (r.step > 0) {
-    s = std::clamp<int64_t>(s, 0, dim);
-    e = std::clamp<int64_t>(e, 0, dim);
-    r.length = e > s ? (e - s + r.step - 1) / r.step : 0;
-  } else {
-    s = std::clamp<int64_t>(s, 0, dim - 1);
-    e = std::clamp<int64_t>(e, -1, dim - 1);
-    r.length = s > e ? (s - e + (-r.step) - 1) / (-r.step) : 0;
-  }
-  r.start = s;
-  return r;
-}
 
 }  // namespace tandem::cpu

@@ -134,14 +134,6 @@ void StridedCopy(const T* src, const Dims& dims, const std::vector<int64_t>& src
   }
 }
 
-// One axis of Slice (numpy semantics): negative start/end count from the end and are
-// clamped into the axis; a step longer than the axis (|step| > dim) is clamped, which
-// selects the same elements and keeps index arithmetic free of overflow. `step` != 0.
-struct SliceRange {
-  int64_t start = 0, length = 0, step = 1;
-};
-SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim);
-
 // Window geometry padded to 3 spatial dims (leading dims of size 1) for the reference
 // loops of convolution and pooling kernels and their gradients. `in`/`out` are the
 // spatial sizes of the window's input and output (for a transposed convolution, of the

@@ -91,6 +91,12 @@ absl::StatusOr<std::vector<int64_t>> HostInts(const Tensor* t, const char* what)
   return t->ToInt64Vector();
 }
 
+absl::Status RequireSameShape(const Tensor& dy, const Tensor& x) {
+  if (dy.dims() == x.dims()) return absl::OkStatus();
+  return absl::InvalidArgumentError("dY " + DimsToString(dy.dims()) + " and X " + DimsToString(x.dims()) +
+                                    " differ in shape");
+}
+
 absl::Status RequireFloat(const KernelContext& ctx, std::initializer_list<int> inputs) {
   for (int i : inputs) {
     const Tensor* t = ctx.input(i);

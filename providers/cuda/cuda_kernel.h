@@ -40,6 +40,14 @@ absl::StatusOr<std::vector<int64_t>> HostInts(const Tensor* t, const char* what)
 // one the CPU must run (CudaKernelAccepts).
 std::optional<UnaryOp> FusedActivationOp(const std::string& activation);
 
+// Enqueues LaunchReduceSum with its scratch (reduce_ops.cc).
+absl::Status EnqueueReduceSum(KernelContext& ctx, const float* x, float* y, const ReduceGeometry& g, float scale,
+                              cudaStream_t stream);
+
+// InvalidArgument naming both shapes unless dY and X (a gradient and its forward input)
+// have the same dims.
+absl::Status RequireSameShape(const Tensor& dy, const Tensor& x);
+
 // Fails unless every given input is float32 (the CUDA kernels' type for now).
 absl::Status RequireFloat(const KernelContext& ctx, std::initializer_list<int> inputs);
 

@@ -25,8 +25,9 @@ CudaProvider::CudaProvider(int index)
       allocator_(CudaAllocator::Kind::kDevice, index),
       pinned_(CudaAllocator::Kind::kPinnedHost, index) {}
 
-absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index) {
+absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index, const ProviderOptions& options) {
   std::unique_ptr<CudaProvider> p(new CudaProvider(index));
+  p->options_ = options;
   TANDEM_CUDA_RETURN(cudaSetDevice(index));
   TANDEM_CUDA_RETURN(cudaStreamCreateWithFlags(&p->stream_, cudaStreamNonBlocking));
   TANDEM_CUDA_RETURN(cublasLtCreate(&p->cublaslt_));
@@ -35,8 +36,8 @@ absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index) {
   cudaDeviceProp prop{};
   TANDEM_CUDA_RETURN(cudaGetDeviceProperties(&prop, index));
   char rest[96];
-  std::snprintf(rest, sizeof rest, " (cuda:%d, sm_%d%d, %.1f GiB)", index, prop.major, prop.minor,
-                prop.totalGlobalMem / 1073741824.0);
+  std::snprintf(rest, sizeof rest, " (cuda:%d, sm_%d%d, %.1f GiB%s)", index, prop.major, prop.minor,
+                prop.totalGlobalMem / 1073741824.0, p->tf32() ? ", TF32 products" : "");
   p->description_ = std::string(prop.name) + rest;
   return p;
 }

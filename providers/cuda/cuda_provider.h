@@ -23,13 +23,15 @@
 #include "absl/status/statusor.h"
 #include "providers/cuda/cuda_allocator.h"
 #include "providers/execution_provider.h"
+#include "providers/provider_options.h"
 
 namespace tandem::cuda {
 
 class CudaProvider : public ExecutionProvider {
  public:
-  // Creates the stream and handles on device `index`; fails with the driver's message.
-  static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index);
+  // Creates the stream and handles on device `index`, computing as `options` say (TF32
+  // or float32 products); fails with the driver's message.
+  static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index, const ProviderOptions& options = {});
   // For placement previews (plugin_abi.h's create_preview): no driver call, no stream or
   // handles; Capability and the kernel table work, kernels cannot be made (their
   // constructors never run: a preview session builds no plan).
@@ -51,6 +53,8 @@ class CudaProvider : public ExecutionProvider {
   cudaStream_t stream() const { return stream_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
+  // --precision tf32: matrix products and convolutions may use TF32 tensor-core math.
+  bool tf32() const { return options_.precision == Precision::kTf32; }
   CudaAllocator& device_allocator() { return allocator_; }
   // Scratch memory for cuBLASLt/cuDNN, grown on demand and reused (stream-ordered).
   absl::StatusOr<void*> Workspace(size_t bytes);
@@ -58,6 +62,7 @@ class CudaProvider : public ExecutionProvider {
  private:
   explicit CudaProvider(int index);
   int index_;
+  ProviderOptions options_;
   CudaAllocator allocator_;
   CudaAllocator pinned_;
   cudaStream_t stream_ = nullptr;

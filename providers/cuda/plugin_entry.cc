@@ -24,10 +24,10 @@ int DeviceCount(char* why, size_t why_size) {
   return n;
 }
 
-tandem::ExecutionProvider* Create(int index, const tandem::ResourceLimits* limits, char* error,
-                                  size_t error_size) {
+tandem::ExecutionProvider* Create(int index, const tandem::ResourceLimits* limits,
+                                  const tandem::ProviderOptions* options, char* error, size_t error_size) {
   if (limits) tandem::SetResourceLimits(*limits);  // this plugin's own copy of graph/
-  auto p = tandem::cuda::CudaProvider::Create(index);
+  auto p = tandem::cuda::CudaProvider::Create(index, options ? *options : tandem::ProviderOptions{});
   if (!p.ok()) {
     Write(error, error_size, std::string(p.status().message()));
     return nullptr;

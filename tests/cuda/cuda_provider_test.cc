@@ -78,12 +78,13 @@ Graph SingleNode(const NodeCase& c) {
 }
 
 // Runs the case on {cuda, cpu} and {cpu}; the node must have run on the GPU and agree.
-void ExpectMatchesCpu(const NodeCase& c, double rtol = 1e-5, double atol = 1e-6) {
+void ExpectMatchesCpu(const NodeCase& c, double rtol = 1e-5, double atol = 1e-6, const ProviderOptions& gpu_options = {}) {
   std::map<std::string, Tensor> feeds;
   for (const auto& [name, t] : c.inputs)
     if (t.dtype() == DataType::kFloat) feeds[name] = t;
   SessionOptions gpu, cpu;
   gpu.providers = {"cuda", "cpu"};
+  gpu.provider_options = gpu_options;
   gpu.constant_folding = cpu.constant_folding = false;
   auto sg = Session::FromGraph(SingleNode(c), gpu);
   ASSERT_TRUE(sg.ok()) << sg.status();
@@ -133,6 +134,9 @@ TEST(CudaKernels, GradientOps) {
     ExpectMatchesCpu({"ai.tandem", op, {{"dy", Random({5, 17}, 14)}, {"y", Random({5, 17}, 15)}}});
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({8, 3, 4}, 16)}, {"like", Random({3, 1}, 17)}}});
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({1, 3}, 16)}, {"like", Random({3}, 17)}}});  // a reshape
+  // A bias gradient over the peaks MLP's 40,000 rows: summed in parts, then the parts.
+  ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({40000, 20}, 164)}, {"like", Random({20}, 165)}}},
+                   1e-5, 1e-5);
   ExpectMatchesCpu({"ai.tandem", "MeanScale", {{"g", Random({2, 3}, 18)}, {"x", Random({6, 2, 3}, 19)}, {"y", Random({2, 3}, 20)}}});
 }
 
@@ -330,6 +334,89 @@ TEST(CudaKernels, GatherLooksUpRowsOnTheDevice) {
   ExpectMatchesCpu({"", "Gather", {{"table", Random({50, 8}, 126)}, {"ids", Labels({4, 6}, 50, 127)}}});
   ExpectMatchesCpu({"", "Gather", {{"x", Random({3, 7, 5}, 128)}, {"i", Tensor::FromVector<int64_t>({6, -1, 0}, {3})}},
                     {{"axis", IntAttribute(1)}}});
+}
+
+// --precision tf32: products on TF32 tensor cores, within TF32's rounding (10-bit
+// mantissa inputs) of the CPU's float32 results.
+TEST(CudaKernels, Tf32PrecisionStaysWithinTf32Rounding) {
+  REQUIRE_GPU();
+  ProviderOptions tf32;
+  tf32.precision = Precision::kTf32;
+  ExpectMatchesCpu({"", "MatMul", {{"a", Random({64, 256}, 166)}, {"b", Random({256, 48}, 167)}}}, 1e-2, 2e-2, tf32);
+  ExpectMatchesCpu({"", "Conv", {{"x", Random({2, 16, 12, 12}, 168)}, {"w", Random({8, 16, 3, 3}, 169)}},
+                    {{"pads", IntsAttribute({1, 1, 1, 1})}}}, 1e-2, 2e-2, tf32);
+}
+
+TEST(CudaKernels, GatherGradAddsRepeatedIndicesUp) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"ai.tandem", "GatherGrad",
+                    {{"dy", Random({4, 6, 8}, 140)}, {"shape", Ints({50, 8})}, {"ids", Labels({4, 6}, 5, 141)}}},
+                   1e-5, 1e-5);  // 24 rows onto 5: atomic sums in any order
+  ExpectMatchesCpu({"ai.tandem", "GatherGrad",
+                    {{"dy", Random({3, 3, 5}, 142)}, {"shape", Ints({3, 7, 5})},
+                     {"i", Tensor::FromVector<int64_t>({6, -1, 0}, {3})}},
+                    {{"axis", IntAttribute(1)}}});
+}
+
+TEST(CudaKernels, HardActivationsAndClip) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"", "HardSigmoid", {{"x", Random({7, 33}, 143, -5.f, 5.f)}}});
+  ExpectMatchesCpu({"", "HardSigmoid", {{"x", Random({7, 33}, 144, -5.f, 5.f)}},
+                    {{"alpha", FloatAttribute(0.3f)}, {"beta", FloatAttribute(0.4f)}}});
+  ExpectMatchesCpu({"", "HardSwish", {{"x", Random({7, 33}, 145, -5.f, 5.f)}}, {}, 1, 14});
+  NodeCase old{"", "Clip", {{"x", Random({5, 9}, 146, -3.f, 3.f)}}, {{"min", FloatAttribute(-1.f)}, {"max", FloatAttribute(0.5f)}}};
+  old.opset = 6;
+  ExpectMatchesCpu(old, 0, 0);
+  ExpectMatchesCpu({"", "Clip", {{"x", Random({5, 9}, 147, -9.f, 9.f)}, {"lo", Tensor::FromVector<float>({0.f}, {})},
+                                 {"hi", Tensor::FromVector<float>({6.f}, {})}}}, 0, 0);  // ReLU6
+  ExpectMatchesCpu({"", "Clip", {{"x", Random({5, 9}, 148, -9.f, 9.f)}, {"lo", Tensor::FromVector<float>({-2.f}, {})}}},
+                   0, 0);  // no max
+  ExpectMatchesCpu({"ai.tandem", "ClipGrad", {{"dy", Random({5, 9}, 149)}, {"x", Random({5, 9}, 150, -9.f, 9.f)},
+                                             {"lo", Tensor::FromVector<float>({0.f}, {})},
+                                             {"hi", Tensor::FromVector<float>({6.f}, {})}}}, 0, 0);
+}
+
+TEST(CudaKernels, SliceAndItsGradient) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"", "Slice", {{"x", Random({6, 10, 4}, 151)}, {"s", Ints({1, -8})}, {"e", Ints({5, 100})},
+                                  {"a", Ints({0, 1})}, {"st", Ints({2, 3})}}}, 0, 0);
+  ExpectMatchesCpu({"", "Slice", {{"x", Random({6, 10}, 152)}, {"s", Ints({-1})}, {"e", Ints({-100})},
+                                  {"a", Ints({1})}, {"st", Ints({-2})}}}, 0, 0);  // backwards
+  ExpectMatchesCpu({"", "Slice", {{"x", Random({6, 10}, 153)}, {"s", Ints({3})}, {"e", Ints({3})}}}, 0, 0);  // empty
+  ExpectMatchesCpu({"ai.tandem", "SliceGrad", {{"dy", Random({2, 3, 4}, 154)}, {"shape", Ints({6, 10, 4})},
+                                               {"s", Ints({1, -8})}, {"e", Ints({5, 100})}, {"a", Ints({0, 1})},
+                                               {"st", Ints({2, 3})}}}, 0, 0);
+}
+
+TEST(CudaKernels, PadInEveryMode) {
+  REQUIRE_GPU();
+  const Tensor x = Random({2, 3, 5, 4}, 155);
+  ExpectMatchesCpu({"", "Pad", {{"x", x}, {"p", Ints({0, 0, 1, 2, 0, 0, 3, 1})}}}, 0, 0);  // zeros
+  ExpectMatchesCpu({"", "Pad", {{"x", x}, {"p", Ints({0, 0, 1, -1, 0, 0, -2, 1})}, {"v", Tensor::FromVector<float>({2.5f}, {})}}},
+                   0, 0);  // crops and a value
+  for (const char* mode : {"reflect", "edge"})
+    ExpectMatchesCpu({"", "Pad", {{"x", x}, {"p", Ints({0, 0, 3, 2, 0, 0, 1, 3})}}, {{"mode", StringAttribute(mode)}}}, 0, 0);
+  NodeCase wrap{"", "Pad", {{"x", x}, {"p", Ints({0, 0, 6, 2, 0, 0, 1, 5})}}, {{"mode", StringAttribute("wrap")}}};
+  wrap.opset = 19;
+  ExpectMatchesCpu(wrap, 0, 0);
+  NodeCase old{"", "Pad", {{"x", x}}, {{"pads", IntsAttribute({0, 1, 0, 0, 0, 1, 2, 0})}, {"value", FloatAttribute(-1.f)}}};
+  old.opset = 2;
+  ExpectMatchesCpu(old, 0, 0);
+}
+
+TEST(CudaKernels, LayerNormalizationAndItsGradient) {
+  REQUIRE_GPU();
+  NodeCase ln{"", "LayerNormalization", {{"x", Random({6, 7, 32}, 156, -3.f, 3.f)}, {"s", Random({32}, 157)}, {"b", Random({32}, 158)}}};
+  ln.opset = 17;
+  ln.outputs = 3;
+  ExpectMatchesCpu(ln, 1e-5, 1e-5);
+  NodeCase two{"", "LayerNormalization", {{"x", Random({4, 3, 5}, 159)}, {"s", Random({5}, 160)}}, {{"axis", IntAttribute(1)}}};
+  two.opset = 17;  // normalized over [3, 5], the scale broadcast along it
+  ExpectMatchesCpu(two, 1e-5, 1e-5);
+  NodeCase grad{"ai.tandem", "LayerNormalizationGrad",
+                {{"dy", Random({6, 7, 32}, 161)}, {"x", Random({6, 7, 32}, 162, -3.f, 3.f)}, {"s", Random({32}, 163)}}};
+  grad.outputs = 3;
+  ExpectMatchesCpu(grad, 1e-4, 1e-5);
 }
 
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {

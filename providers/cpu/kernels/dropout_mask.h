@@ -11,11 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define TANDEM_HD __host__ __device__
-#else
-#define TANDEM_HD
-#endif
+#include "providers/host_device.h"
 
 namespace tandem::cpu::dropout {
 

@@ -26,6 +26,7 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/slice_geometry.h"
 
 namespace tandem::cpu {
 
@@ -229,36 +230,13 @@ class SliceGrad : public Kernel {
     auto xs = ReadShape(ctx.input(1), "input 1 (shape of X)");
     if (!xs.ok()) return xs.status();
     if (!ctx.input(2) || !ctx.input(3)) return absl::InvalidArgumentError("starts and ends are required");
-    std::vector<int64_t> starts = ReadInt64s(*ctx.input(2)), ends = ReadInt64s(*ctx.input(3)), axes, steps;
-    if (ctx.input(4)) {
-      axes = ReadInt64s(*ctx.input(4));
-    } else {
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    }
+    std::vector<int64_t> axes, steps;
+    if (ctx.input(4)) axes = ReadInt64s(*ctx.input(4));
     if (ctx.input(5)) steps = ReadInt64s(*ctx.input(5));
-    else steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-      return absl::InvalidArgumentError("starts, ends, axes and steps must have the same length");
     const Dims& xd = *xs;
-    const int r = static_cast<int>(xd.size());
-    Dims expect = xd;
-    const std::vector<int64_t> x_strides = Strides(xd);
-    std::vector<int64_t> strides = x_strides;
-    std::vector<bool> seen(r, false);
-    int64_t base = 0;
-    for (size_t i = 0; i < axes.size(); ++i) {  // the geometry of the forward Slice
-      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-      if (a < 0 || a >= r || seen[a])
-        return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) + " is out of range or repeated");
-      seen[a] = true;
-      if (steps[i] == 0) return absl::InvalidArgumentError("steps must not be 0");
-      const int64_t dim = xd[a];
-      const SliceRange range = ResolveSliceRange(starts[i], ends[i], steps[i], dim);
-      const int64_t s = range.start, len = range.length, step = range.step;
-      expect[a] = len;
-      if (len > 0) base += s * x_strides[a];
-      strides[a] = x_strides[a] * step;
-    }
+    auto view = ResolveSlice(xd, ReadInt64s(*ctx.input(2)), ReadInt64s(*ctx.input(3)), axes, steps);  // the forward's
+    if (!view.ok()) return view.status();
+    const Dims& expect = view->out;
     if (expect != dy.dims())
       return absl::InvalidArgumentError("dY " + DimsToString(dy.dims()) + " does not match the slice " +
                                         DimsToString(expect) + " of " + DimsToString(xd));
@@ -269,8 +247,8 @@ class SliceGrad : public Kernel {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, std::string>) {
         const T* src = dy.data<T>();
-        T* dst = dx.data<T>() + base;
-        ForEachBroadcast(dy.dims(), {strides},
+        T* dst = dx.data<T>() + view->base;
+        ForEachBroadcast(dy.dims(), {view->strides},
                          [&](int64_t i, const std::vector<int64_t>& off) { dst[off[0]] = src[i]; });
       }
     });

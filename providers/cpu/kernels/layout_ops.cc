@@ -10,6 +10,8 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/pad_geometry.h"
+#include "providers/slice_geometry.h"
 
 namespace tandem::cpu {
 namespace {
@@ -284,41 +286,15 @@ class Slice : public Kernel {
       if (has_axes) axes = ReadInt64s(*ctx.input(3));
       if (ctx.input(4)) steps = ReadInt64s(*ctx.input(4));
     }
-    if (starts.size() != ends.size())
-      return absl::InvalidArgumentError("starts and ends have different lengths");
-    if (!has_axes) {
-      axes.resize(starts.size());
-      std::iota(axes.begin(), axes.end(), 0);
-    }
-    if (steps.empty()) steps.assign(starts.size(), 1);
-    if (axes.size() != starts.size() || steps.size() != starts.size())
+    if (has_axes && axes.size() != starts.size())
       return absl::InvalidArgumentError("starts, ends, axes and steps must have the same length");
-    const int r = x->rank();
-    Dims out = x->dims();
-    const std::vector<int64_t> in_strides = Strides(x->dims());
-    std::vector<int64_t> strides = in_strides;
-    std::vector<bool> seen(r, false);
-    int64_t base = 0;
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-      if (a < 0 || a >= r)
-        return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) +
-                                          " is out of range for rank " + std::to_string(r));
-      if (seen[a]) return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) + " is repeated");
-      seen[a] = true;
-      const int64_t dim = x->dim(static_cast<int>(a));
-      if (steps[i] == 0) return absl::InvalidArgumentError("steps must not be 0");
-      const SliceRange range = ResolveSliceRange(starts[i], ends[i], steps[i], dim);
-      const int64_t s = range.start, len = range.length, step = range.step;
-      out[a] = len;
-      if (len > 0) base += s * in_strides[a];
-      strides[a] = in_strides[a] * step;
-    }
-    Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    auto view = ResolveSlice(x->dims(), starts, ends, axes, steps);
+    if (!view.ok()) return view.status();
+    Tensor& y = ctx.AllocateOutput(0, x->dtype(), view->out);
     if (y.numel() == 0) return absl::OkStatus();
     VisitElementWidth(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
-      StridedCopy(x->data<T>() + base, out, strides, y.data<T>());
+      StridedCopy(x->data<T>() + view->base, view->out, view->strides, y.data<T>());
     });
     return absl::OkStatus();
   }
@@ -387,54 +363,26 @@ T ValueFromFloat(float v) {
   else return T(v);
 }
 
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
-
 // Per dim of the padded shape `out`: the source index in x of every output position, or
 // -1 where the constant goes. Checks the padded shape (and the maps' size) first.
 absl::Status PadSourceMaps(const Dims& x_dims, const std::vector<int64_t>& before,
                            const std::vector<int64_t>& after, PadMode mode, const std::string& mode_name,
                            const std::vector<int64_t>& pads, Dims* out_dims,
                            std::vector<std::vector<int64_t>>* maps) {
-  const int r = static_cast<int>(x_dims.size());
-  Dims& out = *out_dims;
-  out.assign(r, 0);
+  auto out = PaddedDims(x_dims, PadAmounts{before, after}, mode, mode_name, pads);
+  if (!out.ok()) return out.status();
+  if (auto st = CheckOutputDims(*out); !st.ok()) return st;
   int64_t map_entries = 0;
-  for (int d = 0; d < r; ++d) {
-    const int64_t n = x_dims[d];
-    if (__builtin_add_overflow(n, before[d], &out[d]) || __builtin_add_overflow(out[d], after[d], &out[d]) ||
-        __builtin_add_overflow(map_entries, out[d], &map_entries))
-      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow axis " + std::to_string(d));
-    if (out[d] < 0)
-      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " crop axis " +
-                                        std::to_string(d) + " below zero");
-    if (mode != PadMode::kConstant && n == 0 && out[d] > 0)
-      return absl::InvalidArgumentError("cannot pad an empty axis in mode '" + mode_name + "'");
-  }
-  if (auto st = CheckOutputDims(out); !st.ok()) return st;
+  for (int64_t n : *out)
+    if (__builtin_add_overflow(map_entries, n, &map_entries))
+      return absl::InvalidArgumentError("pads " + DimsToString(pads) + " overflow");
   if (auto bytes = CheckedTensorBytes(DataType::kInt64, {map_entries}); !bytes.ok()) return bytes.status();
+  *out_dims = *out;
   std::vector<std::vector<int64_t>>& map = *maps;
-  map.assign(r, {});
-  for (int d = 0; d < r; ++d) {
-    const int64_t n = x_dims[d];
-    map[d].resize(out[d]);
-    for (int64_t o = 0; o < out[d]; ++o) {
-      int64_t s = o - before[d];
-      if (s < 0 || s >= n) {
-        switch (mode) {
-          case PadMode::kConstant: s = -1; break;
-          case PadMode::kEdge: s = std::clamp<int64_t>(s, 0, n - 1); break;
-          case PadMode::kWrap: s = ((s % n) + n) % n; break;
-          case PadMode::kReflect: {
-            if (n == 1) { s = 0; break; }
-            const int64_t period = 2 * (n - 1);
-            s = ((s % period) + period) % period;
-            if (s >= n) s = period - s;
-            break;
-          }
-        }
-      }
-      map[d][o] = s;
-    }
+  map.assign(out->size(), {});
+  for (size_t d = 0; d < out->size(); ++d) {
+    map[d].resize((*out)[d]);
+    for (int64_t o = 0; o < (*out)[d]; ++o) map[d][o] = PadSourceIndex(o, before[d], x_dims[d], mode);
   }
   return absl::OkStatus();
 }
@@ -498,18 +446,15 @@ class PadSpec {
         attr_pads_(node.attr_ints(opset < 2 ? "paddings" : "pads")),
         value_(node.attr_float("value", 0.f)),
         mode_name_(node.attr_string("mode", "constant")) {
-    if (mode_name_ == "constant") mode_ = PadMode::kConstant;
-    else if (mode_name_ == "reflect") mode_ = PadMode::kReflect;
-    else if (mode_name_ == "edge") mode_ = PadMode::kEdge;
-    else if (mode_name_ == "wrap" && opset_ >= 19) mode_ = PadMode::kWrap;
-    else valid_mode_ = false;
+    const std::optional<PadMode> mode = ParsePadMode(mode_name_, opset_);
+    valid_mode_ = mode.has_value();
+    if (mode) mode_ = *mode;
   }
 
   absl::Status Resolve(KernelContext& ctx, int first) {
     const Tensor* x = ctx.input(first);
     if (!x) return Missing("data");
     if (!valid_mode_) return absl::InvalidArgumentError("unsupported mode '" + mode_name_ + "'");
-    const int r = x->rank();
     pads_ = attr_pads_;
     std::vector<int64_t> axes;
     value_t_ = nullptr;
@@ -524,25 +469,10 @@ class PadSpec {
         return absl::InvalidArgumentError("constant_value type differs from data type");
       if (opset_ >= 18 && ctx.input(first + 3)) axes = ReadInt64s(*ctx.input(first + 3));
     }
-    if (axes.empty()) {
-      axes.resize(r);
-      std::iota(axes.begin(), axes.end(), 0);
-    }
-    const size_t na = axes.size();
-    if (pads_.size() != 2 * na)
-      return absl::InvalidArgumentError("pads " + DimsToString(pads_) + " must have " +
-                                        std::to_string(2 * na) + " entries for input shape " +
-                                        DimsToString(x->dims()));
-    before_.assign(r, 0);
-    after_.assign(r, 0);
-    for (size_t i = 0; i < na; ++i) {
-      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-      if (a < 0 || a >= r)
-        return absl::InvalidArgumentError("axis " + std::to_string(axes[i]) +
-                                          " is out of range for rank " + std::to_string(r));
-      before_[a] = pads_[i];
-      after_[a] = pads_[i + na];
-    }
+    auto amounts = ResolvePadAmounts(x->dims(), pads_, axes);
+    if (!amounts.ok()) return amounts.status();
+    before_ = std::move(amounts->before);
+    after_ = std::move(amounts->after);
     return absl::OkStatus();
   }
 

@@ -12,7 +12,8 @@ namespace tandem::cuda {
 
 namespace {
 
-// The data inputs that are not float32, by op: class labels, Dropout's mask, Gather's indices.
+// The data inputs that are not float32, by op: class labels, Dropout's mask, Gather's and
+// GatherGrad's indices.
 bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
   struct Allowed {
     const char* op;
@@ -26,10 +27,18 @@ bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
       {"NegativeLogLikelihoodLossGrad", 2, {DataType::kInt64}},
       {"DropoutGrad", 1, {DataType::kBool}},
       {"Gather", 1, {DataType::kInt64, DataType::kInt32}},
+      {"GatherGrad", 2, {DataType::kInt64, DataType::kInt32}},
   };
   for (const Allowed& a : kAllowed)
     if (n.op_type == a.op && input == a.input && std::find(a.types.begin(), a.types.end(), t) != a.types.end())
       return true;
+  return false;
+}
+
+// Outputs past the first that the graph reads (ClipGrad's bound gradients).
+bool ReadsOutputsPastTheFirst(const Node& n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty()) return true;
   return false;
 }
 
@@ -57,6 +66,10 @@ bool CudaKernelAccepts(const KernelInfo& info) {
   if (n.op_type == "Conv" || n.op_type == "FusedConv") return CudnnConvAccepts(info);
   if (n.op_type.find("Pool") != std::string::npos) return CudnnPoolAccepts(info);
   if (n.op_type.rfind("BatchNormalization", 0) == 0) return BatchNormAccepts(info);
+  if (n.op_type == "ClipGrad") return !ReadsOutputsPastTheFirst(n);  // no reductions for the bounds
+  if (n.op_type == "LayerNormalization")  // Mean / InvStdDev in float32 only (stash_type 1)
+    for (size_t i = 1; i < info.output_types.size(); ++i)
+      if (info.output_types[i] != DataType::kUndefined && info.output_types[i] != DataType::kFloat) return false;
   return true;
 }
 

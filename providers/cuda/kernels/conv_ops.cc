@@ -5,9 +5,10 @@
 // Key()): the tensor, filter and convolution descriptors and, per pass, the algorithm
 // cuDNN's heuristic ranks first among the deterministic, direct-sum (no FFT/Winograd),
 // non-tensor-op ones within kMaxWorkspace, chosen once (FirstExactAlgorithm). Math is
-// CUDNN_FMA_MATH: float32 stays float32 (no TF32 rounding), as on the CPU. Empty
-// tensors never reach cuDNN (it refuses zero dims): their outputs are made here. The bias is cudnnAddTensor over the output,
-// the activation one elementwise launch; a FusedConv that also pools (pool = "MaxPool2x2",
+// CUDNN_FMA_MATH: float32 stays float32 (no TF32 rounding), as on the CPU; under
+// --precision tf32, tensor-op math and any algorithm. Empty tensors never reach cuDNN (it
+// refuses zero dims): their outputs are made here. The bias is cudnnAddTensor over the
+// output, the activation one elementwise launch; a FusedConv that also pools (pool = "MaxPool2x2",
 // 2-D) convolves into scratch and max-pools 2x2 with stride 2 from there (cudnn_pool.h).
 // Asymmetric padding and > 3 spatial dims are declined at placement (CudnnConvAccepts)
 // and run on the CPU.
@@ -49,14 +50,17 @@ bool SumsDirectly(cudnnConvolutionBwdFilterAlgo_t a) {
 // The first algorithm cuDNN's heuristic ranks (best first) that works within
 // kMaxWorkspace without tensor-op (TF32) math and sums directly, preferring a
 // deterministic one (same bits every run, as the CPU's); a non-deterministic one (atomic
-// adds) only when none is.
+// adds) only when none is. With `tf32` (--precision tf32) tensor-op math and any
+// algorithm (FFT, Winograd) are allowed too.
 template <typename Perf>
-absl::StatusOr<decltype(Perf{}.algo)> FirstExactAlgorithm(const std::vector<Perf>& perf, int found, const char* what) {
+absl::StatusOr<decltype(Perf{}.algo)> FirstExactAlgorithm(const std::vector<Perf>& perf, int found, bool tf32,
+                                                          const char* what) {
   for (bool deterministic : {true, false})
     for (int i = 0; i < found; ++i) {
       const Perf& p = perf[i];
-      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace || !SumsDirectly(p.algo)) continue;
-      if (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH) continue;  // tensor-op math
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace) continue;
+      if (!tf32 && !SumsDirectly(p.algo)) continue;
+      if (!tf32 && p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH) continue;  // tensor-op math
       if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
       return p.algo;
     }
@@ -73,7 +77,8 @@ class ConvPlan {
     if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
   }
 
-  absl::Status Build(const CudnnConvShape& s) {
+  // `tf32`: tensor-op math allowed (--precision tf32), else float32 FMA math only.
+  absl::Status Build(const CudnnConvShape& s, bool tf32) {
     const int rank = static_cast<int>(s.x_dims.size());
     TANDEM_CUDA_RETURN(cudnnCreateTensorDescriptor(&x_));
     TANDEM_CUDA_RETURN(cudnnCreateTensorDescriptor(&y_));
@@ -88,7 +93,7 @@ class ConvPlan {
                                                        s.dilations.data(), CUDNN_CROSS_CORRELATION,
                                                        CUDNN_DATA_FLOAT));
     TANDEM_CUDA_RETURN(cudnnSetConvolutionGroupCount(conv_, s.groups));
-    TANDEM_CUDA_RETURN(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH));
+    TANDEM_CUDA_RETURN(cudnnSetConvolutionMathType(conv_, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     // cuDNN's own idea of the output must be ours.
     std::vector<int> out(rank);
     TANDEM_CUDA_RETURN(cudnnGetConvolutionNdForwardOutputDim(conv_, x_, w_, rank, out.data()));
@@ -104,7 +109,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionForwardAlgorithm_v7(prov.cudnn(), x_, w_, conv_, y_,
                                                                 static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstExactAlgorithm(perf, found, "convolution");
+      auto algo = FirstExactAlgorithm(perf, found, prov.tf32(), "convolution");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionForwardWorkspaceSize(prov.cudnn(), x_, w_, conv_, y_, *algo, &fwd_ws_));
       fwd_ = *algo;
@@ -126,7 +131,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardDataAlgorithm_v7(prov.cudnn(), w_, y_, conv_, x_,
                                                                      static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstExactAlgorithm(perf, found, "convolution's data gradient");
+      auto algo = FirstExactAlgorithm(perf, found, prov.tf32(), "convolution's data gradient");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardDataWorkspaceSize(prov.cudnn(), w_, y_, conv_, x_, *algo, &data_ws_));
       data_ = *algo;
@@ -147,7 +152,7 @@ class ConvPlan {
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(max, 1));
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(prov.cudnn(), x_, y_, conv_, w_,
                                                                        static_cast<int>(perf.size()), &found, perf.data()));
-      auto algo = FirstExactAlgorithm(perf, found, "convolution's weight gradient");
+      auto algo = FirstExactAlgorithm(perf, found, prov.tf32(), "convolution's weight gradient");
       if (!algo.ok()) return algo.status();
       TANDEM_CUDA_RETURN(cudnnGetConvolutionBackwardFilterWorkspaceSize(prov.cudnn(), x_, y_, conv_, w_, *algo,
                                                                         &filter_ws_));
@@ -181,7 +186,7 @@ class ConvPlan {
 // The plans of one node, by input shape.
 class ConvPlans {
  public:
-  explicit ConvPlans(const Node& node) : node_(node), group_(node.attr_int("group", 1)) {}
+  ConvPlans(const Node& node, bool tf32) : node_(node), group_(node.attr_int("group", 1)), tf32_(tf32) {}
   // The descriptors' shape for X and W (W [M, C/group, kernel...]), host arithmetic only.
   absl::StatusOr<CudnnConvShape> Shape(const Dims& x, const Dims& w) const {
     if (x.size() < 3 || w.size() != x.size())
@@ -197,7 +202,7 @@ class ConvPlans {
     auto& plan = plans_[shape.Key()];
     if (!plan) {
       plan = std::make_unique<ConvPlan>();
-      absl::Status built = plan->Build(shape);
+      absl::Status built = plan->Build(shape, tf32_);
       if (!built.ok()) {
         plan.reset();
         return built;
@@ -209,6 +214,7 @@ class ConvPlans {
  private:
   const Node node_;  // the attributes the geometry reads
   int64_t group_;
+  bool tf32_;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>> plans_;
 };
 
@@ -227,7 +233,7 @@ class ConvKernel : public Kernel {
  public:
   explicit ConvKernel(const KernelInfo& info)
       : prov_(ProviderOf(info)),
-        plans_(info.node),
+        plans_(info.node, ProviderOf(info).tf32()),
         activation_(FusedActivationOp(info.node.attr_string("activation", ""))),
         activation_alpha_(info.node.attr_float("activation_alpha", 0.01f)),
         activation_beta_(info.node.attr_float("activation_beta", 0.f)),
@@ -316,7 +322,7 @@ class ConvKernel : public Kernel {
 class ConvGradKernel : public Kernel {
  public:
   explicit ConvGradKernel(const KernelInfo& info)
-      : prov_(ProviderOf(info)), plans_(info.node), relu_mask_(info.node.attr_int("relu_mask", 0) != 0) {}
+      : prov_(ProviderOf(info)), plans_(info.node, ProviderOf(info).tf32()), relu_mask_(info.node.attr_int("relu_mask", 0) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     absl::Status s = RequireFloat(ctx, {0, 1, 2});

@@ -1,5 +1,6 @@
 // Elementwise kernels: unary activations, broadcasting binary ops and their gradients,
-// fill, strided copy (Expand/Transpose), accumulate. Grid-stride loops, 64-bit indices.
+// fill, strided copy (Expand/Transpose/Slice) and scatter (SliceGrad), Clip's gradient,
+// accumulate. Grid-stride loops, 64-bit indices.
 #include <cuda_runtime.h>
 
 #include "providers/cuda/kernels/grid.cuh"
@@ -23,6 +24,8 @@ __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha, fl
     case UnaryOp::kReciprocal: return 1.f / x;
     case UnaryOp::kScale: return alpha * x;
     case UnaryOp::kClip: return x != x ? x : fminf(fmaxf(x, alpha), beta);
+    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
+    case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
   }
   return x;
 }
@@ -90,6 +93,19 @@ __global__ void StridedCopyKernel(const float* x, float* y, int64_t n, StridedIn
   }
 }
 
+__global__ void StridedScatterKernel(const float* x, float* y, int64_t n, StridedIndex ix) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t oa, ob;
+    Offsets(ix, i, &oa, &ob);
+    y[oa] = x[i];
+  }
+}
+
+__global__ void ClipGradKernel(const float* dy, const float* x, float* dx, int64_t n, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = x[i] < lo || x[i] > hi ? 0.f : dy[i];
+}
+
 __global__ void AccumulateKernel(const float* x, float* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] += x[i];
@@ -121,6 +137,20 @@ cudaError_t LaunchStridedCopy(const float* x, float* y, int64_t n, const Strided
                               cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   StridedCopyKernel<<<Blocks(n), kThreads, 0, s>>>(x, y, n, index);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchStridedScatter(const float* x, float* y, int64_t n, const StridedIndex& index,
+                                 cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  StridedScatterKernel<<<Blocks(n), kThreads, 0, s>>>(x, y, n, index);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchClipGrad(const float* dy, const float* x, float* dx, int64_t n, float lo, float hi,
+                           cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  ClipGradKernel<<<Blocks(n), kThreads, 0, s>>>(dy, x, dx, n, lo, hi);
   return cudaGetLastError();
 }
 

@@ -20,9 +20,9 @@ struct StridedIndex {
 };
 
 enum class UnaryOp { kRelu, kTanh, kSigmoid, kExp, kLog, kNeg, kAbs, kSqrt, kLeakyRelu, kElu,
-                     kReciprocal, kScale, kClip };
-// y = op(x) (alpha: LeakyRelu/Elu slope, kScale factor, kClip's lower bound; beta: kClip's
-// upper bound; kClip keeps NaN).
+                     kReciprocal, kScale, kClip, kHardSigmoid, kHardSwish };
+// y = op(x) (alpha: LeakyRelu/Elu slope, kScale factor, kClip's lower bound, HardSigmoid's
+// alpha; beta: kClip's upper bound, HardSigmoid's beta; kClip keeps NaN).
 cudaError_t LaunchUnary(UnaryOp op, const float* x, float* y, int64_t n, float alpha,
                         cudaStream_t stream, float beta = 0.f);
 
@@ -39,6 +39,13 @@ cudaError_t LaunchFill(float* y, int64_t n, float value, cudaStream_t stream);
 // y = x gathered through index.stride_a (Expand, Transpose: any strided view of x).
 cudaError_t LaunchStridedCopy(const float* x, float* y, int64_t n, const StridedIndex& index,
                               cudaStream_t stream);
+// y[offset of i through index.stride_a] = x[i]: the inverse of a strided copy whose
+// offsets are distinct (SliceGrad writes dY into dX's selected elements).
+cudaError_t LaunchStridedScatter(const float* x, float* y, int64_t n, const StridedIndex& index,
+                                 cudaStream_t stream);
+// Clip's gradient to X: dx = dy where lo <= x <= hi (and where x is NaN), else 0.
+cudaError_t LaunchClipGrad(const float* dy, const float* x, float* dx, int64_t n, float lo, float hi,
+                           cudaStream_t stream);
 // y += x (n elements).
 cudaError_t LaunchAccumulate(const float* x, float* y, int64_t n, cudaStream_t stream);
 
@@ -49,7 +56,10 @@ struct ReduceGeometry {
   int64_t dims[kMaxRank] = {};
   bool reduced[kMaxRank] = {};
 };
-cudaError_t LaunchReduceSum(const float* x, float* y, const ReduceGeometry& g, float scale,
+// `scratch`: ReduceScratchBytes(g) bytes of device memory (null when that is 0), for the
+// partial sums of a reduction split into parts.
+size_t ReduceScratchBytes(const ReduceGeometry& g);
+cudaError_t LaunchReduceSum(const float* x, float* y, const ReduceGeometry& g, float scale, double* scratch,
                             cudaStream_t stream);
 
 // Fused optimizer updates over n elements, in place (PyTorch's torch.optim formulas; see
@@ -121,5 +131,32 @@ cudaError_t LaunchDropoutGrad(const float* dy, const bool* mask, float* dx, int6
 // inner]) at `count` indices (int64 or int32; negative from the end; out of range: NaN).
 cudaError_t LaunchGather(const float* x, const void* indices, bool int64_indices, float* y, int64_t n, int64_t count,
                          int64_t axis_len, int64_t inner, cudaStream_t stream);
+
+// GatherGrad (gather.cu): dx ([outer, axis_len, inner], zeroed here) gets every dy
+// element ([outer, count, inner], n of them) added at its index (negative from the end;
+// out of range: skipped). Atomic adds: the order of equal indices' sums is not fixed.
+cudaError_t LaunchGatherGrad(const float* dy, const void* indices, bool int64_indices, float* dx, int64_t dx_numel,
+                             int64_t n, int64_t count, int64_t axis_len, int64_t inner, cudaStream_t stream);
+
+// Pad (pad.cu): y (out dims) from x (in dims), each output position reading x at
+// PadSourceIndex per dim (providers/pad_geometry.h) or `value` where any dim says -1.
+struct PadIndex {
+  int rank = 0;
+  int64_t out[kMaxRank] = {}, in[kMaxRank] = {}, before[kMaxRank] = {};
+  int mode = 0;  // a tandem::PadMode
+  float value = 0;
+};
+cudaError_t LaunchPad(const float* x, float* y, int64_t n, const PadIndex& index, cudaStream_t stream);
+
+// LayerNormalization (layer_norm.cu) over rows of `inner` elements, statistics in double:
+// y = (x - mean) * inv_std * scale + bias (scale, bias: `inner` values; bias may be null);
+// mean and inv_std per row (each may be null).
+cudaError_t LaunchLayerNorm(const float* x, const float* scale, const float* bias, float* y, float* mean,
+                            float* inv_std, int64_t rows, int64_t inner, float epsilon, cudaStream_t stream);
+// Its gradient: dx (may be null) and, summed over rows, dscale = sum(dy * xhat) and dbias
+// = sum(dy) (each may be null). row_mean / row_inv_std: `rows` floats of scratch.
+cudaError_t LaunchLayerNormGrad(const float* dy, const float* x, const float* scale, float* dx, float* dscale,
+                                float* dbias, float* row_mean, float* row_inv_std, int64_t rows, int64_t inner,
+                                float epsilon, cudaStream_t stream);
 
 }  // namespace tandem::cuda

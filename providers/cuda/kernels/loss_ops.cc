@@ -73,8 +73,7 @@ class MseLoss : public MseKernel {
     all.dims[0] = n;
     all.reduced[0] = true;
     const float scale = *reduction_ == Reduction::kMean ? 1.f / static_cast<float>(n) : 1.f;
-    TANDEM_CUDA_RETURN(LaunchReduceSum(dv, (*y)->data<float>(), all, scale, stream_));
-    return absl::OkStatus();
+    return EnqueueReduceSum(ctx, dv, (*y)->data<float>(), all, scale, stream_);
   }
 };
 

@@ -57,8 +57,10 @@ class LtPlan {
   }
 
   // `bias`: the bias the first run reads (the heuristic assumes its alignment from it).
-  absl::Status Build(cublasLtHandle_t lt, const Problem& p, const float* bias) {
-    TANDEM_CUDA_RETURN(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // `tf32`: TF32 tensor-core products (--precision tf32), else float32 throughout.
+  absl::Status Build(cublasLtHandle_t lt, const Problem& p, const float* bias, bool tf32) {
+    TANDEM_CUDA_RETURN(
+        cublasLtMatmulDescCreate(&op_, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major view: first operand is B (rows N), second is A (cols M).
     cublasOperation_t ta = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -204,7 +206,7 @@ class MatMulKernel : public Kernel {
       auto& plan = plans_[p.key()];
       if (!plan) {
         plan = std::make_unique<LtPlan>();
-        absl::Status b_status = plan->Build(prov_.cublaslt(), p, bias);
+        absl::Status b_status = plan->Build(prov_.cublaslt(), p, bias, prov_.tf32());
         if (!b_status.ok()) {
           plan.reset();
           return b_status;

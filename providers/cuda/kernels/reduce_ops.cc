@@ -1,11 +1,26 @@
 // ReduceSum/ReduceMean, SumToShape and MeanScale on the GPU (reduce.cu).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
 
 namespace tandem::cuda {
+
+absl::Status EnqueueReduceSum(KernelContext& ctx, const float* x, float* y, const ReduceGeometry& g, float scale,
+                              cudaStream_t stream) {
+  const size_t bytes = ReduceScratchBytes(g);
+  std::optional<Tensor> scratch;
+  if (bytes) {
+    auto t = Scratch(ctx, DataType::kDouble, {static_cast<int64_t>(bytes / sizeof(double))});
+    if (!t.ok()) return t.status();
+    scratch = std::move(*t);
+  }
+  TANDEM_CUDA_RETURN(LaunchReduceSum(x, y, g, scale, scratch ? scratch->data<double>() : nullptr, stream));
+  return absl::OkStatus();
+}
+
 namespace {
 
 // Allocates output 0 and enqueues the reduction; returns the output.
@@ -30,7 +45,8 @@ absl::StatusOr<Tensor*> LaunchReduce(KernelContext& ctx, cudaStream_t stream, co
     TANDEM_CUDA_RETURN(LaunchFill((*y)->data<float>(), (*y)->numel(), mean ? NAN : 0.f, stream));
     return *y;
   }
-  TANDEM_CUDA_RETURN(LaunchReduceSum(x.data<float>(), (*y)->data<float>(), g, scale, stream));
+  absl::Status s = EnqueueReduceSum(ctx, x.data<float>(), (*y)->data<float>(), g, scale, stream);
+  if (!s.ok()) return s;
   return *y;
 }
 

@@ -5,7 +5,7 @@
 
 namespace tandem::cuda {
 
-void RegisterElementwiseKernels(KernelRegistry& r);  // elementwise_ops.cc: activations, arithmetic, their grads
+void RegisterElementwiseKernels(KernelRegistry& r);  // elementwise_ops.cc: activations, Clip, arithmetic, grads
 void RegisterReduceKernels(KernelRegistry& r);       // reduce_ops.cc: ReduceSum/Mean, SumToShape, MeanScale
 void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape & co (aliases), Expand, Transpose
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm, FusedGemm/FusedMatMul (cuBLASLt)
@@ -18,7 +18,10 @@ void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Sof
 void RegisterBatchNormKernels(KernelRegistry& r);    // batch_norm_ops.cc: BatchNormalization and grad (cuDNN)
 void RegisterConcatKernels(KernelRegistry& r);       // concat_ops.cc: Concat, ConcatGrad (2-D memcpys)
 void RegisterDropoutKernels(KernelRegistry& r);      // dropout_ops.cc: Dropout (opset 12+), DropoutGrad
-void RegisterGatherKernels(KernelRegistry& r);       // gather_ops.cc: Gather (float data)
+void RegisterGatherKernels(KernelRegistry& r);       // gather_ops.cc: Gather (float data), GatherGrad
+void RegisterSliceKernels(KernelRegistry& r);        // slice_ops.cc: Slice, SliceGrad
+void RegisterPadKernels(KernelRegistry& r);          // pad_ops.cc: Pad (all modes)
+void RegisterLayerNormKernels(KernelRegistry& r);    // layer_norm_ops.cc: LayerNormalization and grad
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -35,6 +38,9 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterConcatKernels(r);
   RegisterDropoutKernels(r);
   RegisterGatherKernels(r);
+  RegisterSliceKernels(r);
+  RegisterPadKernels(r);
+  RegisterLayerNormKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
