@@ -162,6 +162,16 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {"x", "i"}), "cpu") << "integers: shape arithmetic";
   EXPECT_EQ(PlacedOn("Softmax", {{"x", {4, 5}}}), "cuda");
   EXPECT_EQ(PlacedOn("Concat", {{"a", {4, 5}}, {"b", {2, 5}}}, {{"axis", IntAttribute(0)}}), "cuda");
+  const Dims tx = {1, 4, 5, 5}, tw = {4, 3, 3, 3};
+  EXPECT_EQ(PlacedOn("ConvTranspose", {{"x", tx}, {"w", tw}},
+                     {{"strides", IntsAttribute({2, 2})}, {"pads", IntsAttribute({1, 1, 1, 1})},
+                      {"output_padding", IntsAttribute({1, 1})}}), "cuda");
+  EXPECT_EQ(PlacedOn("ConvTranspose", {{"x", tx}, {"w", tw}}, {{"pads", IntsAttribute({0, 1, 1, 0})}}), "cpu")
+      << "asymmetric padding";
+  EXPECT_EQ(PlacedOn("ConvTranspose", {{"x", tx}, {"w", tw}},
+                     {{"strides", IntsAttribute({2, 2})}, {"output_shape", IntsAttribute({13, 13})}}), "cpu")
+      << "an output_shape past the natural size pads negatively";
+  EXPECT_EQ(PlacedOn("Pad", {{"x", {2, 3}}, {"p", {4}}}, {{"mode", StringAttribute("reflect")}}, 1, {"p"}), "cuda");
 }
 
 }  // namespace

@@ -91,6 +91,15 @@ absl::StatusOr<std::vector<int64_t>> HostInts(const Tensor* t, const char* what)
   return t->ToInt64Vector();
 }
 
+absl::Status AddChannelBias(const float* b, Tensor& y, cudaStream_t stream) {
+  Dims bias_dims(y.dims().begin() + 1, y.dims().end());
+  std::fill(bias_dims.begin() + 1, bias_dims.end(), 1);
+  auto ix = Broadcast(y.dims(), bias_dims);
+  if (!ix.ok()) return ix.status();
+  TANDEM_CUDA_RETURN(LaunchBinary(BinaryOp::kAdd, y.data<float>(), b, y.data<float>(), y.numel(), &*ix, 0.f, stream));
+  return absl::OkStatus();
+}
+
 absl::Status RequireSameShape(const Tensor& dy, const Tensor& x) {
   if (dy.dims() == x.dims()) return absl::OkStatus();
   return absl::InvalidArgumentError("dY " + DimsToString(dy.dims()) + " and X " + DimsToString(x.dims()) +

@@ -44,6 +44,10 @@ std::optional<UnaryOp> FusedActivationOp(const std::string& activation);
 absl::Status EnqueueReduceSum(KernelContext& ctx, const float* x, float* y, const ReduceGeometry& g, float scale,
                               cudaStream_t stream);
 
+// y (dims [N, M, ...]) += b broadcast along the channels (one launch): a convolution's
+// bias where cuDNN does not add it.
+absl::Status AddChannelBias(const float* b, Tensor& y, cudaStream_t stream);
+
 // InvalidArgument naming both shapes unless dY and X (a gradient and its forward input)
 // have the same dims.
 absl::Status RequireSameShape(const Tensor& dy, const Tensor& x);

@@ -347,6 +347,18 @@ TEST(CudaKernels, Tf32PrecisionStaysWithinTf32Rounding) {
                     {{"pads", IntsAttribute({1, 1, 1, 1})}}}, 1e-2, 2e-2, tf32);
 }
 
+// ConvTranspose as cuDNN's backward-data pass: strides, output_padding, groups, 1-D.
+TEST(CudaKernels, ConvTransposeMatchesTheCpu) {
+  REQUIRE_GPU();
+  ExpectMatchesCpu({"", "ConvTranspose", {{"x", Random({2, 4, 5, 6}, 170)}, {"w", Random({4, 3, 3, 3}, 171)},
+                                          {"b", Random({3}, 172)}}}, 1e-5, 1e-5);
+  ExpectMatchesCpu({"", "ConvTranspose", {{"x", Random({2, 4, 5, 6}, 173)}, {"w", Random({4, 2, 3, 3}, 174)}},
+                    {{"strides", IntsAttribute({2, 2})}, {"pads", IntsAttribute({1, 1, 1, 1})},
+                     {"output_padding", IntsAttribute({1, 0})}, {"group", IntAttribute(2)}}}, 1e-5, 1e-5);
+  ExpectMatchesCpu({"", "ConvTranspose", {{"x", Random({3, 2, 9}, 175)}, {"w", Random({2, 5, 4}, 176)}},
+                    {{"strides", IntsAttribute({3})}, {"dilations", IntsAttribute({2})}}}, 1e-5, 1e-5);
+}
+
 TEST(CudaKernels, GatherGradAddsRepeatedIndicesUp) {
   REQUIRE_GPU();
   ExpectMatchesCpu({"ai.tandem", "GatherGrad",

@@ -64,6 +64,7 @@ bool CudaKernelAccepts(const KernelInfo& info) {
   if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "FusedGemm" || n.op_type == "FusedMatMul")
     return MatMulAccepts(info);
   if (n.op_type == "Conv" || n.op_type == "FusedConv") return CudnnConvAccepts(info);
+  if (n.op_type == "ConvTranspose") return ConvTransposeAccepts(info);
   if (n.op_type.find("Pool") != std::string::npos) return CudnnPoolAccepts(info);
   if (n.op_type.rfind("BatchNormalization", 0) == 0) return BatchNormAccepts(info);
   if (n.op_type == "ClipGrad") return !ReadsOutputsPastTheFirst(n);  // no reductions for the bounds

@@ -11,7 +11,8 @@ void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape & 
 void RegisterMatMulKernels(KernelRegistry& r);       // matmul.cc: MatMul, Gemm, FusedGemm/FusedMatMul (cuBLASLt)
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: SGD/Momentum/Adam(W)Update
 void RegisterLossKernels(KernelRegistry& r);         // loss_ops.cc: ai.tandem MSELoss(+Grad)
-void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, FusedConv forward (cuDNN)
+void RegisterConvKernels(KernelRegistry& r);         // conv_ops.cc: Conv, FusedConv, ConvGrad (cuDNN)
+void RegisterConvTransposeKernels(KernelRegistry& r);  // conv_transpose_ops.cc: ConvTranspose (cuDNN)
 void RegisterPoolKernels(KernelRegistry& r);         // pool_ops.cc: Max/Average/Global pools and grads (cuDNN)
 void RegisterClassLossKernels(KernelRegistry& r);    // class_loss_ops.cc: SoftmaxCrossEntropy/NLL losses, grads
 void RegisterSoftmaxKernels(KernelRegistry& r);      // softmax_ops.cc: (Log)Softmax and grads (cuDNN)
@@ -31,6 +32,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterOptimizerKernels(r);
   RegisterLossKernels(r);
   RegisterConvKernels(r);
+  RegisterConvTransposeKernels(r);
   RegisterPoolKernels(r);
   RegisterClassLossKernels(r);
   RegisterSoftmaxKernels(r);
@@ -52,6 +54,9 @@ bool MatMulAccepts(const KernelInfo& info);
 // conv_ops.cc's part: no fused pool, a GPU activation, symmetric padding (what cuDNN's
 // convolution descriptor can say), 1-3 spatial dims.
 bool CudnnConvAccepts(const KernelInfo& info);
+// conv_transpose_ops.cc's part: static shapes, symmetric non-negative padding and an
+// output size the equivalent convolution maps back onto the input.
+bool ConvTransposeAccepts(const KernelInfo& info);
 // pool_ops.cc's part: no Indices output, and windows cuDNN pooling computes (symmetric
 // padding, no dilation, no ceil-mode window past its floor); unknown sizes only where
 // none of that can happen.
