@@ -20,6 +20,7 @@
 #include "training/data.h"
 #include "training/kfold.h"
 #include "training/metrics.h"
+#include "training/resident_batches.h"
 #include "training/trainer.h"
 
 namespace tandem::cli {
@@ -68,6 +69,9 @@ const char kUsage[] =
     "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
     TANDEM_PRECISION_HELP
     TANDEM_LIMITS_HELP;
+
+// The most dataset bytes `train` keeps on a device (more is gathered on the host per batch).
+constexpr int64_t kResidentCap = int64_t{2} << 30;
 
 struct Options {
   training::TrainerOptions trainer;
@@ -293,23 +297,45 @@ int Train(int argc, char** argv) {
   }
   std::vector<double> history, val_history, val_acc, step_losses;
   const int64_t steps_before = t.steps_taken();
-  // Full batch on a device: the dataset is uploaded once and every step reads it there
-  // (a full batch's mean loss and gradient do not depend on the sample order).
-  training::Dataset resident;
-  if (t.device_description() != "cpu" && batches.num_batches() == 1 && o.batch_size == train.size()) {
-    auto uploaded = t.ToDevice(train);
-    if (!uploaded.ok()) return Fail(uploaded.status());
-    resident = std::move(*uploaded);
-    if (!o.quiet) std::printf("dataset resident on the device for the whole run\n");
+  // On a device the dataset's float tensors are uploaded once (up to kResidentCap) and
+  // each batch is gathered there in the BatchIterator's order; a full batch reads them as
+  // they are (its mean loss and gradient do not depend on the sample order).
+  std::unique_ptr<training::ResidentBatches> resident;
+  const bool full_batch = batches.num_batches() == 1 && o.batch_size >= train.size();
+  if (t.device_description() != "cpu" && training::ResidentBatches::ResidentBytes(train) <= kResidentCap) {
+    auto r = training::ResidentBatches::Create(t, train);
+    if (r.ok()) {
+      resident = std::move(*r);
+      if (!o.quiet) std::printf("dataset resident on the device for the whole run\n");
+    } else if (!o.quiet) {
+      std::printf("dataset gathered on the host (%s)\n", std::string(r.status().message()).c_str());
+    }
   }
+  const training::Dataset whole = resident && full_batch ? resident->All() : training::Dataset();
+  // The next batch: from the device copy when there is one, else gathered on the host.
+  training::Dataset gathered;
+  auto next_batch = [&]() -> absl::StatusOr<const training::Dataset*> {
+    if (!resident) return batches.Next();
+    const int64_t* rows = nullptr;
+    int64_t count = 0;
+    if (!batches.NextRows(&rows, &count)) return nullptr;
+    if (full_batch) return &whole;
+    auto b = resident->Gather(rows, count);
+    if (!b.ok()) return b.status();
+    gathered = std::move(*b);
+    return &gathered;
+  };
   auto start = std::chrono::steady_clock::now();
   auto after_first_step = start;  // the first step also builds the kernels' primitives
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     batches.Reset();
     double sum = 0;
     int64_t seen = 0, step_in_epoch = 0;
-    while (const training::Dataset* next = batches.Next()) {
-      const training::Dataset* b = resident.x.defined() ? &resident : next;
+    while (true) {
+      auto nb = next_batch();
+      if (!nb.ok()) return Fail(nb.status());
+      const training::Dataset* b = *nb;
+      if (!b) break;
       auto l = t.Step(b->Inputs(input), b->y);
       if (!l.ok()) return Fail(l.status());
       ++step_in_epoch;

@@ -34,12 +34,6 @@ void GatherRows(const Tensor& src, const int64_t* rows, int64_t count, Tensor& d
     std::memcpy(d + k * rb, s + static_cast<size_t>(rows[k]) * rb, rb);
 }
 
-Tensor GatherAll(const Tensor& t, const std::vector<int64_t>& rows) {
-  const int64_t n = static_cast<int64_t>(rows.size());
-  Tensor out = Tensor::Host(t.dtype(), WithDim0(t.dims(), n));
-  GatherRows(t, rows.data(), n, out);
-  return out;
-}
 
 // A view of the first `count` rows of `buffer` (itself when it has exactly that many).
 Tensor FirstRows(const Tensor& buffer, int64_t count) {
@@ -129,11 +123,18 @@ absl::StatusOr<std::pair<Dims, size_t>> IdxHeader(const std::vector<uint8_t>& b,
 
 }  // namespace
 
+Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& rows) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::Host(t.dtype(), WithDim0(t.dims(), n));
+  GatherRows(t, rows.data(), n, out);
+  return out;
+}
+
 Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows) {
   Dataset out;
-  out.x = GatherAll(d.x, rows);
-  out.y = GatherAll(d.y, rows);
-  for (const auto& [name, t] : d.more) out.more[name] = GatherAll(t, rows);
+  out.x = GatherRows(d.x, rows);
+  out.y = GatherRows(d.y, rows);
+  for (const auto& [name, t] : d.more) out.more[name] = GatherRows(t, rows);
   return out;
 }
 
@@ -358,6 +359,16 @@ void BatchIterator::Reset() {
 int64_t BatchIterator::num_batches() const {
   const int64_t n = data_.size();
   return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+bool BatchIterator::NextRows(const int64_t** rows, int64_t* count) {
+  if (!started_) Reset();
+  const int64_t n = static_cast<int64_t>(order_.size());
+  *count = std::min(batch_size_, n - pos_);
+  if (*count <= 0 || (drop_last_ && *count < batch_size_)) return false;
+  *rows = order_.data() + pos_;
+  pos_ += *count;
+  return true;
 }
 
 const Dataset* BatchIterator::Next() {

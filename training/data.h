@@ -60,6 +60,8 @@ absl::StatusOr<Dataset> LoadFashionMnist(bool train, const std::string& dir = kF
 
 // Rows `rows` of d, in that order (host, copies).
 Dataset Gather(const Dataset& d, const std::vector<int64_t>& rows);
+// Rows `rows` of one host tensor t ([N, ...]), in that order (a copy).
+Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& rows);
 // Rows [begin, end) of d (copies).
 Dataset SliceRows(const Dataset& d, int64_t begin, int64_t end);
 // Shuffles rows with `seed`, returns {train, validation} where validation holds
@@ -88,6 +90,10 @@ class BatchIterator {
   void Reset();
   // The next batch of this epoch, or nullptr at its end (and until Reset).
   const Dataset* Next();
+  // The rows the next batch would hold (a view of order(), `count` of them), advancing
+  // as Next does but gathering nothing (for batches gathered elsewhere, e.g. on a
+  // device); false at the epoch's end.
+  bool NextRows(const int64_t** rows, int64_t* count);
   int64_t num_batches() const;
   int64_t batch_size() const { return batch_size_; }
   // The row order of the current epoch.
