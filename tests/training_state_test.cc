@@ -171,6 +171,36 @@ TEST(Trainer, ResumesDropoutBitIdentically) {
   for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(x.data<float>()[i], y.data<float>()[i]) << i;
 }
 
+// StepAsync leaves each loss where it was computed; TakeLosses returns them in order,
+// equal to what Step returns for the same steps, and then none until the next steps.
+TEST(Trainer, AsyncStepsReturnTheSameLossesInOrder) {
+  TrainerOptions o;
+  o.num_threads = 1;
+  o.spec.seed = 9;
+  const Graph model = DropoutModel(true);
+  auto sync_run = Trainer::Create(model, o), async_run = Trainer::Create(model, o);
+  ASSERT_TRUE(sync_run.ok() && async_run.ok());
+  const Tensor target = Ramp({8, 3}, 0.05f);
+  std::vector<double> want;
+  for (int s = 1; s <= 5; ++s) {
+    const std::map<std::string, Tensor> x = {{"x", Ramp({8, 4}, 0.1f * static_cast<float>(s))}};
+    auto l = (*sync_run)->Step(x, target);
+    ASSERT_TRUE(l.ok()) << l.status();
+    want.push_back(*l);
+    ASSERT_TRUE((*async_run)->StepAsync(x, target).ok());
+    if (s == 2) {
+      auto first = (*async_run)->TakeLosses();
+      ASSERT_TRUE(first.ok()) << first.status();
+      EXPECT_EQ(*first, std::vector<double>(want.begin(), want.end()));
+    }
+  }
+  auto rest = (*async_run)->TakeLosses();
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(*rest, std::vector<double>(want.begin() + 2, want.end()));
+  EXPECT_TRUE((*async_run)->TakeLosses()->empty());
+  EXPECT_EQ((*async_run)->steps_taken(), 5);
+}
+
 TEST(Checkpoint, NonFiniteTensorNamesTheFirstOffender) {
   Checkpoint c;
   c.params["w"] = Tensor::FromVector<float>({1.f, 2.f}, {2});

@@ -72,6 +72,8 @@ const char kUsage[] =
 
 // The most dataset bytes `train` keeps on a device (more is gathered on the host per batch).
 constexpr int64_t kResidentCap = int64_t{2} << 30;
+// Steps whose losses `train` leaves on the device before it reads them back (one wait).
+constexpr int64_t kLossWindow = 16;
 
 struct Options {
   training::TrainerOptions trainer;
@@ -325,38 +327,67 @@ int Train(int argc, char** argv) {
     gathered = std::move(*b);
     return &gathered;
   };
+  // Steps do not wait for the device (Trainer::StepAsync): their losses are taken every
+  // kLossWindow steps and at each epoch's end, and after the first step at once (it also
+  // builds the kernels' primitives, which the timing leaves out).
+  struct PendingStep {
+    int64_t step, batch, rows;
+  };
+  std::vector<PendingStep> pending;
+  double sum = 0;
+  int64_t seen = 0;
+  // Adds the pending steps' losses to the epoch's sums; a non-empty result is why to stop.
+  auto take_losses = [&](int64_t epoch) -> absl::StatusOr<std::string> {
+    auto losses = t.TakeLosses();
+    if (!losses.ok()) return losses.status();
+    for (size_t i = 0; i < losses->size(); ++i) {
+      const double l = (*losses)[i];
+      const PendingStep& p = pending[i];
+      if (!std::isfinite(l))  // the update has already spread it into the weights
+        return "[train] step " + std::to_string(p.step) + " (epoch " + std::to_string(epoch) + ", batch " +
+               std::to_string(p.batch) + "): loss is " + (std::isnan(l) ? "nan" : "inf");
+      step_losses.push_back(l);
+      sum += l * static_cast<double>(p.rows);
+      seen += p.rows;
+    }
+    pending.clear();
+    return std::string();
+  };
   auto start = std::chrono::steady_clock::now();
   auto after_first_step = start;  // the first step also builds the kernels' primitives
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     batches.Reset();
-    double sum = 0;
-    int64_t seen = 0, step_in_epoch = 0;
+    sum = 0;
+    seen = 0;
+    int64_t step_in_epoch = 0;
     while (true) {
       auto nb = next_batch();
       if (!nb.ok()) return Fail(nb.status());
       const training::Dataset* b = *nb;
       if (!b) break;
-      auto l = t.Step(b->Inputs(input), b->y);
-      if (!l.ok()) return Fail(l.status());
+      if (absl::Status s = t.StepAsync(b->Inputs(input), b->y); !s.ok()) return Fail(s);
       ++step_in_epoch;
-      if (t.steps_taken() == steps_before + 1) {
+      pending.push_back({t.steps_taken(), step_in_epoch, b->size()});
+      const bool first = t.steps_taken() == steps_before + 1;
+      if (first || static_cast<int64_t>(pending.size()) >= kLossWindow) {
+        auto why = take_losses(epoch);
+        if (!why.ok()) return Fail(why.status());
+        if (!why->empty()) return stop(*why);
+      }
+      if (first) {
         if (o.trainer.profiling || o.trainer.tracing) t.ResetProfile();
         after_first_step = std::chrono::steady_clock::now();
       }
-      if (!std::isfinite(*l))  // the update has already spread it into the weights
-        return stop("[train] step " + std::to_string(t.steps_taken()) + " (epoch " +
-                    std::to_string(epoch) + ", batch " + std::to_string(step_in_epoch) +
-                    "): loss is " + (std::isnan(*l) ? "nan" : "inf"));
-      step_losses.push_back(*l);
-      sum += *l * static_cast<double>(b->size());
-      seen += b->size();
-      if (tty && !o.quiet && step_in_epoch % 10 == 0) {
+      if (tty && !o.quiet && step_in_epoch % 10 == 0 && seen > 0) {
         std::fprintf(stderr, "\repoch %lld/%lld  step %lld/%lld  loss %.5g  ",
                      static_cast<long long>(epoch), static_cast<long long>(o.epochs),
                      static_cast<long long>(step_in_epoch), static_cast<long long>(batches.num_batches()),
                      sum / static_cast<double>(seen));
       }
     }
+    auto why = take_losses(epoch);
+    if (!why.ok()) return Fail(why.status());
+    if (!why->empty()) return stop(*why);
     double train_loss = sum / static_cast<double>(std::max<int64_t>(1, seen));
     history.push_back(train_loss);
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -169,8 +169,33 @@ const Tensor& RefillScalar(Tensor& held, T value) {
 
 }  // namespace
 
-absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs,
-                                     const Tensor& target) {
+absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs, const Tensor& target) {
+  auto loss = RunStep(inputs, target);
+  if (!loss.ok()) return loss.status();
+  auto host = train_session_->ToHost(*loss);
+  if (!host.ok()) return host.status();
+  return host->ElementAsDouble(0);
+}
+
+absl::Status Trainer::StepAsync(const std::map<std::string, Tensor>& inputs, const Tensor& target) {
+  auto loss = RunStep(inputs, target);
+  if (!loss.ok()) return loss.status();
+  pending_losses_.push_back(std::move(*loss));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<double>> Trainer::TakeLosses() {
+  std::vector<double> losses;
+  for (const Tensor& t : pending_losses_) {  // the first copy waits for the device, the rest are done
+    auto host = train_session_->ToHost(t);
+    if (!host.ok()) return host.status();
+    losses.push_back(host->ElementAsDouble(0));
+  }
+  pending_losses_.clear();
+  return losses;
+}
+
+absl::StatusOr<Tensor> Trainer::RunStep(const std::map<std::string, Tensor>& inputs, const Tensor& target) {
   const std::vector<ValueInfo>& want = train_session_->inputs();
   std::vector<Tensor> feeds(want.size());
   int64_t next = step_ + 1;
@@ -194,9 +219,7 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   for (size_t k = 0; k < graph_.running_stats.size(); ++k)
     state_[graph_.running_stats[k].first] = (*out)[1 + k];
   step_ = next;
-  auto loss = train_session_->ToHost((*out)[0]);
-  if (!loss.ok()) return loss.status();
-  return loss->ElementAsDouble(0);
+  return (*out)[0];
 }
 
 float Trainer::next_learning_rate() const {
@@ -207,10 +230,11 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Predict(const std::map<std::string,
   std::map<std::string, Tensor> feeds = inputs;
   for (const auto& [name, t] : params_) feeds[name] = t;
   for (const auto& [stat, updated] : graph_.running_stats) feeds[stat] = state_.at(stat);
-  // The eval session has providers (streams) of its own and reads the parameters the
-  // training step updates in place: the step's device work must be over before it reads
-  // them (the step itself waits only when it reads the loss back from the device), and
-  // its own before the next step writes them again.
+  // The eval session has providers of its own and reads the parameters the training
+  // step updates in place: the step's device work must be over before it reads them
+  // (steps wait only when a loss is read back), and its own before the next step writes
+  // them again. (The CUDA provider's sessions share one stream, which orders them
+  // anyway; another device provider need not.)
   if (absl::Status s = train_session_->Synchronize(); !s.ok()) return s;
   auto out = eval_session_->Run(feeds);
   if (absl::Status s = eval_session_->Synchronize(); !s.ok()) return s;

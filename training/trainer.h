@@ -59,8 +59,14 @@ class Trainer {
   static absl::StatusOr<StepPreview> PreviewStep(const Graph& inference, const TrainerOptions& options);
 
   // One optimizer step on a batch (inputs by name; `target` as the loss expects).
-  // Returns the batch loss before the update.
+  // Returns the batch loss before the update (on a device: waits for the step to end).
   absl::StatusOr<double> Step(const std::map<std::string, Tensor>& inputs, const Tensor& target);
+  // The same step without waiting for a device: its loss stays where it was computed
+  // and TakeLosses returns the losses of every such step since the last call, in order
+  // (one wait for all of them), so the host enqueues the next steps while the device
+  // runs this one.
+  absl::Status StepAsync(const std::map<std::string, Tensor>& inputs, const Tensor& target);
+  absl::StatusOr<std::vector<double>> TakeLosses();
   // The model's outputs with the current weights, in inference mode (Dropout off).
   absl::StatusOr<std::vector<Tensor>> Predict(const std::map<std::string, Tensor>& inputs);
 
@@ -130,6 +136,9 @@ class Trainer {
   std::map<std::string, Tensor> params_;  // name -> owned buffer, updated in place
   std::map<std::string, Tensor> state_;   // optimizer state and BatchNormalization running stats
   std::vector<const Tensor*> bound_inputs_;  // per training-graph input: its params_/state_ entry
+  // Runs one step; returns its loss tensor where it was computed.
+  absl::StatusOr<Tensor> RunStep(const std::map<std::string, Tensor>& inputs, const Tensor& target);
+  std::vector<Tensor> pending_losses_;  // StepAsync's, until TakeLosses
   int64_t step_ = 0;
   Tensor step_feed_, lr_feed_;  // the step counter and learning rate fed to each step, reused
 };

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "providers/copy_kernel.h"
 #include "providers/cost_model.h"
@@ -20,6 +22,26 @@ const KernelRegistry& CudaKernelRegistry() {
   return *registry;
 }
 
+namespace {
+
+// The stream of device `index`, shared by every provider (session) of the process on it
+// and kept for the process's life: work of different sessions (a trainer's step and its
+// evaluation, a batch gathered by one session and read by another) runs in the order it
+// was enqueued, with no events between them.
+absl::StatusOr<cudaStream_t> SharedStream(int index) {
+  static std::mutex mu;
+  static std::map<int, cudaStream_t>* streams = new std::map<int, cudaStream_t>;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = streams->find(index);
+  if (it != streams->end()) return it->second;
+  cudaStream_t s = nullptr;
+  TANDEM_CUDA_RETURN(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  (*streams)[index] = s;
+  return s;
+}
+
+}  // namespace
+
 CudaProvider::CudaProvider(int index)
     : index_(index),
       allocator_(CudaAllocator::Kind::kDevice, index),
@@ -29,7 +51,9 @@ absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index, co
   std::unique_ptr<CudaProvider> p(new CudaProvider(index));
   p->options_ = options;
   TANDEM_CUDA_RETURN(cudaSetDevice(index));
-  TANDEM_CUDA_RETURN(cudaStreamCreateWithFlags(&p->stream_, cudaStreamNonBlocking));
+  auto stream = SharedStream(index);
+  if (!stream.ok()) return stream.status();
+  p->stream_ = *stream;
   TANDEM_CUDA_RETURN(cublasLtCreate(&p->cublaslt_));
   TANDEM_CUDA_RETURN(cudnnCreate(&p->cudnn_));
   TANDEM_CUDA_RETURN(cudnnSetStream(p->cudnn_, p->stream_));
@@ -53,8 +77,7 @@ CudaProvider::~CudaProvider() {
   ReleaseCopied(/*all=*/true);
   workspace_.reset();
   if (cudnn_) cudnnDestroy(cudnn_);
-  if (cublaslt_) cublasLtDestroy(cublaslt_);
-  if (stream_) cudaStreamDestroy(stream_);
+  if (cublaslt_) cublasLtDestroy(cublaslt_);  // the stream is shared and stays (SharedStream)
 }
 
 const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry(); }

@@ -1,7 +1,8 @@
 // The CUDA execution provider (built into the plugin libtandem_cuda.so; the engine loads
-// it at run time, see providers/provider_plugin.h). One device, one stream per provider
-// (a session owns its providers, so one stream per session), and the library handles the
-// kernels share: cuBLASLt for matrix products, cuDNN for convolution, pooling and
+// it at run time, see providers/provider_plugin.h). One device per provider and one stream
+// per device, shared by every provider (so every session) of the process: sessions that
+// pass device tensors to each other need no events. Each provider has its own library
+// handles and workspace, bound to that stream, which the kernels share: cuBLASLt for matrix products, cuDNN for convolution, pooling and
 // softmax, kernels of our own (.cu) for the rest.
 //
 // Kernels enqueue on stream() and do not synchronize; Copy to the host and Synchronize()
@@ -29,7 +30,7 @@ namespace tandem::cuda {
 
 class CudaProvider : public ExecutionProvider {
  public:
-  // Creates the stream and handles on device `index`, computing as `options` say (TF32
+  // Creates the handles on device `index` (on its shared stream), computing as `options` say (TF32
   // or float32 products); fails with the driver's message.
   static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index, const ProviderOptions& options = {});
   // For placement previews (plugin_abi.h's create_preview): no driver call, no stream or
