@@ -10,7 +10,7 @@
 #   1. the CUDA tests against the CPU (tests/cuda; skips would be failures);
 #   2. the ONNX suite's node and simple tests with --device cuda (nodes per provider);
 #   3. GPU-vs-CPU training parity: the same tandem train runs on each device, losses compared
-#      (peaks MLP, Fashion CNN);
+#      (peaks MLP, Fashion CNN; shuffled batches gathered on the device); a --precision tf32 run;
 #   4. tandem profile --compare cpu,cuda with the batch sweep and crossover per model;
 #   5. --device auto against both devices on the same runs;
 #   6. tools/bench/gpu_bench.py against PyTorch CUDA (when PyTorch sees the GPU).
@@ -78,11 +78,12 @@ np.save(f"{w}/peaks_y.npy", rng.standard_normal((4096, 1)).astype(np.float32))
 np.save(f"{w}/img_x.npy", rng.standard_normal((512, 1, 28, 28)).astype(np.float32))
 np.save(f"{w}/img_y.npy", rng.integers(0, 10, 512).astype(np.int64))
 PY
-parity() {  # parity NAME MODEL X Y LOSS
+parity() {  # parity NAME MODEL X Y LOSS [EXTRA FLAGS...]
   local name=$1 model=$2 x=$3 y=$4 loss=$5
+  shift 5
   for d in cpu cuda; do
     "$tandem" train "$root/models/$model" --x "$work/$x" --y "$work/$y" --loss "$loss" --epochs 2 --batch-size 128 \
-      --no-shuffle --device "$d" --quiet --step-log "$work/$name-$d.csv" || return 1
+      --device "$d" --quiet --step-log "$work/$name-$d.csv" "$@" || return 1
   done
   python3 - "$work/$name-cpu.csv" "$work/$name-cuda.csv" <<'PY'
 import csv, sys
@@ -92,8 +93,15 @@ print(f"{len(a)} steps, max relative difference {worst:.2e} (limit 1e-4)")
 sys.exit(0 if len(a) == len(b) and worst <= 1e-4 else 1)
 PY
 }
-step "training parity GPU vs CPU: peaks MLP" 120 parity peaks peaks_mlp.onnx peaks_x.npy peaks_y.npy mse
-step "training parity GPU vs CPU: Fashion CNN" 120 parity fashion fashion_cnn.onnx img_x.npy img_y.npy cross_entropy
+step "training parity GPU vs CPU: peaks MLP" 120 parity peaks peaks_mlp.onnx peaks_x.npy peaks_y.npy mse --no-shuffle
+step "training parity GPU vs CPU: Fashion CNN" 120 parity fashion fashion_cnn.onnx img_x.npy img_y.npy cross_entropy \
+  --no-shuffle
+# Shuffled: on the GPU the batches are gathered on the device (training/resident_batches.h).
+step "training parity GPU vs CPU: Fashion CNN, shuffled batches" 120 parity fashion_shuffled fashion_cnn.onnx \
+  img_x.npy img_y.npy cross_entropy --seed 3
+step "tandem train --precision tf32 runs: Fashion CNN" 120 "$tandem" train "$root/models/fashion_cnn.onnx" \
+  --x "$work/img_x.npy" --y "$work/img_y.npy" --loss cross_entropy --epochs 1 --batch-size 128 --device cuda \
+  --precision tf32
 
 for m in peaks_mlp ode_mlp fashion_cnn; do
   step "profile --compare cpu,cuda: $m" 120 "$tandem" profile "$root/models/$m.onnx" --compare cpu,cuda \
