@@ -299,12 +299,13 @@ int Train(int argc, char** argv) {
   }
   std::vector<double> history, val_history, val_acc, step_losses;
   const int64_t steps_before = t.steps_taken();
-  // On a device the dataset's float tensors are uploaded once (up to kResidentCap) and
-  // each batch is gathered there in the BatchIterator's order; a full batch reads them as
-  // they are (its mean loss and gradient do not depend on the sample order).
+  // On a device the dataset's float tensors are uploaded once (up to kResidentCap, any
+  // size for a full batch, which is on the device each step anyway) and each batch is
+  // gathered there in the BatchIterator's order; a full batch reads them as they are (its mean loss and gradient do not depend on the sample order).
   std::unique_ptr<training::ResidentBatches> resident;
   const bool full_batch = batches.num_batches() == 1 && o.batch_size >= train.size();
-  if (t.device_description() != "cpu" && training::ResidentBatches::ResidentBytes(train) <= kResidentCap) {
+  if (t.device_description() != "cpu" &&
+      (full_batch || training::ResidentBatches::ResidentBytes(train) <= kResidentCap)) {
     auto r = training::ResidentBatches::Create(t, train);
     if (r.ok()) {
       resident = std::move(*r);

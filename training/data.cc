@@ -366,6 +366,7 @@ bool BatchIterator::NextRows(const int64_t** rows, int64_t* count) {
   const int64_t n = static_cast<int64_t>(order_.size());
   *count = std::min(batch_size_, n - pos_);
   if (*count <= 0 || (drop_last_ && *count < batch_size_)) return false;
+  if (!bx_.defined() || !by_.defined() || data_.y.dim(0) != data_.x.dim(0)) return false;  // as Next
   *rows = order_.data() + pos_;
   pos_ += *count;
   return true;

@@ -103,6 +103,10 @@ void ExpectMatchesCpu(const NodeCase& c, double rtol = 1e-5, double atol = 1e-6,
     ASSERT_EQ(a.dims(), b.dims()) << c.op << " output " << k;
     for (int64_t i = 0; i < b.numel(); ++i) {
       const double x = a.data<float>()[i], y = b.data<float>()[i];
+      if (std::isnan(y) || std::isinf(y)) {  // NaN meets NaN, an infinity the same one
+        ASSERT_TRUE(std::isnan(y) ? std::isnan(x) : x == y) << c.op << " output " << k << " element " << i << ": " << x;
+        continue;
+      }
       ASSERT_LE(std::fabs(x - y), atol + rtol * std::fabs(y)) << c.op << " output " << k << " element " << i;
     }
   }
@@ -134,6 +138,8 @@ TEST(CudaKernels, GradientOps) {
     ExpectMatchesCpu({"ai.tandem", op, {{"dy", Random({5, 17}, 14)}, {"y", Random({5, 17}, 15)}}});
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({8, 3, 4}, 16)}, {"like", Random({3, 1}, 17)}}});
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({1, 3}, 16)}, {"like", Random({3}, 17)}}});  // a reshape
+  // An empty output of a long reduction (no parts to split into).
+  ExpectMatchesCpu({"", "ReduceSum", {{"x", Random({0, 5000}, 179)}, {"axes", Ints({1})}}});
   // A bias gradient over the peaks MLP's 40,000 rows: summed in parts, then the parts.
   ExpectMatchesCpu({"ai.tandem", "SumToShape", {{"dy", Random({40000, 20}, 164)}, {"like", Random({20}, 165)}}},
                    1e-5, 1e-5);
@@ -376,6 +382,11 @@ TEST(CudaKernels, HardActivationsAndClip) {
   ExpectMatchesCpu({"", "HardSigmoid", {{"x", Random({7, 33}, 144, -5.f, 5.f)}},
                     {{"alpha", FloatAttribute(0.3f)}, {"beta", FloatAttribute(0.4f)}}});
   ExpectMatchesCpu({"", "HardSwish", {{"x", Random({7, 33}, 145, -5.f, 5.f)}}, {}, 1, 14});
+  Tensor odd = Random({2, 3}, 177);
+  odd.data<float>()[1] = NAN;
+  odd.data<float>()[4] = INFINITY;
+  ExpectMatchesCpu({"", "HardSigmoid", {{"x", odd}}}, 0, 0);  // NaN stays NaN, as on the CPU
+  ExpectMatchesCpu({"ai.tandem", "ClipGrad", {{"dy", Random({2, 3}, 178)}, {"x", odd}}}, 0, 0);  // no bounds: all pass
   NodeCase old{"", "Clip", {{"x", Random({5, 9}, 146, -3.f, 3.f)}}, {{"min", FloatAttribute(-1.f)}, {"max", FloatAttribute(0.5f)}}};
   old.opset = 6;
   ExpectMatchesCpu(old, 0, 0);

@@ -24,7 +24,7 @@ __device__ __forceinline__ float ApplyUnary(UnaryOp op, float x, float alpha, fl
     case UnaryOp::kReciprocal: return 1.f / x;
     case UnaryOp::kScale: return alpha * x;
     case UnaryOp::kClip: return x != x ? x : fminf(fmaxf(x, alpha), beta);
-    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
+    case UnaryOp::kHardSigmoid: return x != x ? x : fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
     case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
   }
   return x;

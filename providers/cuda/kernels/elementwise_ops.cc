@@ -40,11 +40,12 @@ class UnaryOf : public Unary {
 };
 
 // The bounds of Clip / ClipGrad: attributes min/max before opset 11, optional host
-// scalar inputs (at `first`, `first` + 1) from 11; absent ones are float's extremes.
+// scalar inputs (at `first`, `first` + 1) from 11; absent ones are `absent` (as the CPU
+// kernels: float's extremes for Clip, infinities for ClipGrad).
 absl::StatusOr<std::pair<float, float>> ClipBounds(const KernelContext& ctx, int first, bool from_inputs,
-                                                   float attr_min, float attr_max) {
+                                                   float attr_min, float attr_max, float absent) {
   if (!from_inputs) return std::make_pair(attr_min, attr_max);
-  float bound[2] = {std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
+  float bound[2] = {-absent, absent};
   for (int i = 0; i < 2; ++i) {
     const Tensor* b = ctx.input(first + i);
     if (!b) continue;
@@ -66,7 +67,7 @@ class Clip : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     absl::Status s = RequireFloat(ctx, {0});
     if (!s.ok()) return s;
-    auto bounds = ClipBounds(ctx, 1, from_inputs_, min_, max_);
+    auto bounds = ClipBounds(ctx, 1, from_inputs_, min_, max_, std::numeric_limits<float>::max());
     if (!bounds.ok()) return bounds.status();
     const Tensor& x = *ctx.input(0);
     auto y = Output(ctx, 0, DataType::kFloat, x.dims());
@@ -88,8 +89,8 @@ class ClipGrad : public Kernel {
  public:
   explicit ClipGrad(const KernelInfo& info)
       : stream_(ProviderOf(info).stream()),
-        min_(info.node.attr_float("min", std::numeric_limits<float>::lowest())),
-        max_(info.node.attr_float("max", std::numeric_limits<float>::max())),
+        min_(info.node.attr_float("min", -std::numeric_limits<float>::infinity())),
+        max_(info.node.attr_float("max", std::numeric_limits<float>::infinity())),
         from_inputs_(!info.node.has_attr("min") && !info.node.has_attr("max")) {}
   absl::Status Compute(KernelContext& ctx) override {
     absl::Status s = RequireFloat(ctx, {0, 1});
@@ -97,7 +98,7 @@ class ClipGrad : public Kernel {
     const Tensor& dy = *ctx.input(0);
     const Tensor& x = *ctx.input(1);
     if (s = RequireSameShape(dy, x); !s.ok()) return s;
-    auto bounds = ClipBounds(ctx, 2, from_inputs_, min_, max_);
+    auto bounds = ClipBounds(ctx, 2, from_inputs_, min_, max_, std::numeric_limits<float>::infinity());
     if (!bounds.ok()) return bounds.status();
     auto dx = Output(ctx, 0, DataType::kFloat, x.dims());
     if (!dx.ok()) return dx.status();

@@ -90,7 +90,7 @@ constexpr int64_t kTargetBlocks = 1024;  // enough to fill an H100's 132 SMs sev
 constexpr int64_t kMinPart = 2048;       // elements a part sums at least
 
 int64_t Parts(int64_t out_count, int64_t red_count) {
-  if (out_count >= kTargetBlocks || red_count < 2 * kMinPart) return 1;
+  if (out_count == 0 || out_count >= kTargetBlocks || red_count < 2 * kMinPart) return 1;
   const int64_t by_blocks = kTargetBlocks / out_count, by_size = red_count / kMinPart;
   return by_blocks < by_size ? by_blocks : by_size;
 }
