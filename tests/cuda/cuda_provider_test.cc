@@ -440,6 +440,11 @@ TEST(CudaKernels, LayerNormalizationAndItsGradient) {
                 {{"dy", Random({6, 7, 32}, 161)}, {"x", Random({6, 7, 32}, 162, -3.f, 3.f)}, {"s", Random({32}, 163)}}};
   grad.outputs = 3;
   ExpectMatchesCpu(grad, 1e-4, 1e-5);
+  // Many rows, few columns: dScale and dB summed in 64 parts of the rows, then the parts.
+  NodeCase tall{"ai.tandem", "LayerNormalizationGrad",
+                {{"dy", Random({4096, 64}, 180)}, {"x", Random({4096, 64}, 181, -3.f, 3.f)}, {"s", Random({64}, 182)}}};
+  tall.outputs = 3;
+  ExpectMatchesCpu(tall, 1e-4, 1e-4);
 }
 
 TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {

@@ -154,9 +154,11 @@ cudaError_t LaunchPad(const float* x, float* y, int64_t n, const PadIndex& index
 cudaError_t LaunchLayerNorm(const float* x, const float* scale, const float* bias, float* y, float* mean,
                             float* inv_std, int64_t rows, int64_t inner, float epsilon, cudaStream_t stream);
 // Its gradient: dx (may be null) and, summed over rows, dscale = sum(dy * xhat) and dbias
-// = sum(dy) (each may be null). row_mean / row_inv_std: `rows` floats of scratch.
+// = sum(dy) (each may be null). Scratch: row_mean / row_inv_std `rows` floats each, and
+// `partial` LayerNormGradScratchDoubles(rows, inner) doubles.
+int64_t LayerNormGradScratchDoubles(int64_t rows, int64_t inner);
 cudaError_t LaunchLayerNormGrad(const float* dy, const float* x, const float* scale, float* dx, float* dscale,
-                                float* dbias, float* row_mean, float* row_inv_std, int64_t rows, int64_t inner,
-                                float epsilon, cudaStream_t stream);
+                                float* dbias, float* row_mean, float* row_inv_std, double* partial, int64_t rows,
+                                int64_t inner, float epsilon, cudaStream_t stream);
 
 }  // namespace tandem::cuda

@@ -1,6 +1,7 @@
 // LayerNormalization and its gradient on the GPU: one block per row of `inner` elements
 // (block-wide sums in double, two passes for the variance as the CPU's reference), and
-// the scale/bias gradients as column sums over the rows, one thread per column.
+// the scale/bias gradients as column sums over the rows: one thread per column and part
+// of the rows, then the parts added in order (deterministic).
 #include <cuda_runtime.h>
 
 #include "providers/cuda/kernels/launch.h"
@@ -87,17 +88,33 @@ __global__ void LayerNormGradRowsKernel(const float* dy, const float* x, const f
   }
 }
 
-// dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy. The statistics are the float values
-// saved above, which differ from the double ones by an ulp.
-__global__ void LayerNormGradColumnsKernel(const float* dy, const float* x, const float* row_mean,
-                                           const float* row_inv, float* dscale, float* dbias, int64_t rows,
-                                           int64_t inner) {
+// Part p (blockIdx.y) of the column sums dscale[j] = sum_r dy * xhat, dbias[j] = sum_r dy
+// over rows [p * chunk, (p + 1) * chunk), into partial[(2 p) * inner + j] and
+// partial[(2 p + 1) * inner + j]. The statistics are the float values saved above, which
+// differ from the double ones by an ulp.
+__global__ void LayerNormGradColumnPartsKernel(const float* dy, const float* x, const float* row_mean,
+                                               const float* row_inv, double* partial, int64_t rows, int64_t inner,
+                                               int64_t chunk) {
+  const int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (j >= inner) return;
+  const int64_t p = blockIdx.y, begin = p * chunk, end = begin + chunk < rows ? begin + chunk : rows;
+  double ds = 0, db = 0;
+  for (int64_t r = begin; r < end; ++r) {
+    const double g = dy[r * inner + j];
+    ds += g * (x[r * inner + j] - static_cast<double>(row_mean[r])) * row_inv[r];
+    db += g;
+  }
+  partial[(2 * p) * inner + j] = ds;
+  partial[(2 * p + 1) * inner + j] = db;
+}
+
+__global__ void LayerNormGradColumnSumKernel(const double* partial, float* dscale, float* dbias, int64_t inner,
+                                             int64_t parts) {
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < inner; j += int64_t(gridDim.x) * blockDim.x) {
     double ds = 0, db = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const double g = dy[r * inner + j];
-      ds += g * (x[r * inner + j] - static_cast<double>(row_mean[r])) * row_inv[r];
-      db += g;
+    for (int64_t p = 0; p < parts; ++p) {
+      ds += partial[(2 * p) * inner + j];
+      db += partial[(2 * p + 1) * inner + j];
     }
     if (dscale) dscale[j] = static_cast<float>(ds);
     if (dbias) dbias[j] = static_cast<float>(db);
@@ -105,6 +122,15 @@ __global__ void LayerNormGradColumnsKernel(const float* dy, const float* x, cons
 }
 
 int RowBlocks(int64_t rows) { return static_cast<int>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks); }
+
+// Row parts of the column sums: enough blocks to fill the GPU, at least 64 rows a part.
+int64_t ColumnParts(int64_t rows, int64_t inner) {
+  const int64_t column_blocks = (inner + kRowThreads - 1) / kRowThreads;
+  int64_t parts = 1024 / column_blocks;
+  if (parts > rows / 64) parts = rows / 64;
+  if (parts > 65535) parts = 65535;
+  return parts < 1 ? 1 : parts;
+}
 
 }  // namespace
 
@@ -116,17 +142,22 @@ cudaError_t LaunchLayerNorm(const float* x, const float* scale, const float* bia
   return cudaGetLastError();
 }
 
+int64_t LayerNormGradScratchDoubles(int64_t rows, int64_t inner) { return 2 * ColumnParts(rows, inner) * inner; }
+
 cudaError_t LaunchLayerNormGrad(const float* dy, const float* x, const float* scale, float* dx, float* dscale,
-                                float* dbias, float* row_mean, float* row_inv_std, int64_t rows, int64_t inner,
-                                float epsilon, cudaStream_t stream) {
+                                float* dbias, float* row_mean, float* row_inv_std, double* partial, int64_t rows,
+                                int64_t inner, float epsilon, cudaStream_t stream) {
   if (inner == 0) return cudaSuccess;
   if (rows > 0)
     LayerNormGradRowsKernel<<<RowBlocks(rows), kRowThreads, 0, stream>>>(dy, x, scale, dx, row_mean, row_inv_std,
                                                                          rows, inner, epsilon);
   if (dscale || dbias) {
+    const int64_t parts = ColumnParts(rows, inner), chunk = (rows + parts - 1) / parts;
+    const dim3 grid(static_cast<unsigned>((inner + kRowThreads - 1) / kRowThreads), static_cast<unsigned>(parts));
+    LayerNormGradColumnPartsKernel<<<grid, kRowThreads, 0, stream>>>(dy, x, row_mean, row_inv_std, partial, rows,
+                                                                     inner, chunk);
     const int blocks = static_cast<int>((inner + kRowThreads - 1) / kRowThreads);
-    LayerNormGradColumnsKernel<<<blocks, kRowThreads, 0, stream>>>(dy, x, row_mean, row_inv_std, dscale, dbias,
-                                                                   rows, inner);
+    LayerNormGradColumnSumKernel<<<blocks, kRowThreads, 0, stream>>>(partial, dscale, dbias, inner, parts);
   }
   return cudaGetLastError();
 }

@@ -116,9 +116,12 @@ class LayerNormGradKernel : public LayerNormBase {
     if (rows->outer == 0 || rows->inner == 0) return absl::OkStatus();
     auto stats = Scratch(ctx, DataType::kFloat, {2, rows->outer});
     if (!stats.ok()) return stats.status();
+    auto partial = Scratch(ctx, DataType::kDouble, {LayerNormGradScratchDoubles(rows->outer, rows->inner)});
+    if (!partial.ok()) return partial.status();
     float* mean = stats->data<float>();
     TANDEM_CUDA_RETURN(LaunchLayerNormGrad(dy.data<float>(), x.data<float>(), *scale, out[0], out[1], out[2], mean,
-                                           mean + rows->outer, rows->outer, rows->inner, epsilon_, stream_));
+                                           mean + rows->outer, partial->data<double>(), rows->outer, rows->inner,
+                                           epsilon_, stream_));
     return absl::OkStatus();
   }
 };
