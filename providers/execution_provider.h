@@ -15,6 +15,16 @@
 
 namespace tandem {
 
+// Device work recorded once and replayed as one launch (a CUDA Graph): see
+// ExecutionProvider::BeginCapture. It reads and writes the very buffers the recorded
+// kernels were given, so whoever holds it keeps those buffers alive and fills them.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  // Enqueues the recorded work again (on the provider's stream; returns before it ends).
+  virtual absl::Status Replay() = 0;
+};
+
 class ExecutionProvider {
  public:
   virtual ~ExecutionProvider() = default;
@@ -56,6 +66,18 @@ class ExecutionProvider {
   // Host memory for values this provider copies back to the host (a device provider
   // returns page-locked memory so copies run at full speed); null = ordinary host memory.
   virtual Allocator* host_allocator() { return nullptr; }
+  // Stream capture, for providers that can record work (CUDA). Between BeginCapture and
+  // EndCapture the kernels' launches are recorded instead of run, and device memory
+  // allocated meanwhile is reserved for the recording: it is never handed to anyone else
+  // while the DeviceGraph lives (buffers freed during the capture are reused only by it).
+  // Nothing may copy to or from the host, or wait for the device, while capturing. The
+  // recorded work has not run when EndCapture returns: Replay it. On any error the
+  // capture is ended and discarded.
+  virtual bool SupportsCapture() const { return false; }
+  virtual absl::Status BeginCapture() { return absl::UnimplementedError(name() + " cannot capture"); }
+  virtual absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() {
+    return absl::UnimplementedError(name() + " cannot capture");
+  }
   // One line about the device, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)".
   virtual std::string description() const { return name(); }
 };

@@ -32,6 +32,11 @@ struct KernelDef {
   // Every input may live on any device: Shape and Size read only dims, Copy moves data
   // between devices itself.
   bool any_device = false;
+  // The kernel writes some of its inputs in place (an optimizer update: the parameter
+  // and its state). A recorded device graph (runtime/plan_capture.h) then reads and
+  // writes the caller's buffers themselves, so it is replayed only while the caller
+  // feeds those same buffers.
+  bool updates_inputs_in_place = false;
 
   bool reads_on_host(int input) const;
   bool reads_metadata_only(int input) const;

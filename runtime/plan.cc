@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "providers/partitioner.h"
 #include "providers/kernel_guard.h"
+#include "runtime/plan_capture.h"
 
 namespace tandem {
 
@@ -19,6 +20,9 @@ bool ReadsOnHost(const ExecutionProvider& provider, const KernelDef* def, int i)
 }
 bool ReadsMetadataOnly(const KernelDef* def, int i) { return def && def->reads_metadata_only(i); }
 }  // namespace
+
+Plan::Plan(const Graph& graph) : graph_(graph) {}
+Plan::~Plan() = default;
 
 int Plan::Slot(const std::string& name) {
   auto it = slot_of_.find(name);
@@ -250,16 +254,13 @@ absl::Status Plan::RunStep(Step& step, std::vector<Tensor>& values, const OuterS
 }
 
 absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const OuterScope& outer) {
-  // Every slot is emptied on the way out (inputs and constants are not held between runs);
-  // the vector itself is kept.
+  if (capture_ && capture_->off.empty() && !profiling_ && !outer) return RunCapturing(std::move(inputs));
+  return RunLaunches(std::move(inputs), outer);
+}
+
+absl::Status Plan::BindInputs(std::vector<Tensor>& inputs, const OuterScope& outer) {
   std::vector<Tensor>& values = values_;
   values.resize(slot_names_.size());
-  struct Clear {
-    std::vector<Tensor>& v;
-    ~Clear() {
-      for (Tensor& t : v) t = Tensor();
-    }
-  } clear{values};
   for (const auto& [slot, t] : constants_) values[slot] = *t;
   for (const auto& [slot, name] : outer_slots_) {
     const Tensor* t = outer ? outer(name) : nullptr;
@@ -278,6 +279,20 @@ absl::StatusOr<std::vector<Tensor>> Plan::Run(std::vector<Tensor> inputs, const 
     }
     values[input_slots_[i]] = std::move(inputs[i]);  // a tensor copy costs a Dims allocation
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> Plan::RunLaunches(std::vector<Tensor> inputs, const OuterScope& outer) {
+  // Every slot is emptied on the way out (inputs and constants are not held between runs);
+  // the vector itself is kept.
+  std::vector<Tensor>& values = values_;
+  struct Clear {
+    std::vector<Tensor>& v;
+    ~Clear() {
+      for (Tensor& t : v) t = Tensor();
+    }
+  } clear{values};
+  if (absl::Status s = BindInputs(inputs, outer); !s.ok()) return s;
   for (Step& step : steps_) {
     absl::Status s = RunStep(step, values, outer);
     if (!s.ok()) return s;

@@ -34,8 +34,11 @@ struct TraceEvent {
   double start_us = 0, duration_us = 0;
 };
 
+struct PlanCapture;  // runtime/plan_capture.h
+
 class Plan {
  public:
+  ~Plan();
   // `graph` must be partitioned (node.provider set) and outlive the plan.
   static absl::StatusOr<std::unique_ptr<Plan>> Build(
       const Graph& graph, const std::map<std::string, ExecutionProvider*>& providers,
@@ -49,6 +52,13 @@ class Plan {
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> inputs, const OuterScope& outer = nullptr);
 
   const Graph& graph() const { return graph_; }
+  // Records the device work once and replays it as one launch on later runs with the
+  // same input shapes (CUDA Graphs; runtime/plan_capture.h says which plans and when).
+  // Off while profiling. Returns "" when this plan can be recorded, else why not.
+  std::string EnableCapture();
+  // "" while recording is on or pending; else why this plan runs launch by launch.
+  std::string capture_status() const;
+  int64_t replays() const;  // runs done by replaying a recording
   // Per-node timings (profile()); with `events`, also one TraceEvent per executed node
   // (trace()), which only a caller that writes a trace should ask for: they accumulate.
   void set_profiling(bool on, bool events = false);
@@ -76,8 +86,23 @@ class Plan {
     double total_us = 0;
     int64_t calls = 0;
   };
-  explicit Plan(const Graph& graph) : graph_(graph) {}
+  explicit Plan(const Graph& graph);
   int Slot(const std::string& name);
+  // Fills the slots with the constants, the outer scope's values and `inputs` (and the
+  // host shadows of device-fed inputs).
+  absl::Status BindInputs(std::vector<Tensor>& inputs, const OuterScope& outer);
+  // Every step in order, each kernel launched (what Run does without a recording).
+  absl::StatusOr<std::vector<Tensor>> RunLaunches(std::vector<Tensor> inputs, const OuterScope& outer);
+  // runtime/plan_capture.cc: the roles of the steps (or why the plan cannot be
+  // recorded), and a run that records, replays or launches as the state says.
+  std::string ClassifyForCapture(PlanCapture& c) const;
+  absl::StatusOr<std::vector<Tensor>> RunCapturing(std::vector<Tensor> inputs);
+  absl::StatusOr<std::vector<Tensor>> Record(std::vector<Tensor> inputs);
+  absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> inputs);
+  // The steps of `role`, run in order on the bound slots.
+  absl::Status RunRole(int role);
+  // The graph outputs after the recorded work and the epilogue ran.
+  absl::StatusOr<std::vector<Tensor>> CapturedOutputs(const std::vector<Tensor>& inputs);
   absl::Status RunStep(Step& step, std::vector<Tensor>& values, const OuterScope& outer);
   // Threads for one node: 1 when its inputs hold fewer than kSerialNodeElements elements
   // (waking an OpenMP team costs more than such a node's math: a 3x100 Gemm takes ~1 us,
@@ -100,6 +125,7 @@ class Plan {
   int num_threads_ = 1;
   bool profiling_ = false, tracing_ = false;
   std::vector<TraceEvent> trace_;
+  std::unique_ptr<PlanCapture> capture_;  // set by EnableCapture
 };
 
 }  // namespace tandem

@@ -144,6 +144,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->profiling_ = options.profiling;
   s->tracing_ = options.tracing;
   s->preview_ = options.placement_preview;
+  s->device_graphs_ = options.device_graphs;
   if (s->preview_) return s;  // placed, not runnable: no kernels are made
   auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
@@ -165,6 +166,7 @@ absl::StatusOr<Plan*> Session::AcquirePlan() {
   auto plan = Plan::Build(*graph_, providers_by_name_, num_threads_);
   if (!plan.ok()) return plan.status();
   (*plan)->set_profiling(profiling_, tracing_);
+  if (device_graphs_) (*plan)->EnableCapture();
   std::lock_guard<std::mutex> lock(plans_mu_);
   plans_.push_back(std::move(*plan));
   return plans_.back().get();
@@ -322,6 +324,21 @@ std::vector<ExecutionProvider*> Session::providers() const {
   std::vector<ExecutionProvider*> out;
   for (const auto& p : providers_) out.push_back(p.get());
   return out;
+}
+
+std::string Session::device_graph_status() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  if (!device_graphs_) return "device graphs are off";
+  for (const auto& p : plans_)
+    if (!p->capture_status().empty()) return p->capture_status();
+  return "";
+}
+
+int64_t Session::device_graph_replays() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  int64_t n = 0;
+  for (const auto& p : plans_) n += p->replays();
+  return n;
 }
 
 absl::StatusOr<Tensor> Session::ToDevice(const Tensor& t) const {

@@ -55,6 +55,10 @@ struct SessionOptions {
   // How the providers compute (float32, or TF32 products on the GPU), given to each one
   // when it is created.
   ProviderOptions provider_options;
+  // Record the device work once and replay it per run (CUDA Graphs, runtime/plan_capture.h)
+  // where the plan allows it. Off by default: a recording reserves its memory and holds
+  // its input buffers; `tandem run/train/profile` turn it on (--no-cuda-graph turns it off).
+  bool device_graphs = false;
   ImportOptions import;
 };
 
@@ -100,6 +104,11 @@ class Session {
   void SetProfiling(bool profiling, bool tracing = false);
   void ResetProfile();
   size_t peak_memory_bytes() const;
+  // SessionOptions::device_graphs: "" while runs are recorded and replayed (or will be,
+  // from the second run with the same input shapes), else why they launch kernel by
+  // kernel; and how many runs were replays.
+  std::string device_graph_status() const;
+  int64_t device_graph_replays() const;
 
   // The session's providers, in order of preference (the host provider is always there).
   std::vector<ExecutionProvider*> providers() const;
@@ -124,6 +133,7 @@ class Session {
   std::map<std::string, ExecutionProvider*> providers_by_name_;
   bool profiling_ = false, tracing_ = false;
   bool preview_ = false;  // SessionOptions::placement_preview
+  bool device_graphs_ = false;
   mutable std::mutex plans_mu_;
   std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
   std::vector<Plan*> idle_plans_;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/resource_limits.h"
 #include "providers/device_selection.h"
+#include "runtime/session.h"
 
 namespace tandem::cli {
 namespace {
@@ -134,6 +135,18 @@ ProviderOptions ProviderOptionsFromFlags(const Args& a) {
     std::exit(2);
   }
   return o;
+}
+
+void PrintDeviceGraphStatus(const Session& session, int64_t runs) {
+  bool on_device = false;
+  for (const ExecutionProvider* p : session.providers()) on_device |= p->device().type != DeviceType::kCpu;
+  const std::string status = session.device_graph_status();
+  if (!on_device || status == "device graphs are off") return;
+  if (status.empty())
+    std::printf("CUDA graph: %lld of %lld runs replayed\n", static_cast<long long>(session.device_graph_replays()),
+                static_cast<long long>(runs));
+  else
+    std::printf("CUDA graph: off (%s)\n", status.c_str());
 }
 
 void PrintPlacementChoice(const PartitionResult& placement) {

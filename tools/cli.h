@@ -9,6 +9,10 @@
 #include "providers/provider_options.h"
 #include "runtime/plan.h"
 
+namespace tandem {
+class Session;
+}
+
 namespace tandem::cli {
 
 struct Args {
@@ -43,6 +47,18 @@ ProviderOptions ProviderOptionsFromFlags(const Args& a);
   "  --precision fp32|tf32   fp32 (default): float32 math everywhere; tf32: the GPU's\n"   \
   "                          matrix products and convolutions on TF32 tensor cores\n"      \
   "                          (faster, ~1e-3 relative error; the CPU is unaffected)\n"
+
+// `--no-cuda-graph`: every kernel launched, instead of the GPU work recorded once as a CUDA
+// graph and replayed (SessionOptions::device_graphs, on by default in the CLI).
+inline bool DeviceGraphsFromFlags(const Args& a) { return !a.has("--no-cuda-graph"); }
+#define TANDEM_CUDA_GRAPH_HELP                                                              \
+  "  --no-cuda-graph         launch the GPU's kernels one by one instead of replaying them\n" \
+  "                          as a CUDA graph (recorded from the second run of a shape,\n"    \
+  "                          where every node runs on the GPU), to compare\n"
+
+// After a session's runs on a GPU, one line: "CUDA graph: N of M runs replayed" or
+// "CUDA graph: off (why)". Nothing for a session on the CPU alone or with --no-cuda-graph.
+void PrintDeviceGraphStatus(const Session& session, int64_t runs);
 
 // --max-memory SIZE and --max-loop-iterations N, accepted by every command (Parse applies
 // them to graph/resource_limits.h; a malformed value exits(2)).

@@ -53,6 +53,7 @@ const char kUsage[] =
     "                          without them random inputs, and targets shaped for the loss\n"
     TANDEM_TRAIN_SPEC_HELP
     TANDEM_PRECISION_HELP
+    TANDEM_CUDA_GRAPH_HELP
     TANDEM_LIMITS_HELP;
 
 double Median(std::vector<double> v) {
@@ -227,7 +228,7 @@ int Profile(int argc, char** argv) {
   std::vector<std::string> value_flags = {"--compare", "--batch-sizes", "--chart", "--trace", "--repeat", "--input",
                                          "--dim", "--seed", "--threads", "--batch-size", "--x", "--y",
                                          "--precision"};
-  std::vector<std::string> bool_flags = {"--train"};
+  std::vector<std::string> bool_flags = {"--train", "--no-cuda-graph"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
   bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
   Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
@@ -279,6 +280,7 @@ int Profile(int argc, char** argv) {
   if (auto st = TrainSpecFromFlags(a, &trainer_options); !st.ok()) return Fail(st);
   trainer_options.num_threads = static_cast<int>(a.get_int("--threads", 0));
   trainer_options.provider_options = ProviderOptionsFromFlags(a);
+  trainer_options.device_graphs = DeviceGraphsFromFlags(a);
   auto graph = ImportModelFile(model);
   if (!graph.ok()) return Fail(graph.status());
   if (graph->inputs.empty() || graph->outputs.empty())
@@ -317,6 +319,7 @@ int Profile(int argc, char** argv) {
       so.providers = providers;
       so.num_threads = static_cast<int>(a.get_int("--threads", 0));
       so.provider_options = trainer_options.provider_options;
+      so.device_graphs = trainer_options.device_graphs;
       auto s = Session::FromGraph(*graph, so);
       if (!s.ok()) return Fail(s.status());
       w.session = std::move(*s);

@@ -32,6 +32,7 @@ const char kUsage[] =
     "  --no-fusion             keep Conv/Gemm/MatMul and their activations apart\n"
     TANDEM_DEVICE_HELP
     TANDEM_PRECISION_HELP
+    TANDEM_CUDA_GRAPH_HELP
     TANDEM_LIMITS_HELP;
 
 std::string Preview(const Tensor& t) {
@@ -49,7 +50,7 @@ std::string Preview(const Tensor& t) {
 int Run(int argc, char** argv) {
   Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device", "--trace",
                                 "--precision"},
-                 {"--profile", "--no-fusion"}, kUsage);
+                 {"--profile", "--no-fusion", "--no-cuda-graph"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -71,6 +72,7 @@ int Run(int argc, char** argv) {
   so.providers = device_choice.providers;
   so.placement = device_choice.placement;
   so.provider_options = ProviderOptionsFromFlags(a);
+  so.device_graphs = DeviceGraphsFromFlags(a);
   auto graph = ImportModelFile(a.positional[0], so.import);
   if (!graph.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(graph.status().message()).c_str());
@@ -163,6 +165,7 @@ int Run(int argc, char** argv) {
     }
     if (!time_runs(resident, " with inputs resident on the device")) return 1;
   }
+  PrintDeviceGraphStatus(s, 1 + (on_device ? 2 : 1) * repeat);
   if (a.has("--profile")) PrintProfile(s.profile());
   if (a.has("--trace")) {
     if (auto st = WriteChromeTrace(s.trace(), a.get("--trace")); !st.ok()) {

@@ -68,6 +68,7 @@ const char kUsage[] =
     "                            the steps after the first, which builds the primitives)\n"
     "  --no-fusion               keep layers and activations as separate nodes (for comparison)\n"
     TANDEM_PRECISION_HELP
+    TANDEM_CUDA_GRAPH_HELP
     TANDEM_LIMITS_HELP;
 
 // The most dataset bytes `train` keeps on a device (more is gathered on the host per batch).
@@ -116,7 +117,7 @@ int Train(int argc, char** argv) {
                                          "--device", "--history", "--step-log", "--export", "--checkpoint-dir",
                                          "--trace", "--k-fold", "--precision"};
   std::vector<std::string> bool_flags = {"--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile",
-                                         "--resume", "--no-fusion"};
+                                         "--resume", "--no-fusion", "--no-cuda-graph"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
   bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
   Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
@@ -145,6 +146,7 @@ int Train(int argc, char** argv) {
   o.trainer.providers = device_choice.providers;
   o.trainer.placement = device_choice.placement;
   o.trainer.provider_options = ProviderOptionsFromFlags(a);
+  o.trainer.device_graphs = DeviceGraphsFromFlags(a);
 
   // Model first: its input names say which data feeds what.
   auto graph = ImportModelFile(a.positional[0]);
@@ -441,6 +443,7 @@ int Train(int argc, char** argv) {
   if (!history.empty()) std::printf(", final train loss %.6g", history.back());
   if (!val_acc.empty()) std::printf(", validation accuracy %.2f%%", 100 * val_acc.back());
   std::printf("\n");
+  PrintDeviceGraphStatus(t.training_session(), steps_here);
 
   if (a.has("--profile")) PrintProfile(t.profile());
   if (a.has("--trace")) {

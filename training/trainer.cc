@@ -73,6 +73,7 @@ absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, co
   so.fusion = options.fusion;
   so.providers = setup.options.providers;
   so.provider_options = options.provider_options;
+  so.device_graphs = options.device_graphs;
   so.outputs_on_host = false;  // loss and running stats stay where they were computed
   return setup;
 }

@@ -35,6 +35,9 @@ struct TrainerOptions {
   bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see providers/device_selection.h
   ProviderOptions provider_options;              // float32 or TF32 on the GPU (SessionOptions's)
+  // The step recorded once and replayed (CUDA Graphs, SessionOptions::device_graphs);
+  // training_session().device_graph_status() says whether it is.
+  bool device_graphs = false;
   // kLowestCost (--device auto) with several providers: the training step is estimated
   // all on the CPU and all on the device (runtime/session.h), and the trainer becomes a
   // CPU trainer or a device one (preference order, as --device cuda) accordingly. A step

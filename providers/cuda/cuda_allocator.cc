@@ -8,6 +8,12 @@
 
 namespace tandem::cuda {
 
+struct CudaAllocator::Pool {
+  std::weak_ptr<State> state;
+  std::map<size_t, std::vector<void*>> free_lists;  // freed pool blocks, by bucket
+  ~Pool();
+};
+
 struct CudaAllocator::State {
   Kind kind;
   int device_index;
@@ -15,11 +21,17 @@ struct CudaAllocator::State {
   std::map<size_t, std::vector<void*>> free_lists;  // bucket size -> cached pointers
   size_t in_use = 0, peak = 0, cached = 0, driver_allocations = 0;
   std::string last_error;
+  std::shared_ptr<Pool> open_pool;  // OpenPool..ClosePool
 
   void* DriverAlloc(size_t bytes) {
     void* p = nullptr;
     cudaSetDevice(device_index);
+    // Not part of any stream capture under way on this thread (a recording replays its
+    // launches, never this allocation: the block stays the pool's).
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     cudaError_t e = kind == Kind::kDevice ? cudaMalloc(&p, bytes) : cudaMallocHost(&p, bytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
     if (e != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
@@ -39,6 +51,17 @@ struct CudaAllocator::State {
     cached = 0;
   }
 };
+
+CudaAllocator::Pool::~Pool() {
+  std::shared_ptr<State> s = state.lock();
+  if (!s) return;  // the allocator and its cache are gone: nothing to give back to
+  std::lock_guard<std::mutex> lock(s->mu);
+  for (auto& [bucket, list] : free_lists) {
+    auto& to = s->free_lists[bucket];
+    to.insert(to.end(), list.begin(), list.end());
+    s->cached += bucket * list.size();
+  }
+}
 
 size_t CudaAllocator::BucketSize(size_t bytes) {
   constexpr size_t kSmallStep = 512, kLargeStep = 2u << 20, kLarge = 1u << 20;
@@ -80,20 +103,25 @@ std::shared_ptr<Buffer> CudaAllocator::Allocate(size_t bytes) {
   }
   const size_t bucket = BucketSize(bytes);
   void* p = nullptr;
+  std::shared_ptr<Pool> pool;  // the open pool, which then owns the block
   {
     std::lock_guard<std::mutex> lock(state_->mu);
+    pool = state_->open_pool;
     if (std::string why = LiveMemoryOverLimit(bucket, state_->in_use, limit); !why.empty()) {
       state_->last_error = what + why;
       return buf;
     }
     auto& list = state_->free_lists[bucket];
-    if (!list.empty()) {
+    if (pool && !pool->free_lists[bucket].empty()) {
+      p = pool->free_lists[bucket].back();
+      pool->free_lists[bucket].pop_back();
+    } else if (!list.empty()) {
       p = list.back();
       list.pop_back();
       state_->cached -= bucket;
     } else {
       p = state_->DriverAlloc(bucket);
-      if (!p && state_->cached) {  // give the cache back and try once more
+      if (!p && state_->cached && !pool) {  // give the cache back and try once more (not while recording)
         state_->ReleaseCacheLocked();
         p = state_->DriverAlloc(bucket);
       }
@@ -116,15 +144,35 @@ std::shared_ptr<Buffer> CudaAllocator::Allocate(size_t bytes) {
   }
   buf->data = p;
   std::weak_ptr<State> weak = state_;
-  buf->release = [weak, bucket](Buffer& b) {
+  std::weak_ptr<Pool> weak_pool = pool;
+  buf->release = [weak, weak_pool, bucket](Buffer& b) {
     auto s = weak.lock();
     if (!s || !b.data) return;
+    std::shared_ptr<Pool> owner = weak_pool.lock();  // dropped after the lock below (~Pool locks too)
     std::lock_guard<std::mutex> lock(s->mu);
     s->in_use -= bucket;
+    if (owner) {
+      owner->free_lists[bucket].push_back(b.data);
+      return;
+    }
     s->free_lists[bucket].push_back(b.data);
     s->cached += bucket;
   };
   return buf;
+}
+
+std::shared_ptr<void> CudaAllocator::OpenPool() {
+  auto pool = std::make_shared<Pool>();
+  pool->state = state_;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->open_pool = pool;
+  return pool;
+}
+
+void CudaAllocator::ClosePool() {
+  std::shared_ptr<Pool> closed;  // dropped after the lock (~Pool locks too)
+  std::lock_guard<std::mutex> lock(state_->mu);
+  closed = std::move(state_->open_pool);
 }
 
 size_t CudaAllocator::bytes_in_use() const {

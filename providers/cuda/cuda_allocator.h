@@ -11,6 +11,14 @@
 // (graph/resource_limits.h): device memory only when --max-memory was set (otherwise
 // the device's own size is the limit), pinned host memory always (default 80% of RAM).
 //
+// Private pools, for CUDA Graphs (CudaProvider::BeginCapture): between OpenPool and
+// ClosePool every block handed out belongs to the pool; a pool block that is freed goes
+// back to the pool, not to the shared cache, and is reused only by requests made while
+// that pool is open. So the memory a recorded graph reads and writes is never given to
+// anyone else; the blocks return to the cache when the last handle of the pool is
+// dropped (with the graph). Driver allocations made while a pool is open tell the driver
+// they are not part of the recording (cudaMalloc would otherwise end it).
+//
 // PinnedAllocator: page-locked host memory (cudaMallocHost), cached the same way, for
 // copies to and from the device at full bus speed.
 #pragma once
@@ -39,12 +47,16 @@ class CudaAllocator : public Allocator {
   std::string last_error() const;
   // Returns every cached (free) buffer to the driver.
   void ReleaseCache();
+  // See "Private pools" above. One pool open at a time; the handle keeps the pool's blocks.
+  std::shared_ptr<void> OpenPool();
+  void ClosePool();
 
   static size_t BucketSize(size_t bytes);
 
  private:
   uint64_t Limit() const;  // 0: none
   struct State;
+  struct Pool;
   std::shared_ptr<State> state_;  // outlives the allocator while buffers are alive
 };
 

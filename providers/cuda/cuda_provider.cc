@@ -98,6 +98,9 @@ absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
   // buffer itself is used in stream order, so sharing it between kernels is safe.
   std::lock_guard<std::mutex> lock(workspace_mu_);
   if (!workspace_ || workspace_->bytes < bytes) {
+    if (capturing_)
+      return absl::FailedPreconditionError("[cuda] the workspace would grow (to " + std::to_string(bytes) +
+                                           " bytes) while recording a CUDA graph");
     workspace_.reset();
     workspace_ = allocator_.Allocate(bytes);
     if (!workspace_->data) return absl::ResourceExhaustedError("workspace: " + allocator_.last_error());

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,13 @@ class CudaProvider : public ExecutionProvider {
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
   absl::Status Synchronize() override;
   std::string description() const override { return description_; }
+  // CUDA Graphs (cuda_graph.cc): the shared stream captured on this thread, memory from a
+  // private pool of the device allocator meanwhile; the graph holds that pool and the
+  // workspace its kernels were given.
+  bool SupportsCapture() const override { return stream_ != nullptr; }
+  absl::Status BeginCapture() override;
+  absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() override;
+  bool capturing() const { return capturing_; }
 
   cudaStream_t stream() const { return stream_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
@@ -57,7 +65,9 @@ class CudaProvider : public ExecutionProvider {
   // --precision tf32: matrix products and convolutions may use TF32 tensor-core math.
   bool tf32() const { return options_.precision == Precision::kTf32; }
   CudaAllocator& device_allocator() { return allocator_; }
-  // Scratch memory for cuBLASLt/cuDNN, grown on demand and reused (stream-ordered).
+  // Scratch memory for cuBLASLt/cuDNN, grown on demand and reused (stream-ordered). It
+  // cannot grow while capturing (the work recorded so far reads the current buffer): the
+  // capture then fails, and the first, uncaptured run of a shape has grown it already.
   absl::StatusOr<void*> Workspace(size_t bytes);
 
  private:
@@ -71,6 +81,8 @@ class CudaProvider : public ExecutionProvider {
   cudnnHandle_t cudnn_ = nullptr;
   std::shared_ptr<Buffer> workspace_;
   std::mutex workspace_mu_;
+  std::atomic<bool> capturing_{false};
+  std::shared_ptr<void> capture_pool_;  // CudaAllocator::OpenPool while capturing
   std::string description_;
 
   // Host buffers that asynchronous copies still read, each until its event completes.

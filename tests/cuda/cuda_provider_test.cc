@@ -466,16 +466,19 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
 struct TrainRun {
   std::vector<double> losses;
   std::map<std::string, std::vector<std::string>> ops_on;  // provider -> op types of the step's nodes
+  std::string graph_status;  // Session::device_graph_status of the step
+  int64_t replays = 0;
 };
 
 absl::StatusOr<TrainRun> Train(const std::string& model, const std::vector<std::string>& providers, Dims x_dims,
-                               Dims y_dims, training::LossKind loss, int steps) {
+                               Dims y_dims, training::LossKind loss, int steps, bool device_graphs = false) {
   auto g = ImportModelFile(ModelPath(model));
   if (!g.ok()) return g.status();
   training::TrainerOptions o;
   o.providers = providers;
   o.spec.loss = loss;
   o.spec.optimizer.lr = 1e-3f;
+  o.device_graphs = device_graphs;
   auto t = training::Trainer::Create(*g, o);
   if (!t.ok()) return t.status();
   TrainRun run;
@@ -490,6 +493,8 @@ absl::StatusOr<TrainRun> Train(const std::string& model, const std::vector<std::
     if (!l.ok()) return absl::Status(l.status().code(), "step " + std::to_string(s + 1) + ": " + std::string(l.status().message()));
     run.losses.push_back(*l);
   }
+  run.graph_status = (*t)->training_session().device_graph_status();
+  run.replays = (*t)->training_session().device_graph_replays();
   return run;
 }
 
@@ -540,6 +545,50 @@ TEST(CudaTraining, FashionCnnLossCurveMatchesCpu) {
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   ExpectStepOnTheGpu(*gpu);
   ExpectSameCurve(gpu->losses, cpu->losses, 1e-4);
+}
+
+// A training step recorded as a CUDA graph and replayed takes the steps the launched
+// kernels take: each replay reads that step's batch, step and learning rate.
+TEST(CudaTraining, CudaGraphReplaysTakeTheLaunchedSteps) {
+  REQUIRE_GPU();
+  struct Case {
+    const char* model;
+    Dims x, y;
+    training::LossKind loss;
+  };
+  for (const Case& c : {Case{"peaks_mlp.onnx", {512, 2}, {512, 1}, training::LossKind::kMse},
+                        Case{"fashion_cnn.onnx", {32, 1, 28, 28}, {32}, training::LossKind::kCrossEntropy}}) {
+    SCOPED_TRACE(c.model);
+    auto launched = Train(c.model, {"cuda", "cpu"}, c.x, c.y, c.loss, 12, false);
+    ASSERT_TRUE(launched.ok()) << launched.status();
+    auto replayed = Train(c.model, {"cuda", "cpu"}, c.x, c.y, c.loss, 12, true);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->graph_status, "");
+    EXPECT_EQ(replayed->replays, 10);  // step 1 launches, step 2 records, 3-12 replay
+    ExpectSameCurve(replayed->losses, launched->losses, 1e-6);
+  }
+}
+
+TEST(CudaRuntime, CudaGraphInferenceMatchesLaunches) {
+  REQUIRE_GPU();
+  SessionOptions o;
+  o.providers = {"cuda", "cpu"};
+  auto launched = Session::Load(ModelPath("cifar_cnn.onnx"), o);
+  o.device_graphs = true;
+  auto replayed = Session::Load(ModelPath("cifar_cnn.onnx"), o);
+  ASSERT_TRUE(launched.ok() && replayed.ok());
+  const std::string input = (*launched)->inputs()[0].name;
+  for (int run = 0; run < 5; ++run) {
+    Tensor x = Random({1, 3, 32, 32}, 300 + run);
+    auto a = (*launched)->Run({{input, x}});
+    auto b = (*replayed)->Run({{input, x}});
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ((*b)[0].dims(), (*a)[0].dims());
+    for (int64_t i = 0; i < (*a)[0].numel(); ++i)  // the same kernels on the same data
+      ASSERT_EQ((*b)[0].data<float>()[i], (*a)[0].data<float>()[i]) << "run " << run << " element " << i;
+  }
+  EXPECT_EQ((*replayed)->device_graph_status(), "");
+  EXPECT_EQ((*replayed)->device_graph_replays(), 3);
 }
 
 TEST(CudaRuntime, ResidentInputsAreNotCopiedAndOutputsComeBackToTheHost) {

@@ -77,6 +77,8 @@ np.save(f"{w}/peaks_x.npy", rng.standard_normal((4096, 2)).astype(np.float32))
 np.save(f"{w}/peaks_y.npy", rng.standard_normal((4096, 1)).astype(np.float32))
 np.save(f"{w}/img_x.npy", rng.standard_normal((512, 1, 28, 28)).astype(np.float32))
 np.save(f"{w}/img_y.npy", rng.integers(0, 10, 512).astype(np.int64))
+np.save(f"{w}/ode_x.npy", rng.standard_normal((2000, 3)).astype(np.float32))
+np.save(f"{w}/ode_y.npy", rng.standard_normal((2000, 3)).astype(np.float32))
 PY
 parity() {  # parity NAME MODEL X Y LOSS [EXTRA FLAGS...]
   local name=$1 model=$2 x=$3 y=$4 loss=$5
@@ -117,11 +119,31 @@ if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
 else
   echo "| gpu_bench.py | not run: PyTorch sees no GPU | 0 |" >>"$md"
 fi
-echo "| CUDA Graph replay against plain launches | not built yet (issue 28 item 4) | 0 |" >>"$md"
+# CUDA Graphs: the same steps replayed and launched (losses equal), and the time per step.
+graph_vs_launch() {  # graph_vs_launch NAME MODEL X Y LOSS BATCH
+  local name=$1 model=$2 x=$3 y=$4 loss=$5 batch=$6
+  for mode in replayed launched; do
+    "$tandem" train "$root/models/$model" --x "$work/$x" --y "$work/$y" --loss "$loss" --epochs 1 \
+      --batch-size "$batch" --device cuda --no-shuffle --step-log "$work/$name-$mode.csv" \
+      $([ $mode = launched ] && echo --no-cuda-graph) >"$work/$name-$mode.out" || return 1
+    echo "$mode: $(grep -E '^done:|^CUDA graph:' "$work/$name-$mode.out" | tr '\n' ' ')"
+  done
+  grep -q '^CUDA graph: .* runs replayed' "$work/$name-replayed.out" || { echo "the step was not replayed"; return 1; }
+  python3 - "$work/$name-launched.csv" "$work/$name-replayed.csv" <<'PY'
+import csv, sys
+a, b = ([float(r["loss"]) for r in csv.DictReader(open(f))] for f in sys.argv[1:3])
+worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
+print(f"{len(a)} steps, replayed vs launched: max relative difference {worst:.2e} (limit 1e-6)")
+sys.exit(0 if len(a) == len(b) and worst <= 1e-6 else 1)
+PY
+}
+step "CUDA Graph vs launches: 3-100-3 step, batch 1" 180 graph_vs_launch ode ode_mlp.onnx ode_x.npy ode_y.npy mse 1
+step "CUDA Graph vs launches: Fashion CNN, batch 32" 180 graph_vs_launch fashion_graph fashion_cnn.onnx img_x.npy \
+  img_y.npy cross_entropy 32
 {
   echo
   echo "Failing steps' output is in $(basename "$log")."
-  grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|passed, .* failed|^nodes run per provider|crossover|max relative difference' "$log" | sed 's/^/    /'
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|passed, .* failed|^nodes run per provider|crossover|max relative difference|^(replayed|launched): ' "$log" | sed 's/^/    /'
 } >>"$md"
 echo "wrote $md and $log"
 exit $failed

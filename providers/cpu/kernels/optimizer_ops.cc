@@ -292,6 +292,7 @@ KernelDef Def(const std::string& op, KernelFactory f) {
   d.since = 1;
   d.types = {DataType::kFloat, DataType::kDouble};
   d.create = std::move(f);
+  d.updates_inputs_in_place = true;
   return d;
 }
 

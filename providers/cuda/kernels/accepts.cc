@@ -12,8 +12,8 @@ namespace tandem::cuda {
 
 namespace {
 
-// The data inputs that are not float32, by op: class labels, Dropout's mask, Gather's and
-// GatherGrad's indices.
+// The data inputs that are not float32, by op: class labels, Dropout's mask and counter,
+// Gather's and GatherGrad's indices, the optimizer updates' step (all read on the device).
 bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
   struct Allowed {
     const char* op;
@@ -26,6 +26,11 @@ bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
       {"SoftmaxCrossEntropyLossGrad", 2, {DataType::kInt64}},
       {"NegativeLogLikelihoodLossGrad", 2, {DataType::kInt64}},
       {"DropoutGrad", 1, {DataType::kBool}},
+      {"Dropout", 3, {DataType::kInt64}},
+      {"SGDUpdate", 2, {DataType::kInt64}},
+      {"MomentumUpdate", 3, {DataType::kInt64}},
+      {"AdamUpdate", 4, {DataType::kInt64}},
+      {"AdamWUpdate", 4, {DataType::kInt64}},
       {"Gather", 1, {DataType::kInt64, DataType::kInt32}},
       {"GatherGrad", 2, {DataType::kInt64, DataType::kInt32}},
   };

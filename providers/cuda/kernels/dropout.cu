@@ -10,7 +10,10 @@
 namespace tandem::cuda {
 namespace {
 
-__global__ void DropoutKernel(const float* x, float* y, bool* mask, int64_t n, uint64_t key, float ratio, double scale) {
+__global__ void DropoutKernel(const float* x, float* y, bool* mask, int64_t n, uint64_t seed,
+                              const int64_t* device_counter, uint64_t host_counter, float ratio, double scale) {
+  const uint64_t counter = device_counter ? static_cast<uint64_t>(*device_counter) : host_counter;
+  const uint64_t key = cpu::dropout::StreamKey(seed, counter);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const bool keep = cpu::dropout::Keep(key, static_cast<uint64_t>(i), ratio);
     y[i] = keep ? static_cast<float>(x[i] * scale) : 0.f;
@@ -25,11 +28,11 @@ __global__ void DropoutGradKernel(const float* dy, const bool* mask, float* dx, 
 
 }  // namespace
 
-cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, uint64_t counter, float ratio,
-                          cudaStream_t stream) {
+cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, const int64_t* device_counter,
+                          uint64_t host_counter, float ratio, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const double scale = ratio < 1.f ? 1.0 / (1.0 - ratio) : 0.0;  // as the CPU: in double
-  DropoutKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, mask, n, cpu::dropout::StreamKey(seed, counter), ratio, scale);
+  DropoutKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, mask, n, seed, device_counter, host_counter, ratio, scale);
   return cudaGetLastError();
 }
 

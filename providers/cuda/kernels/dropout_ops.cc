@@ -1,5 +1,5 @@
-// Dropout (opset 12+: ratio and training_mode inputs, the trainer's step as a 4th
-// "counter" input, attribute seed) and ai.tandem DropoutGrad(dY, mask, ratio,
+// Dropout (opset 12+: ratio and training_mode host inputs, the trainer's step as a 4th
+// "counter" input read on the device, attribute seed) and ai.tandem DropoutGrad(dY, mask, ratio,
 // training_mode) on the GPU, drawing the CPU's masks (dropout.cu). Outside training, or at
 // ratio 0, Dropout is the identity (the output aliases X) with an all-true mask.
 // A Dropout without a seed attribute draws one per kernel (providers/dropout_seed.h), as
@@ -42,8 +42,14 @@ class DropoutKernel : public Kernel {
     bool training;
     if (s = ReadMode(ctx, 1, &ratio, &training); !s.ok()) return s;
     const Tensor* c = ctx.input(3);
-    if (c && c->numel() != 1) return absl::InvalidArgumentError("input 3 (counter) must be a scalar");
-    const uint64_t counter = c ? static_cast<uint64_t>(c->ElementAsInt64(0)) : calls_++;
+    if (c && (c->numel() != 1 || c->dtype() != DataType::kInt64))
+      return absl::InvalidArgumentError("input 3 (counter) must be an int64 scalar");
+    // Without a counter each call draws the next mask, which a recorded CUDA graph could
+    // not do (it would replay one mask): the recording fails and the plan launches.
+    if (!c && training && ratio != 0.f && prov_.capturing())
+      return absl::FailedPreconditionError("a training-mode Dropout without a counter input cannot be recorded");
+    const int64_t* device_counter = c ? c->data<int64_t>() : nullptr;
+    const uint64_t host_counter = c ? 0 : calls_++;
     bool* mask = nullptr;
     if (ctx.output_wanted(1)) {
       Tensor& m = ctx.AllocateOutput(1, DataType::kBool, x.dims());
@@ -57,8 +63,8 @@ class DropoutKernel : public Kernel {
     }
     auto y = Output(ctx, 0, DataType::kFloat, x.dims());
     if (!y.ok()) return y.status();
-    TANDEM_CUDA_RETURN(LaunchDropout(x.data<float>(), (*y)->data<float>(), mask, x.numel(), seed_, counter, ratio,
-                                     prov_.stream()));
+    TANDEM_CUDA_RETURN(LaunchDropout(x.data<float>(), (*y)->data<float>(), mask, x.numel(), seed_, device_counter,
+                                     host_counter, ratio, prov_.stream()));
     return absl::OkStatus();
   }
 
@@ -101,7 +107,7 @@ class DropoutGradKernel : public Kernel {
 
 void RegisterDropoutKernels(KernelRegistry& r) {
   KernelDef forward = FloatKernel("", "Dropout", 12, kMaxOpset, Make<DropoutKernel>());
-  forward.host_inputs = {1, 2, 3};  // ratio, training_mode, counter
+  forward.host_inputs = {1, 2};  // ratio, training_mode (the counter is read on the device)
   r.Add(std::move(forward));
   KernelDef grad = FloatKernel("ai.tandem", "DropoutGrad", 1, kMaxOpset, Make<DropoutGradKernel>());
   grad.host_inputs = {2, 3};  // ratio, training_mode

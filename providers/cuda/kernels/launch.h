@@ -63,15 +63,19 @@ cudaError_t LaunchReduceSum(const float* x, float* y, const ReduceGeometry& g, f
                             cudaStream_t stream);
 
 // Fused optimizer updates over n elements, in place (PyTorch's torch.optim formulas; see
-// providers/cpu/kernels/optimizer_ops.cc).
+// providers/cpu/kernels/optimizer_ops.cc). The step (int64, 1-based) and the learning
+// rate (float) are read on the device, so a recorded CUDA graph replays with the values
+// the trainer copies there before each step; each block derives the bias corrections
+// from them in double, as the CPU does.
 struct AdamParams {
-  float b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink;
+  double beta1, beta2, weight_decay;
+  float b1c, b2, b2c, eps, wd;
   int mode;  // 0 no weight decay, 1 L2 added to the gradient, 2 decoupled (AdamW)
 };
-cudaError_t LaunchAdam(float* p, const float* g, float* m, float* v, int64_t n,
+cudaError_t LaunchAdam(float* p, const float* g, float* m, float* v, int64_t n, const int64_t* step, const float* lr,
                        const AdamParams& k, cudaStream_t stream);
-cudaError_t LaunchSgd(float* p, const float* g, float* velocity, int64_t n, float lr, float wd,
-                      float momentum, float damp, bool first_step, bool nesterov,
+cudaError_t LaunchSgd(float* p, const float* g, float* velocity, int64_t n, const int64_t* step, const float* lr,
+                      float wd, float momentum, float damp, bool nesterov,
                       cudaStream_t stream);  // velocity null: plain SGD
 
 // Cross-entropy over classes (class_loss.cu): x [N, C, D...] read as n * d rows of c
@@ -122,9 +126,11 @@ cudaError_t LaunchBatchNormConstGrad(const BatchNormConstGrad& g, cudaStream_t s
 
 // Training-mode Dropout (dropout.cu): y = keep ? x / (1 - ratio) : 0 with the CPU's mask
 // function of (seed, counter, i, ratio); mask (bool, may be null) records it. The
+// counter is read on the device from `device_counter` (the trainer's step, so a recorded
+// CUDA graph draws a new mask per replay), or is `host_counter` when that is null. The
 // gradient: dx = mask ? dy / (1 - ratio) : 0.
-cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, uint64_t counter, float ratio,
-                          cudaStream_t stream);
+cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, const int64_t* device_counter,
+                          uint64_t host_counter, float ratio, cudaStream_t stream);
 cudaError_t LaunchDropoutGrad(const float* dy, const bool* mask, float* dx, int64_t n, float ratio, cudaStream_t stream);
 
 // Gather (gather.cu): y ([outer, count, inner] of n elements) from x ([outer, axis_len,

@@ -1,9 +1,9 @@
 // Fused optimizer updates on the GPU: one launch per parameter tensor, in place on the
 // trainer's resident buffers (same contract and formulas as
-// providers/cpu/kernels/optimizer_ops.cc). step and lr are read on the host, so they
-// are never copied to the device.
-#include <cmath>
-
+// providers/cpu/kernels/optimizer_ops.cc). step (int64) and lr (float) are device
+// scalars, read by the update kernels themselves: a recorded CUDA graph then replays each
+// step with the values copied there for it. The trainer feeds step >= 1 (the CPU kernel
+// checks it; here a bad step would only show on the device).
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
 #include "providers/optimizer_attributes.h"
@@ -15,11 +15,12 @@ enum class Kind { kSgd, kMomentum, kAdam, kAdamW };
 
 int NumState(Kind k) { return k == Kind::kSgd ? 0 : k == Kind::kMomentum ? 1 : 2; }
 
-absl::StatusOr<double> HostScalar(const Tensor* t, const char* what) {
+absl::Status RequireScalar(const Tensor* t, DataType dtype, const char* what) {
   if (!t) return absl::InvalidArgumentError(std::string("missing input '") + what + "'");
-  if (t->numel() != 1 || t->device().type != DeviceType::kCpu)
-    return absl::InvalidArgumentError(std::string("input '") + what + "' must be a host scalar");
-  return t->ElementAsDouble(0);
+  if (t->numel() != 1 || t->dtype() != dtype)
+    return absl::InvalidArgumentError(std::string("input '") + what + "' must be a " + DataTypeName(dtype) +
+                                      " scalar, got " + DataTypeName(t->dtype()) + " " + DimsToString(t->dims()));
+  return absl::OkStatus();
 }
 
 class Update : public Kernel {
@@ -40,11 +41,10 @@ class Update : public Kernel {
                                           DimsToString(ctx.input(i)->dims()) + ", param has " +
                                           DimsToString(ctx.input(0)->dims()));
     }
-    auto step = HostScalar(ctx.input(2 + ns), "step");
-    if (!step.ok()) return step.status();
-    auto lr = HostScalar(ctx.input(3 + ns), "lr");
-    if (!lr.ok()) return lr.status();
-    if (*step < 1) return absl::InvalidArgumentError("step must be >= 1 (1-based)");
+    if (absl::Status s = RequireScalar(ctx.input(2 + ns), DataType::kInt64, "step"); !s.ok()) return s;
+    if (absl::Status s = RequireScalar(ctx.input(3 + ns), DataType::kFloat, "lr"); !s.ok()) return s;
+    const int64_t* step = ctx.input(2 + ns)->data<int64_t>();
+    const float* lr = ctx.input(3 + ns)->data<float>();
     const Tensor& param = *ctx.input(0);
     float* p = const_cast<float*>(param.data<float>());  // in place, see the file header
     const float* g = ctx.input(1)->data<float>();
@@ -52,22 +52,20 @@ class Update : public Kernel {
     float* s1 = ns > 1 ? const_cast<float*>(ctx.input(3)->data<float>()) : nullptr;
     const int64_t n = param.numel();
     if (kind_ == Kind::kSgd || kind_ == Kind::kMomentum) {
-      TANDEM_CUDA_RETURN(LaunchSgd(p, g, s0, n, static_cast<float>(*lr), a_.weight_decay, a_.momentum,
-                                   1.f - a_.dampening, *step == 1, a_.nesterov, stream_));
+      TANDEM_CUDA_RETURN(LaunchSgd(p, g, s0, n, step, lr, a_.weight_decay, a_.momentum, 1.f - a_.dampening,
+                                   a_.nesterov, stream_));
     } else {
-      const double bc1 = 1.0 - std::pow(static_cast<double>(a_.beta1), *step);
-      const double bc2 = 1.0 - std::pow(static_cast<double>(a_.beta2), *step);
       AdamParams k;
+      k.beta1 = a_.beta1;
+      k.beta2 = a_.beta2;
+      k.weight_decay = a_.weight_decay;
       k.b1c = static_cast<float>(1.0 - a_.beta1);
       k.b2 = a_.beta2;
       k.b2c = static_cast<float>(1.0 - a_.beta2);
       k.eps = a_.epsilon;
-      k.bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-      k.step_size = static_cast<float>(*lr / bc1);
       k.wd = a_.weight_decay;
-      k.shrink = static_cast<float>(1.0 - *lr * a_.weight_decay);
       k.mode = a_.weight_decay == 0 ? 0 : kind_ == Kind::kAdamW ? 2 : 1;
-      TANDEM_CUDA_RETURN(LaunchAdam(p, g, s0, s1, n, k, stream_));
+      TANDEM_CUDA_RETURN(LaunchAdam(p, g, s0, s1, n, step, lr, k, stream_));
     }
     ctx.SetOutput(0, param);
     return absl::OkStatus();
@@ -88,8 +86,7 @@ class UpdateOf : public Update {
 template <Kind K>
 KernelDef UpdateDef(const char* op) {
   KernelDef d = FloatKernel("ai.tandem", op, 1, kMaxOpset, Make<UpdateOf<K>>());
-  const int ns = NumState(K);
-  d.host_inputs = {2 + ns, 3 + ns};  // step, lr
+  d.updates_inputs_in_place = true;  // the parameter and its state
   return d;
 }
 

@@ -1,0 +1,82 @@
+// CudaProvider's stream capture (CUDA Graphs, see ExecutionProvider::BeginCapture) and
+// the replayable graph it makes.
+#include <string>
+
+#include "providers/cuda/cuda_check.h"
+#include "providers/cuda/cuda_provider.h"
+
+namespace tandem::cuda {
+namespace {
+
+std::string DriverError(const char* what, cudaError_t e) {
+  cudaGetLastError();  // a failed capture call must not stick to later calls
+  return std::string("[cuda] ") + what + ": " + cudaGetErrorString(e);
+}
+
+class CudaGraph : public DeviceGraph {
+ public:
+  CudaGraph(cudaGraphExec_t exec, cudaStream_t stream, int device, std::shared_ptr<void> pool,
+            std::shared_ptr<Buffer> workspace)
+      : exec_(exec), stream_(stream), device_(device), pool_(std::move(pool)), workspace_(std::move(workspace)) {}
+  // A graph still running is freed by the driver when it completes; the pool's blocks and
+  // the workspace are reused only by work enqueued after it on the same stream.
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+
+  absl::Status Replay() override {
+    TANDEM_CUDA_RETURN(cudaSetDevice(device_));
+    if (cudaError_t e = cudaGraphLaunch(exec_, stream_); e != cudaSuccess)
+      return absl::InternalError(DriverError("replaying a CUDA graph", e));
+    return absl::OkStatus();
+  }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+  int device_;
+  std::shared_ptr<void> pool_;
+  std::shared_ptr<Buffer> workspace_;
+};
+
+}  // namespace
+
+absl::Status CudaProvider::BeginCapture() {
+  if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview records nothing");
+  if (capturing_) return absl::FailedPreconditionError("[cuda] already recording a CUDA graph");
+  TANDEM_CUDA_RETURN(cudaSetDevice(index_));
+  capture_pool_ = allocator_.OpenPool();
+  // Thread-local: a call on this thread that would wait for the device or is not allowed
+  // in a recording (cudaMalloc outside the allocator, a synchronous copy) fails the
+  // capture; other threads' sessions are not affected.
+  if (cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal); e != cudaSuccess) {
+    allocator_.ClosePool();
+    capture_pool_.reset();
+    return absl::InternalError(DriverError("starting a CUDA graph capture", e));
+  }
+  capturing_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<DeviceGraph>> CudaProvider::EndCapture() {
+  if (!capturing_) return absl::FailedPreconditionError("[cuda] no CUDA graph is being recorded");
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+  allocator_.ClosePool();
+  std::shared_ptr<void> pool = std::move(capture_pool_);
+  if (ended != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    return absl::InternalError(DriverError("the CUDA graph capture was invalidated", ended));
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (made != cudaSuccess) return absl::InternalError(DriverError("instantiating the CUDA graph", made));
+  std::shared_ptr<Buffer> workspace;
+  {
+    std::lock_guard<std::mutex> lock(workspace_mu_);
+    workspace = workspace_;
+  }
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(exec, stream_, index_, std::move(pool), std::move(workspace)));
+}
+
+}  // namespace tandem::cuda
