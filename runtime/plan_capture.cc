@@ -74,6 +74,12 @@ std::string Plan::ClassifyForCapture(PlanCapture& c) const {
       continue;
     }
     if (st.provider->device().type == DeviceType::kCpu) {
+      // Not run again on replay: only what follows from shapes (a node of no inputs, such
+      // as an unseeded RandomNormal, or a random one, would be frozen).
+      bool any_input = false;
+      for (int s : st.inputs) any_input |= s >= 0;
+      if (!any_input || n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Multinomial")
+        return n.Describe() + " runs on the host and draws new values each run";
       for (size_t i = 0; i < st.inputs.size(); ++i) {
         const int s = st.inputs[i];
         if (s >= 0 && !shape_values.count(s) && !(st.def && st.def->reads_metadata_only(static_cast<int>(i))))
@@ -163,17 +169,37 @@ absl::StatusOr<std::vector<Tensor>> Plan::Record(std::vector<Tensor> inputs) {
       return launch_instead(std::string("no memory for a recorded input: ") + e.what());
     }
     if (own.bytes() && !own.raw()) return launch_instead("no memory for a recorded input");
-    if (absl::Status s = dev.Copy(inputs[i], own); !s.ok()) return s;
+    if (absl::Status s = dev.Copy(inputs[i], own); !s.ok()) return launch_instead("recording: " + std::string(s.message()));
     c.bound[i] = own;
     inputs[i] = own;
   }
   ClearSlots clear{values_};
-  if (absl::Status s = BindInputs(inputs, nullptr); !s.ok()) return s;
-  if (absl::Status s = RunRole(PlanCapture::kPrologue); !s.ok()) return s;
+  if (absl::Status s = BindInputs(inputs, nullptr); !s.ok()) return launch_instead("recording: " + std::string(s.message()));
+  if (absl::Status s = RunRole(PlanCapture::kPrologue); !s.ok())
+    return launch_instead("recording: " + std::string(s.message()));
   for (const auto& [step, i] : c.input_copies) c.prologue_outputs.push_back(values_[steps_[step].outputs[0]]);
-  if (absl::Status s = dev.BeginCapture(); !s.ok()) return launch_instead("recording: " + std::string(s.message()));
+  if (absl::Status s = dev.BeginCapture(); !s.ok()) {
+    if (absl::IsUnavailable(s)) {  // another session is recording on the device: try on a later run
+      c.Drop();
+      return RunLaunches(original, nullptr);
+    }
+    return launch_instead("recording: " + std::string(s.message()));
+  }
+  // The capture ends whatever happens, an exception included (a device stream left
+  // capturing would swallow every later launch).
+  struct CaptureGuard {
+    ExecutionProvider& dev;
+    bool open = true;
+    absl::StatusOr<std::unique_ptr<DeviceGraph>> End() {
+      open = false;
+      return dev.EndCapture();
+    }
+    ~CaptureGuard() {
+      if (open) dev.EndCapture().IgnoreError();
+    }
+  } capture{dev};
   absl::Status ran = RunRole(PlanCapture::kBody);
-  auto graph = dev.EndCapture();  // ends the capture whatever happened
+  auto graph = capture.End();
   if (!ran.ok()) return launch_instead("recording: " + std::string(ran.message()));
   if (!graph.ok()) return launch_instead("recording: " + std::string(graph.status().message()));
   c.graph = std::move(*graph);
@@ -215,20 +241,30 @@ absl::StatusOr<std::vector<Tensor>> Plan::CapturedOutputs(const std::vector<Tens
   PlanCapture& c = *capture_;
   ExecutionProvider& dev = *c.device;
   if (absl::Status s = RunRole(PlanCapture::kEpilogue); !s.ok()) return s;
+  std::map<int, size_t> input_at;  // graph input slot -> index
+  for (size_t k = 0; k < input_slots_.size(); ++k) input_at[input_slots_[k]] = k;
   std::vector<Tensor> out;
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     const int slot = output_slots_[i];
+    if (auto in = input_at.find(slot); in != input_at.end() && in->second < inputs.size()) {
+      out.push_back(inputs[in->second]);  // an input passed straight through: this run's
+      continue;
+    }
     const Tensor& v = values_[slot];
     if (!v.defined())
       return absl::InvalidArgumentError("graph output '" + graph_.outputs[i].name + "' has no value");
-    if (c.epilogue_slots.count(slot) || !v.is_tensor() || v.device() != dev.device()) {
-      out.push_back(v);  // the epilogue's fresh host copy, or a shape
+    if (c.epilogue_slots.count(slot)) {
+      out.push_back(v);  // the epilogue's fresh host copy
       continue;
     }
-    bool theirs = false;  // an input the recording updated in place: the caller's own tensor
+    if (!v.is_tensor() || v.device() != dev.device()) {
+      out.push_back(v.Clone());  // a shape, kept for every replay: the caller gets their own
+      continue;
+    }
+    bool theirs = false;  // an input the recording updated in place: the caller's own buffer
     for (size_t k = 0; k < inputs.size() && !theirs; ++k)
       if (c.in_place[k] && c.bound[k].defined() && c.bound[k].raw() == v.raw() && c.bound[k].bytes() == v.bytes()) {
-        out.push_back(inputs[k]);
+        out.push_back(v);
         theirs = true;
       }
     if (theirs) continue;

@@ -58,6 +58,10 @@ struct SessionOptions {
   // Record the device work once and replay it per run (CUDA Graphs, runtime/plan_capture.h)
   // where the plan allows it. Off by default: a recording reserves its memory and holds
   // its input buffers; `tandem run/train/profile` turn it on (--no-cuda-graph turns it off).
+  // A recording captures the GPU's stream, which every session of the process shares:
+  // other threads' copies and waits on that GPU wait for it to end, but kernels another
+  // thread launched meanwhile would join it, so do not run sessions on one GPU from
+  // several threads with this on.
   bool device_graphs = false;
   ImportOptions import;
 };

@@ -363,6 +363,21 @@ TEST_F(PlanCaptureTest, ReplaysComputeEachRunsInputs) {
     ExpectValues(kept[run], Affine(Values({3, 4}, 1.f + run, -0.5f * run), w, b));
 }
 
+// An input that is also an output comes back as this run's input, not the recorded one.
+TEST_F(PlanCaptureTest, InputsPassedThroughAreThisRunsInputs) {
+  Graph g = AffineGraphFor(2);
+  g.outputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Unknown()});
+  auto s = Open(std::move(g));
+  ASSERT_TRUE(s);
+  for (int run = 0; run < 4; ++run) {
+    Tensor x = Values({2, 4}, 1.f, 3.f * run);
+    auto out = s->Run({{"x", x}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectValues((*out)[1], std::vector<float>(x.data<float>(), x.data<float>() + x.numel()));
+  }
+  EXPECT_EQ(s->device_graph_replays(), 2);
+}
+
 TEST_F(PlanCaptureTest, DeviceFedInputsAreCopiedIntoTheRecordedBuffer) {
   auto s = Open(AffineGraphFor(2));
   ASSERT_TRUE(s);

@@ -164,7 +164,9 @@ std::shared_ptr<Buffer> CudaAllocator::Allocate(size_t bytes) {
 std::shared_ptr<void> CudaAllocator::OpenPool() {
   auto pool = std::make_shared<Pool>();
   pool->state = state_;
+  std::shared_ptr<Pool> previous;  // dropped after the lock (~Pool locks too)
   std::lock_guard<std::mutex> lock(state_->mu);
+  previous = std::move(state_->open_pool);
   state_->open_pool = pool;
   return pool;
 }

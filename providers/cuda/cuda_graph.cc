@@ -1,6 +1,10 @@
 // CudaProvider's stream capture (CUDA Graphs, see ExecutionProvider::BeginCapture) and
 // the replayable graph it makes.
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_provider.h"
@@ -37,21 +41,52 @@ class CudaGraph : public DeviceGraph {
   std::shared_ptr<Buffer> workspace_;
 };
 
+// One recording at a time per device (its stream is shared by every session), by the
+// thread holding `mu`.
+struct DeviceRecording {
+  std::mutex mu;
+  std::atomic<std::thread::id> thread{};
+};
+
+DeviceRecording& RecordingOn(int device) {
+  static std::mutex map_mu;
+  static auto* recordings = new std::map<int, std::unique_ptr<DeviceRecording>>;
+  std::lock_guard<std::mutex> lock(map_mu);
+  auto& r = (*recordings)[device];
+  if (!r) r = std::make_unique<DeviceRecording>();
+  return *r;
+}
+
 }  // namespace
+
+absl::Status CudaProvider::WaitForRecordings() const {
+  if (!stream_) return absl::OkStatus();
+  DeviceRecording& r = RecordingOn(index_);
+  if (r.thread.load() == std::this_thread::get_id())
+    return absl::FailedPreconditionError("[cuda] no copy to or from the host, and no wait, while recording a CUDA graph");
+  std::lock_guard<std::mutex> wait(r.mu);  // another thread's recording ends first
+  return absl::OkStatus();
+}
 
 absl::Status CudaProvider::BeginCapture() {
   if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview records nothing");
-  if (capturing_) return absl::FailedPreconditionError("[cuda] already recording a CUDA graph");
+  DeviceRecording& r = RecordingOn(index_);
+  std::unique_lock<std::mutex> lock(r.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return absl::UnavailableError("[cuda] another session is recording a CUDA graph on this GPU");
   TANDEM_CUDA_RETURN(cudaSetDevice(index_));
   capture_pool_ = allocator_.OpenPool();
   // Thread-local: a call on this thread that would wait for the device or is not allowed
   // in a recording (cudaMalloc outside the allocator, a synchronous copy) fails the
-  // capture; other threads' sessions are not affected.
+  // capture. Copies and waits of other threads' sessions on this GPU wait for the
+  // recording to end (WaitForRecordings); kernels they launched meanwhile would join it
+  // (the stream is shared): see SessionOptions::device_graphs.
   if (cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal); e != cudaSuccess) {
     allocator_.ClosePool();
     capture_pool_.reset();
     return absl::InternalError(DriverError("starting a CUDA graph capture", e));
   }
+  r.thread = std::this_thread::get_id();
+  capture_lock_ = std::move(lock);
   capturing_ = true;
   return absl::OkStatus();
 }
@@ -59,6 +94,13 @@ absl::Status CudaProvider::BeginCapture() {
 absl::StatusOr<std::unique_ptr<DeviceGraph>> CudaProvider::EndCapture() {
   if (!capturing_) return absl::FailedPreconditionError("[cuda] no CUDA graph is being recorded");
   capturing_ = false;
+  struct Release {  // the device's recording slot, whatever happens below
+    CudaProvider* p;
+    ~Release() {
+      RecordingOn(p->index_).thread = std::thread::id();
+      if (p->capture_lock_.owns_lock()) p->capture_lock_.unlock();
+    }
+  } release{this};
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
   allocator_.ClosePool();

@@ -116,6 +116,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
   const size_t n = src.bytes();
   if (n == 0) return absl::OkStatus();
   if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview copies nothing");
+  if (absl::Status s = WaitForRecordings(); !s.ok()) return s;
   TANDEM_CUDA_RETURN(cudaSetDevice(index_));
   const bool src_host = src.device().type == DeviceType::kCpu;
   const bool dst_host = dst.device().type == DeviceType::kCpu;
@@ -159,6 +160,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
 
 absl::Status CudaProvider::Synchronize() {
   if (!stream_) return absl::OkStatus();  // a placement preview: nothing ever queued
+  if (absl::Status s = WaitForRecordings(); !s.ok()) return s;
   TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
   ReleaseCopied(/*all=*/true);
   return absl::OkStatus();

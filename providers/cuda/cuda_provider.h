@@ -58,6 +58,10 @@ class CudaProvider : public ExecutionProvider {
   absl::Status BeginCapture() override;
   absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() override;
   bool capturing() const { return capturing_; }
+  // Copy and Synchronize first wait for a recording another thread is making on this
+  // device (its stream would take their work into the graph); on the recording thread
+  // itself they fail.
+  absl::Status WaitForRecordings() const;
 
   cudaStream_t stream() const { return stream_; }
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
@@ -83,6 +87,7 @@ class CudaProvider : public ExecutionProvider {
   std::mutex workspace_mu_;
   std::atomic<bool> capturing_{false};
   std::shared_ptr<void> capture_pool_;  // CudaAllocator::OpenPool while capturing
+  std::unique_lock<std::mutex> capture_lock_;  // the device's recording slot, while capturing
   std::string description_;
 
   // Host buffers that asynchronous copies still read, each until its event completes.
