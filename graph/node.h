@@ -36,6 +36,9 @@ Attribute IntsAttribute(std::vector<int64_t> v);
 Attribute FloatAttribute(float v);
 Attribute StringAttribute(std::string v);
 
+// The domain of Tandem's own ops (training gradients and updates, Copy, fused ops).
+constexpr char kTandemDomain[] = "ai.tandem";
+
 struct Node {
   std::string name;
   std::string op_type;

@@ -63,6 +63,8 @@ class CopyKernel : public Kernel {
 
 }  // namespace
 
+bool IsDeviceCopy(const Node& n) { return n.domain == kTandemDomain && n.op_type == "Copy"; }
+
 void RegisterCopyKernel(KernelRegistry& registry) {
   KernelDef d;
   d.domain = "ai.tandem";

@@ -18,4 +18,7 @@ namespace tandem {
 
 void RegisterCopyKernel(KernelRegistry& registry);
 
+// Whether `n` is such a Copy node (ai.tandem Copy).
+bool IsDeviceCopy(const Node& n);
+
 }  // namespace tandem

@@ -3,6 +3,8 @@
 #include <limits>
 #include <set>
 
+#include "providers/copy_kernel.h"
+
 namespace tandem {
 
 KernelInfo DescribeNode(const Graph& graph, const Node& node, ExecutionProvider* provider) {
@@ -93,7 +95,7 @@ class Partitioner {
     if (providers_.empty()) return absl::InvalidArgumentError("[partition] no execution providers");
     if (options_.policy == PartitionOptions::Policy::kLowestCost) PlanLowestCost();
     for (Node& node : graph_.nodes) {
-      if (node.domain == kTandemDomain && node.op_type == "Copy") {  // already partitioned
+      if (IsDeviceCopy(node)) {  // already partitioned
         out_.push_back(std::move(node));
         continue;
       }
@@ -200,7 +202,7 @@ class Partitioner {
   // The node's candidates in the user's order.
   std::vector<Candidate> Candidates(const Node& node) const {
     std::vector<Candidate> out;
-    if (node.domain == kTandemDomain && node.op_type == "Copy") return out;
+    if (IsDeviceCopy(node)) return out;
     const bool host_only = HostOnly(node);
     for (ExecutionProvider* p : providers_) {
       if (host_only && p != host_ && host_) continue;

@@ -37,8 +37,6 @@
 
 namespace tandem {
 
-constexpr char kTandemDomain[] = "ai.tandem";
-
 struct PartitionOptions {
   enum class Policy { kPreferenceOrder, kLowestCost };
   Policy policy = Policy::kPreferenceOrder;

@@ -5,16 +5,38 @@
 
 namespace tandem {
 
+namespace {
+// What Conv, the pools and ConvTranspose read alike: the window, strides and dilations
+// (default 1s) in a geometry, the pads (default 0s) and auto_pad.
+struct WindowAttributes {
+  WindowGeometry g;
+  std::vector<int64_t> pads;
+  std::string auto_pad;
+};
+WindowAttributes ReadWindowAttributes(const Node& node, size_t n, const std::vector<int64_t>& kernel) {
+  WindowAttributes a;
+  a.g.kernel = kernel;
+  a.g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
+  a.g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  a.pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  a.auto_pad = node.attr_string("auto_pad", "NOTSET");
+  return a;
+}
+// Splits 2n pads (checked by the caller) into begin and end, and sizes `out` for n dims.
+void SplitPads(WindowGeometry& g, const std::vector<int64_t>& pads, size_t n) {
+  g.pads_begin.assign(pads.begin(), pads.begin() + n);
+  g.pads_end.assign(pads.begin() + n, pads.end());
+  g.out.resize(n);
+}
+}  // namespace
+
 absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dims& in,
                                                      const std::vector<int64_t>& kernel,
                                                      bool ceil_mode_attr) {
   const size_t n = in.size();
-  WindowGeometry g;
-  g.kernel = kernel;
-  g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  WindowAttributes a = ReadWindowAttributes(node, n, kernel);
+  WindowGeometry& g = a.g;
+  const std::string& auto_pad = a.auto_pad;
   const bool ceil_mode = ceil_mode_attr && node.attr_int("ceil_mode", 0) != 0;
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(what + " (input spatial shape " + DimsToString(in) +
@@ -24,10 +46,8 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
                                        " values, expected " + std::to_string(n));
   if (g.strides.size() != n) return bad("strides must have one value per spatial axis");
   if (g.dilations.size() != n) return bad("dilations must have one value per spatial axis");
-  if (pads.size() != 2 * n) return bad("pads must have two values per spatial axis");
-  g.pads_begin.assign(pads.begin(), pads.begin() + n);
-  g.pads_end.assign(pads.begin() + n, pads.end());
-  g.out.resize(n);
+  if (a.pads.size() != 2 * n) return bad("pads must have two values per spatial axis");
+  SplitPads(g, a.pads, n);
   for (size_t i = 0; i < n; ++i) {
     if (g.kernel[i] <= 0) return bad("kernel size must be positive");
     if (g.strides[i] <= 0) return bad("strides must be positive");
@@ -60,23 +80,18 @@ absl::StatusOr<WindowGeometry> ComputeWindowGeometry(const Node& node, const Dim
 absl::StatusOr<WindowGeometry> ComputeTransposedWindowGeometry(const Node& node, const Dims& in,
                                                                const std::vector<int64_t>& kernel) {
   const size_t n = in.size();
-  WindowGeometry g;
-  g.kernel = kernel;
-  g.strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
-  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  WindowAttributes a = ReadWindowAttributes(node, n, kernel);
+  WindowGeometry& g = a.g;
+  const std::string& auto_pad = a.auto_pad;
   std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(n, 0));
   std::vector<int64_t> out_shape = node.attr_ints("output_shape");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
-  if (g.strides.size() != n || g.dilations.size() != n || pads.size() != 2 * n ||
+  if (g.strides.size() != n || g.dilations.size() != n || a.pads.size() != 2 * n ||
       out_pad.size() != n || (!out_shape.empty() && out_shape.size() != n))
     return absl::InvalidArgumentError(
         "strides/dilations/output_padding/output_shape need one value per spatial axis and "
         "pads two");
-  g.pads_begin.assign(pads.begin(), pads.begin() + n);
-  g.pads_end.assign(pads.begin() + n, pads.end());
-  g.out.resize(n);
+  SplitPads(g, a.pads, n);
   auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
   for (size_t i = 0; i < n; ++i) {
     if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0)

@@ -283,15 +283,8 @@ absl::Status Plan::BindInputs(std::vector<Tensor>& inputs, const OuterScope& out
 }
 
 absl::StatusOr<std::vector<Tensor>> Plan::RunLaunches(std::vector<Tensor> inputs, const OuterScope& outer) {
-  // Every slot is emptied on the way out (inputs and constants are not held between runs);
-  // the vector itself is kept.
   std::vector<Tensor>& values = values_;
-  struct Clear {
-    std::vector<Tensor>& v;
-    ~Clear() {
-      for (Tensor& t : v) t = Tensor();
-    }
-  } clear{values};
+  ClearSlotsOnExit clear{values};
   if (absl::Status s = BindInputs(inputs, outer); !s.ok()) return s;
   for (Step& step : steps_) {
     absl::Status s = RunStep(step, values, outer);

@@ -70,6 +70,14 @@ class Plan {
   const std::vector<TraceEvent>& trace() const { return trace_; }
 
  private:
+  // Empties every slot of values_ when it goes out of scope (each run's way out: inputs
+  // and constants are not held between runs); the vector keeps its capacity.
+  struct ClearSlotsOnExit {
+    std::vector<Tensor>& values;
+    ~ClearSlotsOnExit() {
+      for (Tensor& t : values) t = Tensor();
+    }
+  };
   struct Step {
     const Node* node = nullptr;
     ExecutionProvider* provider = nullptr;

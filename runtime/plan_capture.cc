@@ -6,21 +6,10 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "providers/copy_kernel.h"
 #include "runtime/plan.h"
 
 namespace tandem {
-
-namespace {
-bool IsCopy(const Node& n) { return n.domain == "ai.tandem" && n.op_type == "Copy"; }
-
-// Empties the plan's slots on the way out of a run, as Plan::RunLaunches does.
-struct ClearSlots {
-  std::vector<Tensor>& v;
-  ~ClearSlots() {
-    for (Tensor& t : v) t = Tensor();
-  }
-};
-}  // namespace
 
 std::string Plan::EnableCapture() {
   capture_ = std::make_unique<PlanCapture>();
@@ -45,7 +34,7 @@ std::string Plan::ClassifyForCapture(PlanCapture& c) const {
       if (s >= 0) ++readers[s];
 
   for (const Step& st : steps_)
-    if (!IsCopy(*st.node) && st.provider->device().type != DeviceType::kCpu) {
+    if (!IsDeviceCopy(*st.node) && st.provider->device().type != DeviceType::kCpu) {
       if (c.device && c.device != st.provider) return "the plan has nodes on two devices";
       c.device = st.provider;
     }
@@ -57,7 +46,7 @@ std::string Plan::ClassifyForCapture(PlanCapture& c) const {
     const Step& st = steps_[k];
     const Node& n = *st.node;
     if (!st.subplans.empty()) return n.Describe() + " runs a subgraph";
-    if (IsCopy(n)) {
+    if (IsDeviceCopy(n)) {
       const bool to_host = n.attr_string("to", "") == "cpu";
       const int src = st.inputs.empty() ? -1 : st.inputs[0];
       if (!to_host && (input_of.count(src) || constants.count(src))) {
@@ -173,7 +162,7 @@ absl::StatusOr<std::vector<Tensor>> Plan::Record(std::vector<Tensor> inputs) {
     c.bound[i] = own;
     inputs[i] = own;
   }
-  ClearSlots clear{values_};
+  ClearSlotsOnExit clear{values_};
   if (absl::Status s = BindInputs(inputs, nullptr); !s.ok()) return launch_instead("recording: " + std::string(s.message()));
   if (absl::Status s = RunRole(PlanCapture::kPrologue); !s.ok())
     return launch_instead("recording: " + std::string(s.message()));
@@ -230,7 +219,7 @@ absl::StatusOr<std::vector<Tensor>> Plan::Replay(std::vector<Tensor> inputs) {
   if (absl::Status s = c.graph->Replay(); !s.ok()) return s;
   ++c.replays;
   c.recordings_in_a_row = 0;
-  ClearSlots clear{values_};
+  ClearSlotsOnExit clear{values_};
   values_.resize(slot_names_.size());
   for (size_t s = 0; s < c.kept.size(); ++s)
     if (c.kept[s].defined()) values_[s] = c.kept[s];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "onnx_import/import.h"
+#include "providers/copy_kernel.h"
 #include "providers/provider_plugin.h"
 #include "runtime/session.h"
 #include "training/trainer.h"
@@ -33,7 +34,7 @@ Graph Model(const std::string& name) {
 std::vector<std::string> HostOps(const Graph& placed) {
   std::vector<std::string> ops;
   for (const Node& n : placed.nodes)
-    if (n.provider == "cpu" && !(n.domain == kTandemDomain && n.op_type == "Copy")) ops.push_back(n.op_type);
+    if (n.provider == "cpu" && !(IsDeviceCopy(n))) ops.push_back(n.op_type);
   return ops;
 }
 
@@ -41,7 +42,7 @@ std::vector<std::string> HostOps(const Graph& placed) {
 std::set<std::string> Copied(const Graph& placed) {
   std::set<std::string> values;
   for (const Node& n : placed.nodes)
-    if (n.domain == kTandemDomain && n.op_type == "Copy") values.insert(n.inputs[0]);
+    if (IsDeviceCopy(n)) values.insert(n.inputs[0]);
   return values;
 }
 
@@ -102,11 +103,15 @@ TEST(PlacementPreview, CnnTrainingStepRunsOnTheGpuButShapeArithmetic) {
     EXPECT_TRUE(PerStepInput(v) || p->resident.count(v)) << "per-step copy of " << v;
 }
 
-// Where the preview places one node `op` of inputs with the given shapes (float, but
-// those named in `int64_inputs`).
+// Where the preview places one node `op` of inputs with the given shapes. Its values
+// (inputs, outputs y0, y1, ...) are float but those `types` names (outputs past y0: int64).
 std::string PlacedOn(const std::string& op, const std::vector<std::pair<std::string, Dims>>& inputs,
                      const std::map<std::string, Attribute>& attrs = {}, int outputs = 1,
-                     const std::set<std::string>& int64_inputs = {}) {
+                     const std::map<std::string, DataType>& types = {}) {
+  const auto type_of = [&types](const std::string& name, DataType fallback) {
+    auto it = types.find(name);
+    return it == types.end() ? fallback : it->second;
+  };
   Graph g;
   g.name = op;
   g.opsets[""] = 13;
@@ -115,14 +120,14 @@ std::string PlacedOn(const std::string& op, const std::vector<std::pair<std::str
   n.op_type = op;
   n.attributes = attrs;
   for (const auto& [name, dims] : inputs) {
-    g.inputs.push_back(ValueInfo{name, int64_inputs.count(name) ? DataType::kInt64 : DataType::kFloat, Shape::Of(dims)});
+    g.inputs.push_back(ValueInfo{name, type_of(name, DataType::kFloat), Shape::Of(dims)});
     n.inputs.push_back(name);
   }
   for (int i = 0; i < outputs; ++i) {
     n.outputs.push_back("y" + std::to_string(i));
     ValueInfo vi;
     vi.name = n.outputs.back();
-    vi.dtype = i == 0 ? DataType::kFloat : DataType::kInt64;
+    vi.dtype = type_of(vi.name, i == 0 ? DataType::kFloat : DataType::kInt64);
     g.outputs.push_back(vi);
   }
   g.nodes.push_back(n);
@@ -163,8 +168,8 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2}}}), "cuda");
   EXPECT_EQ(PlacedOn("Relu", {{"x", {2, 2, 2, 2, 2, 2, 2, 2, 2}}}), "cpu") << "rank 9";
   EXPECT_EQ(PlacedOn("Dropout", {{"x", {4, 5}}}), "cuda");
-  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {"i"}), "cuda") << "a lookup of float rows";
-  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {"x", "i"}), "cpu") << "integers: shape arithmetic";
+  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {{"i", DataType::kInt64}}), "cuda") << "a lookup of float rows";
+  EXPECT_EQ(PlacedOn("Gather", {{"x", {4, 5}}, {"i", {3}}}, {}, 1, {{"x", DataType::kInt64}, {"i", DataType::kInt64}}), "cpu") << "integers: shape arithmetic";
   EXPECT_EQ(PlacedOn("Softmax", {{"x", {4, 5}}}), "cuda");
   EXPECT_EQ(PlacedOn("Concat", {{"a", {4, 5}}, {"b", {2, 5}}}, {{"axis", IntAttribute(0)}}), "cuda");
   const Dims tx = {1, 4, 5, 5}, tw = {4, 3, 3, 3};
@@ -176,7 +181,37 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("ConvTranspose", {{"x", tx}, {"w", tw}},
                      {{"strides", IntsAttribute({2, 2})}, {"output_shape", IntsAttribute({13, 13})}}), "cpu")
       << "an output_shape past the natural size pads negatively";
-  EXPECT_EQ(PlacedOn("Pad", {{"x", {2, 3}}, {"p", {4}}}, {{"mode", StringAttribute("reflect")}}, 1, {"p"}), "cuda");
+  EXPECT_EQ(PlacedOn("Pad", {{"x", {2, 3}}, {"p", {4}}}, {{"mode", StringAttribute("reflect")}}, 1, {{"p", DataType::kInt64}}), "cuda");
+}
+
+// Cast, comparisons, logic and Where run on the GPU for the element types its kernels
+// take (typed_launch.h) and on the CPU for the others.
+TEST(PlacementPreview, TypedOpsRunOnTheGpuForTheTypesItsKernelsTake) {
+  REQUIRE_CUDA_PLUGIN();
+  const auto cast_to = [](DataType to) { return std::map<std::string, Attribute>{{"to", IntAttribute(static_cast<int64_t>(to))}}; };
+  EXPECT_EQ(PlacedOn("Cast", {{"x", {4, 5}}}, cast_to(DataType::kInt64), 1, {{"y0", DataType::kInt64}}), "cuda");
+  EXPECT_EQ(PlacedOn("Cast", {{"x", {4, 5}}}, cast_to(DataType::kFloat), 1, {{"x", DataType::kBool}}), "cuda");
+  EXPECT_EQ(PlacedOn("Cast", {{"x", {4, 5}}}, cast_to(DataType::kFloat16), 1, {{"y0", DataType::kFloat16}}), "cpu")
+      << "to float16";
+  EXPECT_EQ(PlacedOn("Cast", {{"x", {4, 5}}}, cast_to(DataType::kFloat), 1, {{"x", DataType::kFloat16}}), "cpu")
+      << "from float16";
+  const std::map<std::string, DataType> to_bool = {{"y0", DataType::kBool}};
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    EXPECT_EQ(PlacedOn(op, {{"a", {4, 5}}, {"b", {5}}}, {}, 1, to_bool), "cuda") << op;
+  EXPECT_EQ(PlacedOn("Less", {{"a", {4, 5}}, {"b", {4, 5}}}, {}, 1,
+                     {{"a", DataType::kInt64}, {"b", DataType::kInt64}, {"y0", DataType::kBool}}), "cuda")
+      << "int64 data (not shape arithmetic: a bool result)";
+  EXPECT_EQ(PlacedOn("Equal", {{"a", {4, 5}}, {"b", {5}}}, {}, 1,
+                     {{"a", DataType::kFloat16}, {"b", DataType::kFloat16}, {"y0", DataType::kBool}}), "cpu")
+      << "float16";
+  const std::map<std::string, DataType> bools = {{"a", DataType::kBool}, {"b", DataType::kBool}, {"y0", DataType::kBool}};
+  for (const char* op : {"And", "Or", "Xor"}) EXPECT_EQ(PlacedOn(op, {{"a", {4, 5}}, {"b", {4, 1}}}, {}, 1, bools), "cuda") << op;
+  EXPECT_EQ(PlacedOn("Not", {{"a", {4, 5}}}, {}, 1, bools), "cuda");
+  EXPECT_EQ(PlacedOn("Where", {{"c", {4, 1}}, {"x", {4, 5}}, {"y", {5}}}, {}, 1, {{"c", DataType::kBool}}), "cuda");
+  EXPECT_EQ(PlacedOn("Where", {{"c", {4, 1}}, {"x", {4, 5}}, {"y", {5}}}, {}, 1,
+                     {{"c", DataType::kBool}, {"x", DataType::kFloat16}, {"y", DataType::kFloat16}, {"y0", DataType::kFloat16}}),
+            "cpu")
+      << "float16 values";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "onnx_import/import.h"
+#include "providers/copy_kernel.h"
 #include "runtime/session.h"
 #include "tools/cli.h"
 #include "tools/run_inputs.h"
@@ -87,7 +88,7 @@ void PrintHostNodesAndCopies(const Graph& placed, const std::set<std::string>& r
   std::map<std::string, int> host_ops;
   std::vector<std::string> copies;
   for (const Node& n : placed.nodes) {
-    if (n.domain == kTandemDomain && n.op_type == "Copy") {
+    if (IsDeviceCopy(n)) {
       // Constants are copied once, not per run; a trainer keeps its parameters and
       // optimizer state on the device, so their Copy nodes move nothing per step.
       copies.push_back(n.inputs[0] + " -> " + n.attr_string("to", "?") +
@@ -196,7 +197,7 @@ int Inspect(int argc, char** argv) {
     histogram.clear();  // the step's ops: forward, loss, backward and update
     if (session.ok())
       for (const Node& n : (*session)->graph().nodes)
-        if (!(n.domain == kTandemDomain && n.op_type == "Copy")) ++histogram[n.op_type];
+        if (!(IsDeviceCopy(n))) ++histogram[n.op_type];
     std::printf("training step (%s loss, %s):\n", a.get("--loss", "mse").c_str(), a.get("--optimizer", "adam").c_str());
   } else {
     session = Session::FromGraph(*graph, so);

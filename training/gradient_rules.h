@@ -19,8 +19,6 @@
 
 namespace tandem::training {
 
-constexpr char kTandemDomain[] = "ai.tandem";
-
 class GradientContext {
  public:
   GradientContext(Graph& graph, const Node& node, std::vector<std::string> output_grads,

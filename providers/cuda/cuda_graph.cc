@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_provider.h"
@@ -20,8 +21,8 @@ std::string DriverError(const char* what, cudaError_t e) {
 class CudaGraph : public DeviceGraph {
  public:
   CudaGraph(cudaGraphExec_t exec, cudaStream_t stream, int device, std::shared_ptr<void> pool,
-            std::shared_ptr<Buffer> workspace)
-      : exec_(exec), stream_(stream), device_(device), pool_(std::move(pool)), workspace_(std::move(workspace)) {}
+            std::vector<std::shared_ptr<Buffer>> workspaces)
+      : exec_(exec), stream_(stream), device_(device), pool_(std::move(pool)), workspaces_(std::move(workspaces)) {}
   // A graph still running is freed by the driver when it completes; the pool's blocks and
   // the workspace are reused only by work enqueued after it on the same stream.
   ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
@@ -38,39 +39,23 @@ class CudaGraph : public DeviceGraph {
   cudaStream_t stream_;
   int device_;
   std::shared_ptr<void> pool_;
-  std::shared_ptr<Buffer> workspace_;
+  std::vector<std::shared_ptr<Buffer>> workspaces_;  // the device workspace buffers it reads
 };
-
-// One recording at a time per device (its stream is shared by every session), by the
-// thread holding `mu`.
-struct DeviceRecording {
-  std::mutex mu;
-  std::atomic<std::thread::id> thread{};
-};
-
-DeviceRecording& RecordingOn(int device) {
-  static std::mutex map_mu;
-  static auto* recordings = new std::map<int, std::unique_ptr<DeviceRecording>>;
-  std::lock_guard<std::mutex> lock(map_mu);
-  auto& r = (*recordings)[device];
-  if (!r) r = std::make_unique<DeviceRecording>();
-  return *r;
-}
 
 }  // namespace
 
 absl::Status CudaProvider::WaitForRecordings() const {
-  if (!stream_) return absl::OkStatus();
-  DeviceRecording& r = RecordingOn(index_);
-  if (r.thread.load() == std::this_thread::get_id())
+  if (!context_) return absl::OkStatus();
+  DeviceContext::Recording& r = context_->recording();
+  if (context_->recording_on_this_thread())
     return absl::FailedPreconditionError("[cuda] no copy to or from the host, and no wait, while recording a CUDA graph");
   std::lock_guard<std::mutex> wait(r.mu);  // another thread's recording ends first
   return absl::OkStatus();
 }
 
 absl::Status CudaProvider::BeginCapture() {
-  if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview records nothing");
-  DeviceRecording& r = RecordingOn(index_);
+  if (!context_) return absl::FailedPreconditionError("[cuda] a placement preview records nothing");
+  DeviceContext::Recording& r = context_->recording();
   std::unique_lock<std::mutex> lock(r.mu, std::try_to_lock);
   if (!lock.owns_lock()) return absl::UnavailableError("[cuda] another session is recording a CUDA graph on this GPU");
   TANDEM_CUDA_RETURN(cudaSetDevice(index_));
@@ -80,7 +65,7 @@ absl::Status CudaProvider::BeginCapture() {
   // capture. Copies and waits of other threads' sessions on this GPU wait for the
   // recording to end (WaitForRecordings); kernels they launched meanwhile would join it
   // (the stream is shared): see SessionOptions::device_graphs.
-  if (cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal); e != cudaSuccess) {
+  if (cudaError_t e = cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal); e != cudaSuccess) {
     allocator_.ClosePool();
     capture_pool_.reset();
     return absl::InternalError(DriverError("starting a CUDA graph capture", e));
@@ -97,12 +82,13 @@ absl::StatusOr<std::unique_ptr<DeviceGraph>> CudaProvider::EndCapture() {
   struct Release {  // the device's recording slot, whatever happens below
     CudaProvider* p;
     ~Release() {
-      RecordingOn(p->index_).thread = std::thread::id();
+      p->context_->recording().thread = std::thread::id();
       if (p->capture_lock_.owns_lock()) p->capture_lock_.unlock();
     }
   } release{this};
   cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+  const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+  std::vector<std::shared_ptr<Buffer>> workspaces = context_->TakeRecordedWorkspaces();
   allocator_.ClosePool();
   std::shared_ptr<void> pool = std::move(capture_pool_);
   if (ended != cudaSuccess) {
@@ -113,12 +99,7 @@ absl::StatusOr<std::unique_ptr<DeviceGraph>> CudaProvider::EndCapture() {
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   if (made != cudaSuccess) return absl::InternalError(DriverError("instantiating the CUDA graph", made));
-  std::shared_ptr<Buffer> workspace;
-  {
-    std::lock_guard<std::mutex> lock(workspace_mu_);
-    workspace = workspace_;
-  }
-  return std::unique_ptr<DeviceGraph>(new CudaGraph(exec, stream_, index_, std::move(pool), std::move(workspace)));
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(exec, stream(), index_, std::move(pool), std::move(workspaces)));
 }
 
 }  // namespace tandem::cuda

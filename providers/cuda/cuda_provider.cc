@@ -22,26 +22,6 @@ const KernelRegistry& CudaKernelRegistry() {
   return *registry;
 }
 
-namespace {
-
-// The stream of device `index`, shared by every provider (session) of the process on it
-// and kept for the process's life: work of different sessions (a trainer's step and its
-// evaluation, a batch gathered by one session and read by another) runs in the order it
-// was enqueued, with no events between them.
-absl::StatusOr<cudaStream_t> SharedStream(int index) {
-  static std::mutex mu;
-  static std::map<int, cudaStream_t>* streams = new std::map<int, cudaStream_t>;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = streams->find(index);
-  if (it != streams->end()) return it->second;
-  cudaStream_t s = nullptr;
-  TANDEM_CUDA_RETURN(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  (*streams)[index] = s;
-  return s;
-}
-
-}  // namespace
-
 CudaProvider::CudaProvider(int index)
     : index_(index),
       allocator_(CudaAllocator::Kind::kDevice, index),
@@ -50,13 +30,10 @@ CudaProvider::CudaProvider(int index)
 absl::StatusOr<std::unique_ptr<CudaProvider>> CudaProvider::Create(int index, const ProviderOptions& options) {
   std::unique_ptr<CudaProvider> p(new CudaProvider(index));
   p->options_ = options;
+  auto context = DeviceContext::Of(index);
+  if (!context.ok()) return context.status();
+  p->context_ = *context;
   TANDEM_CUDA_RETURN(cudaSetDevice(index));
-  auto stream = SharedStream(index);
-  if (!stream.ok()) return stream.status();
-  p->stream_ = *stream;
-  TANDEM_CUDA_RETURN(cublasLtCreate(&p->cublaslt_));
-  TANDEM_CUDA_RETURN(cudnnCreate(&p->cudnn_));
-  TANDEM_CUDA_RETURN(cudnnSetStream(p->cudnn_, p->stream_));
   cudaDeviceProp prop{};
   TANDEM_CUDA_RETURN(cudaGetDeviceProperties(&prop, index));
   char rest[96];
@@ -73,11 +50,8 @@ std::unique_ptr<CudaProvider> CudaProvider::CreatePreview() {
 }
 
 CudaProvider::~CudaProvider() {
-  if (stream_) cudaStreamSynchronize(stream_);
+  if (context_) cudaStreamSynchronize(context_->stream());  // the device's context stays
   ReleaseCopied(/*all=*/true);
-  workspace_.reset();
-  if (cudnn_) cudnnDestroy(cudnn_);
-  if (cublaslt_) cublasLtDestroy(cublaslt_);  // the stream is shared and stays (SharedStream)
 }
 
 const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry(); }
@@ -93,19 +67,8 @@ double CudaProvider::launch_overhead_us() const { return DefaultGpuSpeed().launc
 double CudaProvider::CopyCostUs(int64_t bytes) const { return GpuCopyCostUs(bytes); }
 
 absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
-  if (bytes == 0) return nullptr;
-  // Concurrent Run calls share the provider: one lock around the lazy (re)allocation. The
-  // buffer itself is used in stream order, so sharing it between kernels is safe.
-  std::lock_guard<std::mutex> lock(workspace_mu_);
-  if (!workspace_ || workspace_->bytes < bytes) {
-    if (capturing_)
-      return absl::FailedPreconditionError("[cuda] the workspace would grow (to " + std::to_string(bytes) +
-                                           " bytes) while recording a CUDA graph");
-    workspace_.reset();
-    workspace_ = allocator_.Allocate(bytes);
-    if (!workspace_->data) return absl::ResourceExhaustedError("workspace: " + allocator_.last_error());
-  }
-  return workspace_->data;
+  if (!context_) return absl::FailedPreconditionError("[cuda] a placement preview has no workspace");
+  return context_->Workspace(bytes);
 }
 
 absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
@@ -115,13 +78,14 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
   if (src.dtype() == DataType::kString) return absl::UnimplementedError("[cuda] strings stay on the host");
   const size_t n = src.bytes();
   if (n == 0) return absl::OkStatus();
-  if (!stream_) return absl::FailedPreconditionError("[cuda] a placement preview copies nothing");
+  if (!context_) return absl::FailedPreconditionError("[cuda] a placement preview copies nothing");
+  cudaStream_t stream = context_->stream();
   if (absl::Status s = WaitForRecordings(); !s.ok()) return s;
   TANDEM_CUDA_RETURN(cudaSetDevice(index_));
   const bool src_host = src.device().type == DeviceType::kCpu;
   const bool dst_host = dst.device().type == DeviceType::kCpu;
   if (!src_host && !dst_host) {
-    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), src.raw(), n, cudaMemcpyDeviceToDevice, stream_));
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), src.raw(), n, cudaMemcpyDeviceToDevice, stream));
     return absl::OkStatus();
   }
   if (src_host && dst_host) {
@@ -143,7 +107,7 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
   }
   if (src_host) {
     if (host_ptr != src.raw()) std::memcpy(host_ptr, src.raw(), n);
-    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), host_ptr, n, cudaMemcpyHostToDevice, stream_));
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(dst.raw(), host_ptr, n, cudaMemcpyHostToDevice, stream));
     // The block the transfer reads stays ours until it has been read: the staging block,
     // or the caller's pinned buffer (which could otherwise return to the pinned cache and
     // be refilled while the DMA still reads it). Pageable memory the driver staged itself
@@ -151,17 +115,17 @@ absl::Status CudaProvider::Copy(const Tensor& src, Tensor& dst) {
     if (staging && staging->data) return HoldUntilCopied(std::move(staging));
     if (pinned) return HoldUntilCopied(src.buffer());
   } else {
-    TANDEM_CUDA_RETURN(cudaMemcpyAsync(host_ptr, src.raw(), n, cudaMemcpyDeviceToHost, stream_));
-    TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+    TANDEM_CUDA_RETURN(cudaMemcpyAsync(host_ptr, src.raw(), n, cudaMemcpyDeviceToHost, stream));
+    TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream));
     if (host_ptr != dst.raw()) std::memcpy(dst.raw(), host_ptr, n);
   }
   return absl::OkStatus();
 }
 
 absl::Status CudaProvider::Synchronize() {
-  if (!stream_) return absl::OkStatus();  // a placement preview: nothing ever queued
+  if (!context_) return absl::OkStatus();  // a placement preview: nothing ever queued
   if (absl::Status s = WaitForRecordings(); !s.ok()) return s;
-  TANDEM_CUDA_RETURN(cudaStreamSynchronize(stream_));
+  TANDEM_CUDA_RETURN(cudaStreamSynchronize(context_->stream()));
   ReleaseCopied(/*all=*/true);
   return absl::OkStatus();
 }
@@ -169,9 +133,9 @@ absl::Status CudaProvider::Synchronize() {
 absl::Status CudaProvider::HoldUntilCopied(std::shared_ptr<Buffer> buffer) {
   cudaEvent_t done = nullptr;
   TANDEM_CUDA_RETURN(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  if (cudaError_t e = cudaEventRecord(done, stream_); e != cudaSuccess) {
+  if (cudaError_t e = cudaEventRecord(done, stream()); e != cudaSuccess) {
     cudaEventDestroy(done);
-    cudaStreamSynchronize(stream_);  // the buffer is released on return: the copy must be over
+    cudaStreamSynchronize(stream());  // the buffer is released on return: the copy must be over
     TANDEM_CUDA_RETURN(e);
   }
   std::lock_guard<std::mutex> lock(in_flight_mu_);

@@ -1,16 +1,18 @@
 // The CUDA execution provider (built into the plugin libtandem_cuda.so; the engine loads
-// it at run time, see providers/provider_plugin.h). One device per provider and one stream
-// per device, shared by every provider (so every session) of the process: sessions that
-// pass device tensors to each other need no events. Each provider has its own library
-// handles and workspace, bound to that stream, which the kernels share: cuBLASLt for matrix products, cuDNN for convolution, pooling and
-// softmax, kernels of our own (.cu) for the rest.
+// it at run time, see providers/provider_plugin.h). One device per provider. The stream,
+// the cuBLASLt and cuDNN handles and the library workspace belong to the device
+// (DeviceContext) and are shared by every provider (so every session) of the process on
+// it: sessions that pass device tensors to each other need no events. cuBLASLt for matrix
+// products, cuDNN for convolution, pooling and softmax, kernels of our own (.cu) for the
+// rest.
 //
 // Kernels enqueue on stream() and do not synchronize; Copy to the host and Synchronize()
 // do. A copy from the host returns before the transfer ends: the host buffer it reads
 // (the caller's pinned memory, or a pinned staging block holding pageable data) is held
 // until an event recorded after the transfer has completed, so it cannot go back to a
 // cache and be overwritten in flight, and the stream is not drained per copy.
-// Float32 only for now: other types fall back to the CPU through the partitioner.
+// float32 kernels, and the element types of typed_launch.h for Cast, comparisons and
+// Where; other types fall back to the CPU through the partitioner.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -24,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "providers/cuda/cuda_allocator.h"
+#include "providers/cuda/device_context.h"
 #include "providers/execution_provider.h"
 #include "providers/provider_options.h"
 
@@ -31,8 +34,8 @@ namespace tandem::cuda {
 
 class CudaProvider : public ExecutionProvider {
  public:
-  // Creates the handles on device `index` (on its shared stream), computing as `options` say (TF32
-  // or float32 products); fails with the driver's message.
+  // A provider of device `index` (its DeviceContext made on first use), computing as
+  // `options` say (TF32 or float32 products); fails with the driver's message.
   static absl::StatusOr<std::unique_ptr<CudaProvider>> Create(int index, const ProviderOptions& options = {});
   // For placement previews (plugin_abi.h's create_preview): no driver call, no stream or
   // handles; Capability and the kernel table work, kernels cannot be made (their
@@ -54,7 +57,7 @@ class CudaProvider : public ExecutionProvider {
   // CUDA Graphs (cuda_graph.cc): the shared stream captured on this thread, memory from a
   // private pool of the device allocator meanwhile; the graph holds that pool and the
   // workspace its kernels were given.
-  bool SupportsCapture() const override { return stream_ != nullptr; }
+  bool SupportsCapture() const override { return context_ != nullptr; }
   absl::Status BeginCapture() override;
   absl::StatusOr<std::unique_ptr<DeviceGraph>> EndCapture() override;
   bool capturing() const { return capturing_; }
@@ -63,15 +66,15 @@ class CudaProvider : public ExecutionProvider {
   // itself they fail.
   absl::Status WaitForRecordings() const;
 
-  cudaStream_t stream() const { return stream_; }
-  cublasLtHandle_t cublaslt() const { return cublaslt_; }
-  cudnnHandle_t cudnn() const { return cudnn_; }
+  cudaStream_t stream() const { return context_ ? context_->stream() : nullptr; }
+  cublasLtHandle_t cublaslt() const { return context_->cublaslt(); }
+  LockedCudnn cudnn() const { return context_->cudnn(); }
   // --precision tf32: matrix products and convolutions may use TF32 tensor-core math.
   bool tf32() const { return options_.precision == Precision::kTf32; }
   CudaAllocator& device_allocator() { return allocator_; }
-  // Scratch memory for cuBLASLt/cuDNN, grown on demand and reused (stream-ordered). It
-  // cannot grow while capturing (the work recorded so far reads the current buffer): the
-  // capture then fails, and the first, uncaptured run of a shape has grown it already.
+  // The device's scratch memory for cuBLASLt/cuDNN (DeviceContext::Workspace): it cannot
+  // grow while this thread records a graph (the capture then fails; the first, uncaptured
+  // run of a shape has grown it already).
   absl::StatusOr<void*> Workspace(size_t bytes);
 
  private:
@@ -80,11 +83,7 @@ class CudaProvider : public ExecutionProvider {
   ProviderOptions options_;
   CudaAllocator allocator_;
   CudaAllocator pinned_;
-  cudaStream_t stream_ = nullptr;
-  cublasLtHandle_t cublaslt_ = nullptr;
-  cudnnHandle_t cudnn_ = nullptr;
-  std::shared_ptr<Buffer> workspace_;
-  std::mutex workspace_mu_;
+  DeviceContext* context_ = nullptr;  // null in a placement preview
   std::atomic<bool> capturing_{false};
   std::shared_ptr<void> capture_pool_;  // CudaAllocator::OpenPool while capturing
   std::unique_lock<std::mutex> capture_lock_;  // the device's recording slot, while capturing

@@ -9,7 +9,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <thread>
 
 #include "onnx_import/import.h"
 #include "providers/device_selection.h"
@@ -49,6 +52,7 @@ struct NodeCase {
   std::map<std::string, Attribute> attrs;
   int outputs = 1;
   int opset = 13;
+  DataType output_type = DataType::kFloat;  // of y0 (later outputs: float)
 };
 
 Graph SingleNode(const NodeCase& c) {
@@ -70,7 +74,7 @@ Graph SingleNode(const NodeCase& c) {
     n.outputs.push_back("y" + std::to_string(i));
     ValueInfo vi;
     vi.name = n.outputs.back();
-    vi.dtype = DataType::kFloat;
+    vi.dtype = i == 0 ? c.output_type : DataType::kFloat;
     g.outputs.push_back(vi);
   }
   g.nodes.push_back(n);
@@ -101,6 +105,14 @@ void ExpectMatchesCpu(const NodeCase& c, double rtol = 1e-5, double atol = 1e-6,
     const Tensor& b = (*oc)[k];
     ASSERT_EQ(a.device().type, DeviceType::kCpu);
     ASSERT_EQ(a.dims(), b.dims()) << c.op << " output " << k;
+    ASSERT_EQ(a.dtype(), b.dtype()) << c.op << " output " << k;
+    if (b.dtype() != DataType::kFloat) {  // Cast, comparisons, Where: exact
+      for (int64_t i = 0; i < b.numel(); ++i)
+        ASSERT_EQ(std::memcmp(static_cast<const char*>(a.raw()) + i * SizeOf(b.dtype()),
+                              static_cast<const char*>(b.raw()) + i * SizeOf(b.dtype()), SizeOf(b.dtype())), 0)
+            << c.op << " output " << k << " element " << i;
+      continue;
+    }
     for (int64_t i = 0; i < b.numel(); ++i) {
       const double x = a.data<float>()[i], y = b.data<float>()[i];
       if (std::isnan(y) || std::isinf(y)) {  // NaN meets NaN, an infinity the same one
@@ -427,6 +439,76 @@ TEST(CudaKernels, PadInEveryMode) {
   ExpectMatchesCpu(old, 0, 0);
 }
 
+// Floats with the values Cast treats specially: NaN, beyond int64, fractions, signed zeros.
+Tensor CastEdgeValues() {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  return Tensor::FromVector<float>({nan, 1e20f, -1e20f, -2.7f, 2.7f, 0.f, -0.f, 255.9f, -129.5f, 3e9f, 1.f, -1.f},
+                                   {3, 4});
+}
+
+TEST(CudaKernels, CastBetweenEveryTypePair) {
+  REQUIRE_GPU();
+  const std::vector<DataType> types = {DataType::kFloat, DataType::kDouble, DataType::kInt8, DataType::kUint8,
+                                       DataType::kInt32, DataType::kInt64,  DataType::kBool};
+  for (DataType to : types) {
+    NodeCase c{"", "Cast", {{"x", CastEdgeValues()}}, {{"to", IntAttribute(static_cast<int64_t>(to))}}};
+    c.output_type = to;
+    ExpectMatchesCpu(c, 0, 0);
+  }
+  // From every type: the float edge values cast on the CPU first (a constant input).
+  SessionOptions cpu;
+  cpu.providers = {"cpu"};
+  for (DataType from : types) {
+    auto pre = Session::FromGraph(SingleNode([&] {
+                                    NodeCase c{"", "Cast", {{"x", CastEdgeValues()}},
+                                               {{"to", IntAttribute(static_cast<int64_t>(from))}}};
+                                    c.output_type = from;
+                                    return c;
+                                  }()),
+                                  cpu);
+    ASSERT_TRUE(pre.ok()) << pre.status();
+    auto v = (*pre)->Run({{"x", CastEdgeValues()}});
+    ASSERT_TRUE(v.ok()) << v.status();
+    for (DataType to : types) {
+      NodeCase c{"", "Cast", {{"x", (*v)[0]}}, {{"to", IntAttribute(static_cast<int64_t>(to))}}};
+      c.output_type = to;
+      ExpectMatchesCpu(c, 0, 0);
+    }
+  }
+}
+
+TEST(CudaKernels, ComparisonsLogicAndWhere) {
+  REQUIRE_GPU();
+  Tensor a = Random({4, 5, 6}, 156), b = Random({5, 1}, 157);
+  a.data<float>()[3] = b.data<float>()[0];  // some equal pairs
+  a.data<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
+    NodeCase c{"", op, {{"a", a}, {"b", b}}};
+    c.output_type = DataType::kBool;
+    ExpectMatchesCpu(c, 0, 0);
+    NodeCase ints{"", op, {{"a", Ints({3, -1, 7, 7, 0})}, {"b", Ints({3, 2, 7, -9, 0})}}};
+    ints.output_type = DataType::kBool;
+    ExpectMatchesCpu(ints, 0, 0);
+  }
+  const Tensor p = Tensor::FromVector<bool>({true, false, true, false, true, true}, {2, 3});
+  const Tensor q = Tensor::FromVector<bool>({true, false, false}, {3});
+  for (const char* op : {"And", "Or", "Xor"}) {
+    NodeCase c{"", op, {{"p", p}, {"q", q}}};
+    c.output_type = DataType::kBool;
+    ExpectMatchesCpu(c, 0, 0);
+  }
+  NodeCase n{"", "Not", {{"p", p}}};
+  n.output_type = DataType::kBool;
+  ExpectMatchesCpu(n, 0, 0);
+  const Tensor cond = Tensor::FromVector<bool>({true, false, false, true}, {4, 1, 1});
+  ExpectMatchesCpu({"", "Where", {{"c", cond}, {"x", Random({4, 5, 6}, 158)}, {"y", Random({6}, 159)}}}, 0, 0);
+  ExpectMatchesCpu({"", "Where", {{"c", Tensor::FromVector<bool>({true, false, true}, {3})}, {"x", Random({3}, 160)},
+                                  {"y", Random({3}, 161)}}}, 0, 0);  // same shapes
+  NodeCase ints{"", "Where", {{"c", cond}, {"x", Ints({1, 2})}, {"y", Ints({-5})}}};
+  ints.output_type = DataType::kInt64;
+  ExpectMatchesCpu(ints, 0, 0);
+}
+
 TEST(CudaKernels, LayerNormalizationAndItsGradient) {
   REQUIRE_GPU();
   NodeCase ln{"", "LayerNormalization", {{"x", Random({6, 7, 32}, 156, -3.f, 3.f)}, {"s", Random({32}, 157)}, {"b", Random({32}, 158)}}};
@@ -589,6 +671,47 @@ TEST(CudaRuntime, CudaGraphInferenceMatchesLaunches) {
   }
   EXPECT_EQ((*replayed)->device_graph_status(), "");
   EXPECT_EQ((*replayed)->device_graph_replays(), 3);
+}
+
+// Sessions of one GPU share its stream, cuDNN/cuBLASLt handles and workspace
+// (DeviceContext). Two threads running two sessions at once must get what each gets
+// alone: cuDNN's handle is used by one thread at a time, the workspace in stream order.
+TEST(CudaRuntime, ConcurrentSessionsOnOneGpuAgreeWithRunsAlone) {
+  REQUIRE_GPU();
+  SessionOptions o;
+  o.providers = {"cuda", "cpu"};
+  auto cifar = Session::Load(ModelPath("cifar_cnn.onnx"), o);
+  auto fashion = Session::Load(ModelPath("fashion_cnn.onnx"), o);
+  ASSERT_TRUE(cifar.ok() && fashion.ok());
+  struct Job {
+    Session* session;
+    Tensor x;
+    Tensor alone;
+    std::string failure;
+  } jobs[2] = {{cifar->get(), Random({8, 3, 32, 32}, 310), {}, {}}, {fashion->get(), Random({8, 1, 28, 28}, 311), {}, {}}};
+  for (Job& j : jobs) {
+    auto y = j.session->Run({{j.session->inputs()[0].name, j.x}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    j.alone = (*y)[0];
+  }
+  std::vector<std::thread> threads;
+  for (Job& j : jobs)
+    threads.emplace_back([&j] {
+      for (int run = 0; run < 20 && j.failure.empty(); ++run) {
+        auto y = j.session->Run({{j.session->inputs()[0].name, j.x}});
+        if (!y.ok()) {
+          j.failure = std::string(y.status().message());
+          return;
+        }
+        for (int64_t i = 0; i < j.alone.numel(); ++i)  // deterministic algorithms: bitwise equal
+          if ((*y)[0].data<float>()[i] != j.alone.data<float>()[i]) {
+            j.failure = "run " + std::to_string(run) + " element " + std::to_string(i) + " differs from the run alone";
+            return;
+          }
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const Job& j : jobs) EXPECT_EQ(j.failure, "");
 }
 
 TEST(CudaRuntime, ResidentInputsAreNotCopiedAndOutputsComeBackToTheHost) {

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "graph/low_precision.h"
+#include "providers/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -24,9 +25,8 @@ absl::Status NeedInput(const Tensor* t, const char* what) {
   return absl::OkStatus();
 }
 
-// Numeric conversion with numpy-like results where C++ leaves behaviour undefined:
-// float -> integer truncates through int64 (NaN and out-of-range give 0 / wrap).
-// float -> bfloat16 rounds to nearest even, except that `truncate_bf16` drops the low
+// Numeric conversion: half types through float, the rest as NumericCast (shared with the
+// GPU). float -> bfloat16 rounds to nearest even, except that `truncate_bf16` drops the low
 // mantissa bits as onnx's reference did before opset 19 (the 1.12 suite stores that).
 template <typename To, typename From>
 To ConvertValue(From v, bool truncate_bf16 = false) {
@@ -35,8 +35,6 @@ To ConvertValue(From v, bool truncate_bf16 = false) {
     return v;
   } else if constexpr (from_half) {
     return ConvertValue<To, float>(static_cast<float>(v), truncate_bf16);
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
   } else if constexpr (std::is_same_v<To, Float16>) {
     return Float16(static_cast<float>(v));
   } else if constexpr (std::is_same_v<To, BFloat16>) {
@@ -47,16 +45,8 @@ To ConvertValue(From v, bool truncate_bf16 = false) {
     BFloat16 r;
     r.bits = std::isnan(f) ? static_cast<uint16_t>((bits >> 16) | 0x40u) : static_cast<uint16_t>(bits >> 16);
     return r;
-  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    if (std::isnan(v)) return To(0);
-    if constexpr (std::is_same_v<To, uint64_t>) {
-      if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) return static_cast<To>(v);
-    }
-    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0)
-      return static_cast<To>(static_cast<int64_t>(v));
-    return v < 0 ? static_cast<To>(std::numeric_limits<int64_t>::min()) : To(0);
   } else {
-    return static_cast<To>(v);
+    return NumericCast<To, From>(v);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "providers/copy_kernel.h"
 #include "providers/cuda/cuda_provider.h"
 #include "providers/cuda/kernels/launch.h"
 #include "providers/cuda/kernels/register.h"
@@ -51,9 +52,15 @@ bool ReadsOutputsPastTheFirst(const Node& n) {
 
 bool CudaKernelAccepts(const KernelInfo& info) {
   const Node& n = info.node;
-  if (n.domain == "ai.tandem" && n.op_type == "Copy") return true;
-  const KernelDef* def = CudaKernelRegistry().Find(n.domain, n.op_type, info.opset, info.input_type(0));
+  if (IsDeviceCopy(n)) return true;
+  const KernelDef* def =
+      CudaKernelRegistry().Find(n.domain, n.op_type, info.opset, KernelLookupType(CudaKernelRegistry(), info));
   if (!def) return false;
+  // Our launchers index up to kMaxRank dims.
+  for (const auto* shapes : {&info.input_shapes, &info.output_shapes})
+    for (const Shape& s : *shapes)
+      if (s.rank_known && s.dims.size() > static_cast<size_t>(kMaxRank)) return false;
+  if (IsTypedOp(n)) return TypedOpAccepts(info);
   // Every data input is float32 but those NonFloatDataInput names (host and metadata
   // inputs are read as they are).
   for (size_t i = 0; i < info.input_types.size(); ++i) {
@@ -62,10 +69,6 @@ bool CudaKernelAccepts(const KernelInfo& info) {
     if (def->reads_on_host(static_cast<int>(i)) || def->reads_metadata_only(static_cast<int>(i))) continue;
     return false;
   }
-  // Our launchers index up to kMaxRank dims.
-  for (const auto* shapes : {&info.input_shapes, &info.output_shapes})
-    for (const Shape& s : *shapes)
-      if (s.rank_known && s.dims.size() > static_cast<size_t>(kMaxRank)) return false;
   if (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "FusedGemm" || n.op_type == "FusedMatMul")
     return MatMulAccepts(info);
   if (n.op_type == "Conv" || n.op_type == "FusedConv") return CudnnConvAccepts(info);

@@ -5,6 +5,7 @@
 
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
+#include "providers/cuda/kernels/strided_offsets.cuh"
 
 namespace tandem::cuda {
 namespace {
@@ -45,19 +46,6 @@ __device__ __forceinline__ float ApplyBinary(BinaryOp op, float a, float b, floa
     case BinaryOp::kLeakyReluGrad: return b > 0.f ? a : alpha * a;
   }
   return a;
-}
-
-// Offsets of output element i in a and b.
-__device__ __forceinline__ void Offsets(const StridedIndex& ix, int64_t i, int64_t* oa, int64_t* ob) {
-  int64_t a = 0, b = 0;
-  for (int d = ix.rank - 1; d >= 0; --d) {
-    const int64_t c = i % ix.dims[d];
-    i /= ix.dims[d];
-    a += c * ix.stride_a[d];
-    b += c * ix.stride_b[d];
-  }
-  *oa = a;
-  *ob = b;
 }
 
 __global__ void UnaryKernel(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta) {

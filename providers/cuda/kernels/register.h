@@ -23,6 +23,7 @@ void RegisterGatherKernels(KernelRegistry& r);       // gather_ops.cc: Gather (f
 void RegisterSliceKernels(KernelRegistry& r);        // slice_ops.cc: Slice, SliceGrad
 void RegisterPadKernels(KernelRegistry& r);          // pad_ops.cc: Pad (all modes)
 void RegisterLayerNormKernels(KernelRegistry& r);    // layer_norm_ops.cc: LayerNormalization and grad
+void RegisterTypedKernels(KernelRegistry& r);        // typed_ops.cc: Cast, comparisons, Not/And/Or/Xor, Where
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -43,6 +44,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterSliceKernels(r);
   RegisterPadKernels(r);
   RegisterLayerNormKernels(r);
+  RegisterTypedKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
@@ -61,6 +63,10 @@ bool ConvTransposeAccepts(const KernelInfo& info);
 // padding, no dilation, no ceil-mode window past its floor); unknown sizes only where
 // none of that can happen.
 bool CudnnPoolAccepts(const KernelInfo& info);
+// typed_ops.cc: the ops IsTypedOp names take the element types of typed_launch.h (any
+// of them, not only float32); TypedOpAccepts declines the others (float16, strings, ...).
+bool IsTypedOp(const Node& n);
+bool TypedOpAccepts(const KernelInfo& info);
 // batch_norm_ops.cc: per-channel (spatial) statistics in the plain layout.
 bool BatchNormAccepts(const KernelInfo& info);
 
