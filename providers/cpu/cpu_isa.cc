@@ -35,4 +35,21 @@ bool Avx2Allowed() {
   return allowed;
 }
 
+bool CapAdmitsAvx512(std::string_view cap) {
+  const std::string upper = absl::AsciiStrToUpper(std::string(cap));
+  return upper.empty() || upper == "ALL" || upper.rfind("AVX512", 0) == 0 || upper.rfind("AVX10", 0) == 0;
+}
+
+bool Avx512Allowed() {
+  static const bool allowed = [] {
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) return false;
+    return CapAdmitsAvx512(IsaCap());
+#else
+    return false;
+#endif
+  }();
+  return allowed;
+}
+
 }  // namespace tandem::cpu

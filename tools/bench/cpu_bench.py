@@ -143,6 +143,27 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def vector_isa():
+    """The widest vector instruction set /proc/cpuinfo reports (AMX, AVX-512, AVX2, ...),
+    and ONEDNN_MAX_CPU_ISA when it caps oneDNN and Tandem's own kernels."""
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    if "amx_tile" in flags:
+        isa = "AMX + AVX-512"
+    elif "avx512f" in flags:
+        isa = "AVX-512" + (" (VNNI, BF16)" if "avx512_bf16" in flags else "")
+    elif "avx2" in flags:
+        isa = "AVX2"
+    else:
+        isa = "SSE4.1 or older"
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
+    return isa + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else "")
+
+
 def versions(torch2_python):
     import onnxruntime
     import tandem
@@ -183,7 +204,7 @@ def main():
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         sys.exit(f"error: unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
-    header = [f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, {args.threads} threads "
+    header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
               f"per engine, {args.rounds} interleaved rounds of {args.seconds} s per engine and case",
               *versions(args.torch2_python)]
     for line in header:

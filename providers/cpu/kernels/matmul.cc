@@ -2,7 +2,8 @@
 // FusedMatMul / FusedGemm (ai.tandem, from optimizer/activation_fusion.h): the same with an activation.
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
 // cached per input shape; float32 products of a few thousand multiply-adds use direct
-// loops instead (small_gemm.h); double and integer types use reference loops.
+// loops instead (small_gemm.h), and products of a few rows with constant 2-D weights
+// stream prepacked weights (skinny_gemm.h); double and integer types use reference loops.
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/kernels/skinny_gemm.h"
 #include "providers/cpu/kernels/small_gemm.h"
 #include "providers/partitioner.h"
 
@@ -161,7 +163,7 @@ void AddBiasRows(const float* bias, float* y, int64_t rows, int64_t n) {
 // input 2: a float32 bias [N] added to every row before the activation (B one matrix).
 class MatMul : public Kernel {
  public:
-  explicit MatMul(const KernelInfo& info) : act_(info.node) {}
+  explicit MatMul(const KernelInfo& info) : act_(info.node), b_constant_(info.constant_input(1) != nullptr) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& a = *ctx.input(0);
@@ -194,6 +196,14 @@ class MatMul : public Kernel {
       if (bias) FillC(*bias, {1, s.n}, py, rows, s.n);
       else std::fill(py, py + y.numel(), 0.f);
       SmallGemmAccumulate(a.data<float>(), false, b.data<float>(), py, rows, s.k, s.n, 1.f);
+      act_.Apply(py, y.numel());
+      return absl::OkStatus();
+    }
+    if (a.dtype() == DataType::kFloat && b_constant_ && b.rank() == 2 && skinny::IsSkinny(rows, s.k, s.n)) {
+      float* py = y.data<float>();  // a few rows against constant weights (skinny_gemm.h)
+      packed_.Get(b.data<float>(), false, s.k, s.n)
+          .Multiply(a.data<float>(), static_cast<int>(rows), 1.f, bias ? bias->data<float>() : nullptr, 1.f, py,
+                    ctx.num_threads());
       act_.Apply(py, y.numel());
       return absl::OkStatus();
     }
@@ -243,6 +253,8 @@ class MatMul : public Kernel {
   }
 
   FusedActivation act_;
+  bool b_constant_;                   // B is an initializer
+  skinny::LazyPackedWeights packed_;  // and packed for the skinny path
   ShapeCache<MatMulEntry> cache_;
 };
 
@@ -298,6 +310,9 @@ class Gemm : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     const DataType t = a.dtype();
     if (t == DataType::kFloat && IsSmallGemm(m, k, n)) return RunSmall(a, b, c, cdims, y, m, k, n);
+    if (t == DataType::kFloat && b_constant_ && !trans_a_ && skinny::IsSkinny(m, k, n) &&
+        (!c || (cdims[0] == 1 && cdims[1] == n)))
+      return RunSkinny(a, b, c, y, m, k, n, ctx.num_threads());
     if (t == DataType::kFloat) return RunDnnl(a, b, c, cdims, y, m, k, n);
     if (IsHalf(t)) {
       Tensor af = a.CastTo(DataType::kFloat), bf = b.CastTo(DataType::kFloat), cf;
@@ -339,6 +354,17 @@ class Gemm : public Kernel {
       pb = bt_.data();
     }
     SmallGemmAccumulate(a.data<float>(), trans_a_, pb, py, m, k, n, alpha_);
+    act_.Apply(py, m * n);
+    return absl::OkStatus();
+  }
+
+  // A few rows against constant weights (skinny_gemm.h), packed on first use; C, when
+  // given, is one row of n.
+  absl::Status RunSkinny(const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t m, int64_t k,
+                         int64_t n, int threads) {
+    float* py = y.data<float>();
+    packed_.Get(b.data<float>(), trans_b_, k, n)
+        .Multiply(a.data<float>(), static_cast<int>(m), alpha_, c ? c->data<float>() : nullptr, beta_, py, threads);
     act_.Apply(py, m * n);
     return absl::OkStatus();
   }
@@ -427,6 +453,7 @@ class Gemm : public Kernel {
   bool b_constant_;               // B is an initializer: its transpose is kept
   bool bt_ready_ = false;         // bt_ holds B^T already
   std::vector<float> bt_;         // B^T [k, n] for the small path with transB
+  skinny::LazyPackedWeights packed_;  // constant B for the skinny path
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   ShapeCache<GemmEntry> cache_;

@@ -1,0 +1,77 @@
+#include "providers/cpu/kernels/skinny_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "providers/cpu/cpu_isa.h"
+#include "providers/cpu/kernel_util.h"
+
+namespace tandem::cpu::skinny {
+
+extern const Kernels kBaselineKernels;
+#ifdef TANDEM_SKINNY_AVX2
+extern const Kernels kAvx2Kernels;
+#endif
+#ifdef TANDEM_SKINNY_AVX512
+extern const Kernels kAvx512Kernels;
+#endif
+
+std::vector<const Kernels*> RunnableKernels() {
+  std::vector<const Kernels*> all = {&kBaselineKernels};
+#ifdef TANDEM_SKINNY_AVX2
+  if (Avx2Allowed()) all.push_back(&kAvx2Kernels);
+#endif
+#ifdef TANDEM_SKINNY_AVX512
+  if (Avx512Allowed()) all.push_back(&kAvx512Kernels);
+#endif
+  return all;
+}
+
+const Kernels& KernelsForThisCpu() {
+  static const Kernels* best = RunnableKernels().back();
+  return *best;
+}
+
+namespace {
+constexpr std::align_val_t kAlign{64};  // a cache line, and an AVX-512 register
+}  // namespace
+
+void PackedWeights::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
+
+PackedWeights::PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels)
+    : k_(k), n_(n), panels_((n + kernels.panel - 1) / kernels.panel), kernels_(&kernels) {
+  const int64_t w = kernels.panel;
+  const size_t count = static_cast<size_t>(panels_ * k * w);
+  data_.reset(static_cast<float*>(::operator new[](std::max<size_t>(count, 1) * sizeof(float), kAlign)));
+  float* out = data_.get();
+  for (int64_t p = 0; p < panels_; ++p)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t col = p * w + j;
+        *out++ = col >= n ? 0.f : trans_b ? b[col * k + kk] : b[kk * n + col];
+      }
+}
+
+void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bias, float beta, float* y,
+                             int threads) const {
+  const int64_t w = kernels_->panel;
+  ParallelForIf(threads > 1 && panels_ > 1, panels_, [&](int64_t p) {
+    alignas(64) float acc[kMaxRows * 64];  // m rows of one panel (at most 64 columns)
+    kernels_->panel_product(a, k_, m, data_.get() + p * k_ * w, k_, acc);
+    const int64_t col0 = p * w, cols = std::min(w, n_ - col0);
+    for (int i = 0; i < m; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const float v = alpha * acc[i * w + j];
+        y[i * n_ + col0 + j] = bias ? v + beta * bias[col0 + j] : v;
+      }
+  });
+}
+
+const PackedWeights& LazyPackedWeights::Get(const float* b, bool trans_b, int64_t k, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!packed_) packed_ = std::make_unique<PackedWeights>(b, trans_b, k, n, KernelsForThisCpu());
+  return *packed_;
+}
+
+}  // namespace tandem::cpu::skinny

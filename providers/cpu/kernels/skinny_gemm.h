@@ -1,0 +1,76 @@
+// Products of a few rows (a dense layer at batch 1-4) with a constant weight matrix:
+// Y[m, n] = A[m, k] B'[k, n], m <= kSkinnyMaxRows. Such a product reads each weight once
+// and does one multiply-add with it per row, so it runs at the pace weights stream from
+// memory or cache. B' is packed once into column panels (the panel's k rows contiguous,
+// aligned), each panel's products are summed in vector registers over all of k, and the
+// threads take whole panels: every thread streams its own contiguous part of the
+// weights (oneDNN's matmul at m = 1 reached about half that pace on AVX-512).
+//
+// The panel loops are compiled for the baseline x86-64 instruction set, for AVX2 + FMA
+// and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); SkinnyKernelsForThisCpu picks
+// the widest the CPU has and ONEDNN_MAX_CPU_ISA admits (cpu_isa.h). Each float32 sum runs
+// over k in order with fused multiply-adds where the ISA has them (no reduced precision).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tandem::cpu::skinny {
+
+constexpr int kMaxRows = 4;
+
+// The loops of one instruction set. `panel` columns per panel.
+struct Kernels {
+  const char* isa;
+  int panel;
+  // acc[m][panel] = A[m, k] (row stride lda) times one packed panel ([k][panel]).
+  void (*panel_product)(const float* a, int64_t lda, int m, const float* packed, int64_t k, float* acc);
+};
+
+// Every kernel set this CPU (and ONEDNN_MAX_CPU_ISA) can run, baseline first; the last is
+// SkinnyKernelsForThisCpu(). Tests compare them all.
+std::vector<const Kernels*> RunnableKernels();
+const Kernels& KernelsForThisCpu();
+
+// B' packed for one kernel set: panel p holds columns [p * panel, (p + 1) * panel) of
+// every row of B', zero past n.
+class PackedWeights {
+ public:
+  // B' = B [k, n], or B^T for B [n, k] when trans_b.
+  PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  const Kernels& kernels() const { return *kernels_; }
+
+  // y[m, n] = alpha * A[m, k] B' + beta * bias[n] (bias may be null: no term), for
+  // 1 <= m <= kMaxRows; the panels spread over `threads` OpenMP threads.
+  void Multiply(const float* a, int m, float alpha, const float* bias, float beta, float* y, int threads) const;
+
+ private:
+  struct AlignedFree {
+    void operator()(float* p) const;
+  };
+  int64_t k_, n_, panels_;
+  const Kernels* kernels_;
+  std::unique_ptr<float[], AlignedFree> data_;
+};
+
+// A kernel's constant weights, packed by the first run that needs them (kernels of one
+// session may run on several threads at once).
+class LazyPackedWeights {
+ public:
+  const PackedWeights& Get(const float* b, bool trans_b, int64_t k, int64_t n);
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<PackedWeights> packed_;
+};
+
+// Whether a float32 product of m rows over k x n weights should take this path: few rows
+// and enough weights that streaming them dominates.
+inline bool IsSkinny(int64_t m, int64_t k, int64_t n) {
+  return m >= 1 && m <= kMaxRows && k >= 64 && k * n >= (int64_t{1} << 15);
+}
+
+}  // namespace tandem::cpu::skinny
