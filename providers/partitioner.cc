@@ -40,24 +40,42 @@ bool HasSubgraph(const Node& node) {
   return false;
 }
 
-// Shape, Size, or a node computing int64 vectors or scalars (at most 64 elements where
-// known) from int64 values only — Gather/Concat/Slice/... over shapes: work for the host,
-// whose results host kernels read. Integer data (token ids, masks, quantized tensors)
-// is not this: larger or of rank > 1, or of another type.
+// Shape, Size, or a node computing int64 (or bool: Equal/Where over dims) vectors or
+// scalars (at most 64 elements where known) from such values, at least one of them int64
+// — Gather/Concat/Slice/Equal/Where/... over shapes: work for the host, whose results
+// host kernels read. Data (token ids, masks, quantized tensors) is not this: larger or of
+// rank > 1, or of another type.
 bool IsShapeArithmetic(const Graph& graph, const Node& node) {
   if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size")) return true;
   if (HasSubgraph(node) || node.outputs.empty()) return false;
+  bool int64_seen = false, bool_seen = false;
+  const auto shape_type = [&](DataType t) {
+    int64_seen = int64_seen || t == DataType::kInt64;
+    bool_seen = bool_seen || t == DataType::kBool;
+    return t == DataType::kInt64 || t == DataType::kBool;
+  };
+  const auto rank_above_one = [&graph](const std::string& v) {
+    auto init = graph.initializers.find(v);
+    if (init != graph.initializers.end()) return init->second.rank() > 1;
+    const ValueInfo* vi = graph.FindValueInfo(v);
+    return vi && vi->shape.rank_known && vi->shape.dims.size() > 1;
+  };
   for (const std::string& in : node.inputs)
-    if (!in.empty() && graph.ValueType(in) != DataType::kInt64) return false;
+    if (!in.empty() && !shape_type(graph.ValueType(in))) return false;
+  for (const std::string& out : node.outputs)
+    if (!out.empty() && !shape_type(graph.ValueType(out))) return false;
+  // Masks compare data, not dims: a bool node reading a matrix is not shape arithmetic.
+  if (bool_seen)
+    for (const std::string& in : node.inputs)
+      if (!in.empty() && rank_above_one(in)) return false;
   for (const std::string& out : node.outputs) {
     if (out.empty()) continue;
-    if (graph.ValueType(out) != DataType::kInt64) return false;
     const ValueInfo* vi = graph.FindValueInfo(out);
     if (!vi || !vi->shape.rank_known) continue;
     if (vi->shape.dims.size() > 1) return false;
     if (vi->shape.fully_known() && NumElements(vi->shape.ToDims()) > 64) return false;
   }
-  return true;
+  return int64_seen;
 }
 
 // `s` with its symbolic dims replaced by their values in `dims` where given.

@@ -15,6 +15,7 @@
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/activation_fusion.h"
 #include "optimizer/layer_norm_fusion.h"
+#include "optimizer/onnx_rewrites/identity_elimination.h"
 
 namespace tandem {
 
@@ -75,7 +76,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
     if (!folded.ok()) return folded.status();
     stats.nodes_folded = *folded;
   }
-  stats.nodes_removed = EliminateDeadCode(g);
+  stats.nodes_removed = EliminateDeadCode(g) + EliminateZeroPads(g);
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
   // chains (of two layers or more) only when the CPU runs everything: a GPU would
   // otherwise lose the MLP's layers.

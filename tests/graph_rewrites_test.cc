@@ -233,5 +233,40 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
   ExpectClose(RunGraph(graph, feeds), want, 0);
 }
 
+// A Pad of constant zeros (PyTorch's AvgPool2d export) is removed, by EliminateIdentities
+// and by the Session before placement; a Pad that pads stays.
+TEST(GraphRewrites, ZeroPadsGo) {
+  onnx::ModelProto m = EmptyModel(13, "zero_pad");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 2, 4, 4});
+  for (const auto& [name, pads] : {std::pair<std::string, std::vector<int64_t>>{"zeros", {0, 0, 0, 0, 0, 0, 0, 0}},
+                                   {"ones", {0, 0, 1, 1, 0, 0, 1, 1}}}) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(8);
+    for (int64_t v : pads) t->add_int64_data(v);
+  }
+  AddNode(g, "Pad", "zero_pad", {"x", "zeros"}, {"a"});
+  AddIntsAttribute(AddNode(g, "AveragePool", "pool", {"a"}, {"b"}), "kernel_shape", {2, 2});
+  AddNode(g, "Pad", "real_pad", {"b", "ones"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 2, 5, 5});
+  Graph graph = Import(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 2, 4, 4}, 9)}};
+  const auto want = RunGraph(graph, feeds);
+  Graph rewritten = graph;
+  EXPECT_EQ(EliminateZeroPads(rewritten), 1);
+  EXPECT_EQ(Count(rewritten, "Pad"), 1);
+  ExpectClose(RunGraph(rewritten, feeds), want, 0);
+  SessionOptions so;
+  so.providers = {"cpu"};
+  auto session = Session::FromGraph(graph, so);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(Count((*session)->graph(), "Pad"), 1) << "the Session keeps the zero Pad";
+  auto got = (*session)->Run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectClose(*got, want, 1e-6);
+}
+
 }  // namespace
 }  // namespace tandem

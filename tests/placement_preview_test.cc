@@ -184,6 +184,47 @@ TEST(PlacementPreview, WhatTheGpuCannotDoIsDeclinedAtPlacement) {
   EXPECT_EQ(PlacedOn("Pad", {{"x", {2, 3}}, {"p", {4}}}, {{"mode", StringAttribute("reflect")}}, 1, {{"p", DataType::kInt64}}), "cuda");
 }
 
+// Equal and Where over a shape (a dynamic-axes export's Reshape target) stay with the
+// shape arithmetic on the host: no copy to the GPU and back in the middle of a run.
+TEST(PlacementPreview, ComparisonsOverShapesStayOnTheHost) {
+  REQUIRE_CUDA_PLUGIN();
+  Graph g;
+  g.name = "reshape_by_where";
+  g.opsets[""] = 13;
+  g.inputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Of({4, 6})});
+  g.initializers["zero"] = Tensor::FromVector<int64_t>({0, 0}, {2});
+  g.initializers["fallback"] = Tensor::FromVector<int64_t>({2, 12}, {2});
+  const auto add = [&g](const std::string& op, std::vector<std::string> in, const std::string& out, DataType t,
+                        Dims dims) {
+    Node n;
+    n.name = out;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    g.nodes.push_back(n);
+    g.value_info[out] = ValueInfo{out, t, Shape::Of(dims)};
+  };
+  add("Relu", {"x"}, "r", DataType::kFloat, {4, 6});
+  add("Shape", {"r"}, "shape", DataType::kInt64, {2});
+  add("Equal", {"shape", "zero"}, "is_zero", DataType::kBool, {2});
+  add("Where", {"is_zero", "fallback", "shape"}, "target", DataType::kInt64, {2});
+  add("Reshape", {"r", "target"}, "y", DataType::kFloat, {4, 6});
+  g.value_info.erase("y");
+  g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Of({4, 6})});
+  SessionOptions o;
+  o.providers = {"cuda", "cpu"};
+  o.placement_preview = true;
+  o.constant_folding = o.fusion = false;
+  auto s = Session::FromGraph(std::move(g), o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (const Node& n : (*s)->graph().nodes) {
+    if (n.op_type == "Equal" || n.op_type == "Where") EXPECT_EQ(n.provider, "cpu") << n.op_type;
+    if (n.op_type == "Relu") EXPECT_EQ(n.provider, "cuda");
+  }
+  EXPECT_FALSE(Copied((*s)->graph()).count("is_zero")) << "the comparison's result went to the GPU";
+  EXPECT_FALSE(Copied((*s)->graph()).count("target")) << "Where's result went to the GPU or back";
+}
+
 // Cast, comparisons, logic and Where run on the GPU for the element types its kernels
 // take (typed_launch.h) and on the CPU for the others.
 TEST(PlacementPreview, TypedOpsRunOnTheGpuForTheTypesItsKernelsTake) {

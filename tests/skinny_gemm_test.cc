@@ -73,7 +73,7 @@ TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
   EXPECT_EQ(&cpu::skinny::KernelsForThisCpu(), cpu::skinny::RunnableKernels().back());
 }
 
-// Every build, 1-4 rows, both layouts of B, n not a multiple of any panel width, with and
+// Every build, 1-6 rows, both layouts of B, n not a multiple of any panel width, with and
 // without a bias, on 1 and 2 threads.
 TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
   const int64_t k = 300, n = 203;
@@ -81,7 +81,7 @@ TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
   for (const cpu::skinny::Kernels* kernels : cpu::skinny::RunnableKernels())
     for (bool trans_b : {false, true}) {
       const cpu::skinny::PackedWeights packed(b.data(), trans_b, k, n, *kernels);
-      for (int m = 1; m <= cpu::skinny::kMaxRows; ++m) {
+      for (int m = 1; m <= cpu::skinny::kMaxRows + 2; ++m) {  // 5, 6: in blocks of kMaxRows
         const std::vector<float> a = RandomFloats(m * k, 10 + m);
         for (bool with_bias : {false, true})
           for (int threads : {1, 2}) {
@@ -101,9 +101,10 @@ TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
 // Gemm(A, B constant, C) at batch 1-5: rows <= 4 take the skinny path, 5 oneDNN's; both
 // must give the float64 result (with Relu applied: FusedGemm's activation comes after).
 TEST(SkinnyGemm, GemmNodeOfFewRowsWithConstantWeights) {
-  const int64_t k = 256, n = 130;
+  const int64_t k = 256, n = 300;
   const std::vector<float> w = RandomFloats(n * k, 3), c = RandomFloats(n, 4);
   for (int64_t m : {1, 3, 5}) {
+    ASSERT_EQ(cpu::skinny::IsSkinny(m, k, n), m <= 4);
     Graph g;
     g.name = "gemm";
     g.opsets[""] = 13;
@@ -125,8 +126,10 @@ TEST(SkinnyGemm, GemmNodeOfFewRowsWithConstantWeights) {
     ASSERT_TRUE(s.ok()) << s.status();
     const std::vector<float> x = RandomFloats(m * k, 20 + m);
     for (int run = 0; run < 2; ++run) {  // the second run reuses the packed weights
+      const int64_t before = cpu::skinny::ProductsRun();
       auto y = (*s)->Run({{"x", Tensor::FromVector<float>(x, {m, k})}});
       ASSERT_TRUE(y.ok()) << y.status();
+      EXPECT_EQ(cpu::skinny::ProductsRun() - before, m <= 4 ? 1 : 0) << "m=" << m << ": the skinny path ran or not";
       std::vector<double> want, scale;
       Reference(x, w, true, c.data(), m, k, n, 1.0, 1.0, &want, &scale);
       ExpectClose((*y)[0].data<float>(), want, scale, "m=" + std::to_string(m) + " run " + std::to_string(run));
@@ -137,7 +140,7 @@ TEST(SkinnyGemm, GemmNodeOfFewRowsWithConstantWeights) {
 // FusedMatMul(A [2, 1, k], B constant [k, n], bias) with Relu: 2 rows through the skinny
 // path, against float64 with the bias and Relu applied after.
 TEST(SkinnyGemm, MatMulWithBatchDimsAndConstantWeights) {
-  const int64_t k = 200, n = 190;
+  const int64_t k = 200, n = 400;
   const std::vector<float> w = RandomFloats(k * n, 5), bias = RandomFloats(n, 6), x = RandomFloats(2 * k, 7);
   Graph g;
   g.name = "matmul";
@@ -160,8 +163,10 @@ TEST(SkinnyGemm, MatMulWithBatchDimsAndConstantWeights) {
   o.num_threads = 2;
   auto s = Session::FromGraph(g, o);
   ASSERT_TRUE(s.ok()) << s.status();
+  const int64_t before = cpu::skinny::ProductsRun();
   auto y = (*s)->Run({{"x", Tensor::FromVector<float>(x, {2, 1, k})}});
   ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(cpu::skinny::ProductsRun() - before, 1) << "the skinny path did not run";
   ASSERT_EQ((*y)[0].dims(), (Dims{2, 1, n}));
   std::vector<double> want, scale;
   Reference(x, w, false, bias.data(), 2, k, n, 1.0, 1.0, &want, &scale);

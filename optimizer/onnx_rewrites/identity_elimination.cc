@@ -1,6 +1,7 @@
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 
 #include <optional>
+#include <vector>
 
 #include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
@@ -12,9 +13,25 @@ namespace {
 using rewrite::Constant;
 using rewrite::IsOnnx;
 
+// A Pad of constant all-zero pads (input 1 from opset 11, the attribute before).
+bool IsZeroPad(const Graph& graph, const Node& n) {
+  if (!IsOnnx(n, "Pad") || n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
+  std::vector<int64_t> pads;
+  if (graph.opset("") >= 11) {
+    const Tensor* p = n.has_input(1) ? Constant(graph, n.inputs[1]) : nullptr;
+    if (!p || p->dtype() != DataType::kInt64) return false;
+    pads.assign(p->data<int64_t>(), p->data<int64_t>() + p->numel());
+  } else {
+    pads = n.attr_ints(graph.opset("") < 2 ? "paddings" : "pads");
+  }
+  for (int64_t v : pads)
+    if (v != 0) return false;
+  return true;
+}
+
 bool PassesThrough(const Graph& graph, const Node& n, const ValueReaders& readers) {
   if (n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
-  if (IsOnnx(n, "Identity")) return true;
+  if (IsOnnx(n, "Identity") || IsZeroPad(graph, n)) return true;
   if (!IsOnnx(n, "Dropout")) return false;
   if (n.has_output(1) && (!readers.nodes(n.outputs[1]).empty() || readers.pinned(n.outputs[1])))
     return false;
@@ -36,13 +53,17 @@ bool IsSource(const Graph& graph, const std::string& value) {
 
 }  // namespace
 
-int EliminateIdentities(Graph& graph) {
+namespace {
+
+// Removes the nodes `passes` accepts (see the header for how their output is rewired).
+template <typename Passes>
+int EliminatePassThrough(Graph& graph, Passes&& passes) {
   int removed = 0;
   std::optional<ValueReaders> readers;  // rebuilt after each removal
   for (size_t k = 0; k < graph.nodes.size();) {
     if (!readers) readers.emplace(graph);
     const Node& n = graph.nodes[k];
-    if (!PassesThrough(graph, n, *readers)) {
+    if (!passes(n, *readers)) {
       ++k;
       continue;
     }
@@ -64,6 +85,18 @@ int EliminateIdentities(Graph& graph) {
     ++removed;
   }
   return removed;
+}
+
+}  // namespace
+
+int EliminateIdentities(Graph& graph) {
+  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders& readers) {
+    return PassesThrough(graph, n, readers);
+  });
+}
+
+int EliminateZeroPads(Graph& graph) {
+  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) { return IsZeroPad(graph, n); });
 }
 
 }  // namespace tandem

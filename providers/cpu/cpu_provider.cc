@@ -8,8 +8,9 @@
 
 #include "providers/cost_model.h"
 #include "providers/cpu/blocked_layout.h"
-#include "providers/cpu/matmul_bias.h"
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/matmul_bias.h"
+#include "providers/cpu/norm_relu.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem {
@@ -44,7 +45,8 @@ const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry()
 
 int CpuProvider::OptimizeGraph(Graph& graph) {
   const int biases = cpu::FuseMatMulBias(graph, name());
-  return biases + cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
+  const int relus = cpu::FuseBatchNormRelu(graph, name());
+  return biases + relus + cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

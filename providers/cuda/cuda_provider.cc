@@ -66,7 +66,7 @@ double CudaProvider::launch_overhead_us() const { return DefaultGpuSpeed().launc
 
 double CudaProvider::CopyCostUs(int64_t bytes) const { return GpuCopyCostUs(bytes); }
 
-absl::StatusOr<void*> CudaProvider::Workspace(size_t bytes) {
+absl::StatusOr<WorkspaceLease> CudaProvider::Workspace(size_t bytes) {
   if (!context_) return absl::FailedPreconditionError("[cuda] a placement preview has no workspace");
   return context_->Workspace(bytes);
 }

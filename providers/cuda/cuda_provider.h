@@ -75,7 +75,7 @@ class CudaProvider : public ExecutionProvider {
   // The device's scratch memory for cuBLASLt/cuDNN (DeviceContext::Workspace): it cannot
   // grow while this thread records a graph (the capture then fails; the first, uncaptured
   // run of a shape has grown it already).
-  absl::StatusOr<void*> Workspace(size_t bytes);
+  absl::StatusOr<WorkspaceLease> Workspace(size_t bytes);
 
  private:
   explicit CudaProvider(int index);

@@ -25,17 +25,20 @@ absl::StatusOr<DeviceContext*> DeviceContext::Of(int index) {
   return (*contexts)[index] = c.release();
 }
 
-absl::StatusOr<void*> DeviceContext::Workspace(size_t bytes) {
-  if (bytes == 0) return nullptr;
+absl::StatusOr<WorkspaceLease> DeviceContext::Workspace(size_t bytes) {
+  if (bytes == 0) return WorkspaceLease{};
   const bool recording = recording_on_this_thread();
   std::lock_guard<std::mutex> lock(workspace_mu_);
   if (!workspace_ || workspace_->bytes < bytes) {
     if (recording)
       return absl::FailedPreconditionError("[cuda] the workspace would grow (to " + std::to_string(bytes) +
                                            " bytes) while recording a CUDA graph");
-    // The old buffer goes back to the cache; work still queued on the stream reads it
-    // before anything enqueued after this can reuse it.
+    // The old buffer goes back to this allocator's cache once its leases end (work queued
+    // on the stream reads it before anything enqueued later can reuse it); buffers
+    // outgrown before, no longer leased, go back to the driver, as nothing asks for
+    // their size again.
     workspace_.reset();
+    allocator_.ReleaseCache();
     workspace_ = allocator_.Allocate(bytes);
     if (!workspace_->data) {
       const std::string why = allocator_.last_error();
@@ -45,7 +48,7 @@ absl::StatusOr<void*> DeviceContext::Workspace(size_t bytes) {
   }
   if (recording && (recorded_workspaces_.empty() || recorded_workspaces_.back() != workspace_))
     recorded_workspaces_.push_back(workspace_);
-  return workspace_->data;
+  return WorkspaceLease{workspace_->data, workspace_};
 }
 
 std::vector<std::shared_ptr<Buffer>> DeviceContext::TakeRecordedWorkspaces() {

@@ -36,6 +36,14 @@ class LockedCudnn {
   std::unique_lock<std::recursive_mutex> lock_;
 };
 
+// Device scratch memory handed to one library call: `data` (null for 0 bytes) stays valid
+// while the lease lives. Converts to the void* the library calls take.
+struct WorkspaceLease {
+  void* data = nullptr;
+  std::shared_ptr<Buffer> hold;
+  operator void*() const { return data; }
+};
+
 class DeviceContext {
  public:
   // The context of device `index`, made (stream, handles) on the first call; the driver's
@@ -47,11 +55,13 @@ class DeviceContext {
   cublasLtHandle_t cublaslt() const { return cublaslt_; }
   LockedCudnn cudnn() { return LockedCudnn(cudnn_, cudnn_mu_); }
 
-  // Scratch memory for cuBLASLt/cuDNN of at least `bytes`, grown on demand. On the thread
-  // recording a CUDA graph it cannot grow (the recorded work reads the current buffer;
-  // the capture fails instead), and the buffer it hands out is kept for that graph
-  // (TakeRecordedWorkspaces) even if another thread grows the workspace later.
-  absl::StatusOr<void*> Workspace(size_t bytes);
+  // Scratch memory for cuBLASLt/cuDNN of at least `bytes`, grown on demand (the outgrown
+  // buffer is freed at the next growth). Hold the lease until the work using it is
+  // enqueued: another thread may grow the workspace meanwhile. On the thread recording a
+  // CUDA graph it cannot grow (the recorded work reads the current buffer; the capture
+  // fails instead), and the buffer it hands out is kept for that graph
+  // (TakeRecordedWorkspaces).
+  absl::StatusOr<WorkspaceLease> Workspace(size_t bytes);
   std::vector<std::shared_ptr<Buffer>> TakeRecordedWorkspaces();
 
   // One CUDA graph recording at a time per device, by the thread holding `mu`.

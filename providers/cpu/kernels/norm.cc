@@ -74,7 +74,8 @@ class BatchNorm : public Kernel {
         epsilon_(info.node.attr_float("epsilon", 1e-5f)),
         momentum_(info.node.attr_float("momentum", 0.9f)),
         spatial_(info.opset >= 9 || info.node.attr_int("spatial", 1) != 0),
-        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))),
+        relu_(info.node.attr_string("activation", "") == "Relu") {
     training_ = info.opset >= 14 ? info.node.attr_int("training_mode", 0) != 0
                                  : info.node.has_output(1);
   }
@@ -121,7 +122,8 @@ class BatchNorm : public Kernel {
           const int64_t k = spatial_ ? c : c * S + s;
           const double a = sc[k] / std::sqrt(va[k] + epsilon_);
           const int64_t i = (n * C + c) * S + s;
-          Set(y, i, (Get(x, i) - mu[k]) * a + bi[k]);
+          const double v = (Get(x, i) - mu[k]) * a + bi[k];
+          Set(y, i, relu_ && v < 0 ? 0.0 : v);
         }
     return absl::OkStatus();
   }
@@ -147,8 +149,12 @@ class BatchNorm : public Kernel {
         const float* bb = b.data() + (pl % CB) * B;
         const float* xi = px + pl * S * B;
         float* yi = py + pl * S * B;
-        for (int64_t i = 0; i < S; ++i)
-          for (int64_t k = 0; k < B; ++k) yi[i * B + k] = xi[i * B + k] * ab[k] + bb[k];
+        // The block sizes in use as constants, so each row of B channels is one vector step.
+        if (B == 16) relu_ ? ScaleShiftRows<16, true>(xi, yi, S, ab, bb) : ScaleShiftRows<16, false>(xi, yi, S, ab, bb);
+        else if (B == 8) relu_ ? ScaleShiftRows<8, true>(xi, yi, S, ab, bb) : ScaleShiftRows<8, false>(xi, yi, S, ab, bb);
+        else
+          for (int64_t i = 0; i < S; ++i)
+            for (int64_t k = 0; k < B; ++k) yi[i * B + k] = Activate(xi[i * B + k] * ab[k] + bb[k]);
       });
       return absl::OkStatus();
     }
@@ -158,10 +164,27 @@ class BatchNorm : public Kernel {
       const float ac = a[pl % C], bc = b[pl % C];
       const float* xi = px + pl * S;
       float* yi = py + pl * S;
-      for (int64_t i = 0; i < S; ++i) yi[i] = xi[i] * ac + bc;
+      if (relu_)
+        for (int64_t i = 0; i < S; ++i) yi[i] = std::max(xi[i] * ac + bc, 0.f);
+      else
+        for (int64_t i = 0; i < S; ++i) yi[i] = xi[i] * ac + bc;
     }
     return absl::OkStatus();
   }
+
+  // y[i][k] = x[i][k] * a[k] + b[k] (then max with 0 when kRelu) over `rows` rows of kB.
+  template <int kB, bool kRelu>
+  static void ScaleShiftRows(const float* x, float* y, int64_t rows, const float* a, const float* b) {
+    float av[kB], bv[kB];
+    for (int k = 0; k < kB; ++k) av[k] = a[k], bv[k] = b[k];
+    for (int64_t i = 0; i < rows; ++i)
+      for (int k = 0; k < kB; ++k) {
+        const float v = x[i * kB + k] * av[k] + bv[k];
+        y[i * kB + k] = kRelu ? std::max(v, 0.f) : v;
+      }
+  }
+
+  float Activate(float v) const { return relu_ ? std::max(v, 0.f) : v; }
 
   // Training mode: normalize with batch statistics; outputs 1/2 are the updated running
   // mean/var, and (before opset 14) 3/4 the batch mean/var.
@@ -211,6 +234,7 @@ class BatchNorm : public Kernel {
   float epsilon_, momentum_;
   bool spatial_;
   int block_;  // channel_block: 0 = plain NC... (set for inference by the blocked-layout pass)
+  bool relu_;  // activation = "Relu" (providers/cpu/norm_relu.h): y = max(normalized, 0)
   bool training_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "providers/cpu/kernels/skinny_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -53,18 +54,28 @@ PackedWeights::PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n,
       }
 }
 
+namespace {
+std::atomic<int64_t> products_run{0};
+}  // namespace
+
+int64_t ProductsRun() { return products_run.load(std::memory_order_relaxed); }
+
 void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bias, float beta, float* y,
                              int threads) const {
+  products_run.fetch_add(1, std::memory_order_relaxed);
   const int64_t w = kernels_->panel;
   ParallelForIf(threads > 1 && panels_ > 1, panels_, [&](int64_t p) {
-    alignas(64) float acc[kMaxRows * 64];  // m rows of one panel (at most 64 columns)
-    kernels_->panel_product(a, k_, m, data_.get() + p * k_ * w, k_, acc);
+    alignas(64) float acc[kMaxRows * 64];  // kMaxRows rows of one panel (at most 64 columns)
     const int64_t col0 = p * w, cols = std::min(w, n_ - col0);
-    for (int i = 0; i < m; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        const float v = alpha * acc[i * w + j];
-        y[i * n_ + col0 + j] = bias ? v + beta * bias[col0 + j] : v;
-      }
+    for (int r0 = 0; r0 < m; r0 += kMaxRows) {
+      const int rows = std::min(kMaxRows, m - r0);
+      kernels_->panel_product(a + r0 * k_, k_, rows, data_.get() + p * k_ * w, k_, acc);
+      for (int i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          const float v = alpha * acc[i * w + j];
+          y[(r0 + i) * n_ + col0 + j] = bias ? v + beta * bias[col0 + j] : v;
+        }
+    }
   });
 }
 

@@ -7,7 +7,7 @@
 // weights (oneDNN's matmul at m = 1 reached about half that pace on AVX-512).
 //
 // The panel loops are compiled for the baseline x86-64 instruction set, for AVX2 + FMA
-// and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); SkinnyKernelsForThisCpu picks
+// and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); KernelsForThisCpu picks
 // the widest the CPU has and ONEDNN_MAX_CPU_ISA admits (cpu_isa.h). Each float32 sum runs
 // over k in order with fused multiply-adds where the ISA has them (no reduced precision).
 #pragma once
@@ -16,20 +16,12 @@
 #include <mutex>
 #include <vector>
 
+#include "providers/cpu/kernels/skinny_gemm_kernels.h"
+
 namespace tandem::cpu::skinny {
 
-constexpr int kMaxRows = 4;
-
-// The loops of one instruction set. `panel` columns per panel.
-struct Kernels {
-  const char* isa;
-  int panel;
-  // acc[m][panel] = A[m, k] (row stride lda) times one packed panel ([k][panel]).
-  void (*panel_product)(const float* a, int64_t lda, int m, const float* packed, int64_t k, float* acc);
-};
-
 // Every kernel set this CPU (and ONEDNN_MAX_CPU_ISA) can run, baseline first; the last is
-// SkinnyKernelsForThisCpu(). Tests compare them all.
+// KernelsForThisCpu(). Tests compare them all.
 std::vector<const Kernels*> RunnableKernels();
 const Kernels& KernelsForThisCpu();
 
@@ -43,8 +35,8 @@ class PackedWeights {
   int64_t n() const { return n_; }
   const Kernels& kernels() const { return *kernels_; }
 
-  // y[m, n] = alpha * A[m, k] B' + beta * bias[n] (bias may be null: no term), for
-  // 1 <= m <= kMaxRows; the panels spread over `threads` OpenMP threads.
+  // y[m, n] = alpha * A[m, k] B' + beta * bias[n] (bias may be null: no term), kMaxRows
+  // rows at a time; the panels spread over `threads` OpenMP threads.
   void Multiply(const float* a, int m, float alpha, const float* bias, float beta, float* y, int threads) const;
 
  private:
@@ -67,10 +59,15 @@ class LazyPackedWeights {
   std::unique_ptr<PackedWeights> packed_;
 };
 
-// Whether a float32 product of m rows over k x n weights should take this path: few rows
-// and enough weights that streaming them dominates.
+// Whether a float32 product of m rows over k x n weights should take this path: few rows,
+// enough weights that streaming them dominates, and not so many that a packed copy
+// (kept beside the initializer) costs more than 64 MiB.
 inline bool IsSkinny(int64_t m, int64_t k, int64_t n) {
-  return m >= 1 && m <= kMaxRows && k >= 64 && k * n >= (int64_t{1} << 15);
+  return m >= 1 && m <= kMaxRows && k >= 64 && k * n >= (int64_t{1} << 15) && k * n <= (int64_t{1} << 24);
 }
+
+// Products computed on this path since the process started (tests check that a case
+// they mean for it took it).
+int64_t ProductsRun();
 
 }  // namespace tandem::cpu::skinny

@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <cstring>
 
-#include "providers/cpu/kernels/skinny_gemm.h"
+#include "providers/cpu/kernels/skinny_gemm_kernels.h"
 
 namespace tandem::cpu::skinny::SKINNY_ISA {
 
 constexpr int kLanes = SKINNY_LANES;
 constexpr int kVectors = 4;
 constexpr int kPanel = kLanes * kVectors;
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float)), may_alias));
 
 template <int M>
 void PanelRows(const float* a, int64_t lda, const float* packed, int64_t k, float* acc_out) {

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Where the CPU time goes, Tandem beside ONNX Runtime, op type by op type, on one case of
+cpu_bench.py (the same exported model and input).
+
+usage: tools/bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200]
+(the .sh makes the benchmark environment and passes this script's python)
+
+Each engine runs in its own process with the same thread count: Tandem with per-node
+profiling (Session(profiling=True)), ONNX Runtime with enable_profiling (its own
+"kernel_time" events; all graph optimizations, as cpu_bench.py). Per node the mean time
+per call over every run (warm-up included, the same number for both), summed by op type:
+ms per run. ORT's fused and layout ops keep ORT's names (FusedConv, ReorderInput, ...),
+so read the table by what each op type does, not by name alone.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cpu_bench  # noqa: E402  (the cases, their export and cpu_bench's module paths)
+
+
+def by_op_type(nodes):
+    """[(op, calls, total_us)] -> {op: ms per run} (mean per call of each node)."""
+    out = collections.defaultdict(float)
+    for op, calls, total_us in nodes:
+        if calls:
+            out[op] += total_us / calls / 1e3
+    return dict(out)
+
+
+def tandem_worker(onnx_path, x, threads, runs):
+    import tandem
+    session = tandem.Session(onnx_path, threads=threads, profiling=True)
+    for _ in range(runs):
+        session.run({"x": x})
+    return by_op_type((n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
+
+
+def ort_worker(onnx_path, x, threads, runs):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.enable_profiling = True
+    so.profile_file_prefix = os.path.join(tempfile.mkdtemp(prefix="ort_profile_"), "ort")
+    session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    for _ in range(runs):
+        session.run(["y"], {"x": x})
+    with open(session.end_profiling()) as f:
+        events = json.load(f)
+    per_node = collections.defaultdict(lambda: [None, 0, 0.0])
+    for e in events:
+        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+            n = per_node[e["name"]]
+            n[0] = e.get("args", {}).get("op_name", "?")
+            n[1] += 1
+            n[2] += e["dur"]
+    return by_op_type(per_node.values())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("case", choices=sorted(cpu_bench.CASES))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=200, help="runs per engine (warm-up included)")
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        engine, onnx_path, x_path = args.worker
+        fn = tandem_worker if engine == "tandem" else ort_worker
+        print(json.dumps(fn(onnx_path, np.load(x_path), args.threads, args.runs)))
+        return
+    work = tempfile.mkdtemp(prefix="tandem_profile_vs_ort_")
+    onnx_path, _, x_path = cpu_bench.prepare(args.case, work)
+    print(f"{args.case}: {cpu_bench.cpu_model()} ({cpu_bench.vector_isa()}), {args.threads} threads, "
+          f"{args.runs} runs per engine; ms per run, summed per op type")
+    result = {}
+    for engine in ("tandem", "ort"):
+        res = subprocess.run([sys.executable, os.path.abspath(__file__), args.case, "--threads", str(args.threads),
+                              "--runs", str(args.runs), "--worker", engine, onnx_path, x_path],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            sys.exit(f"error: {engine} failed:\n{res.stderr.strip()}")
+        result[engine] = json.loads(res.stdout.strip().splitlines()[-1])
+    rows = []
+    for engine, name in (("tandem", "Tandem"), ("ort", "ORT")):
+        for op, ms in result[engine].items():
+            rows.append((name, op, ms))
+    width = max(len(op) for _, op, _ in rows) + 2
+    for name in ("Tandem", "ORT"):
+        mine = sorted(((op, ms) for n, op, ms in rows if n == name), key=lambda r: -r[1])
+        print(f"\n{name}: {sum(ms for _, ms in mine):.3f} ms in nodes")
+        for op, ms in mine:
+            print(f"  {op:<{width}}{ms:9.3f}")
+
+
+if __name__ == "__main__":
+    main()
