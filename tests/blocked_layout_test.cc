@@ -24,7 +24,7 @@ using namespace tandem::testing;
 // -> BatchNormalization -> Clip = cl -> MaxPool 3x3/2 pad 1 = p [2,16,6,6];
 // Concat(Conv 1x1 16 of p, p) axis -3 -> AveragePool 2x2 -> GlobalAveragePool -> Flatten = y;
 // Conv 16 of p + Relu + MaxPool 2x2 = z (an output); Conv 12 of cl = u (12 channels: no
-// block divides them, so it stays plain and reads cl converted back).
+// block divides them, so it reads cl blocked and writes u plain).
 onnx::ModelProto ChainModel() {
   onnx::ModelProto m = EmptyModel(13, "blocked_chain");
   auto* g = m.mutable_graph();
@@ -108,17 +108,20 @@ TEST(BlockedLayout, ChainMatchesThePlainGraph) {
     ASSERT_NE(n, nullptr) << name;
     EXPECT_EQ(n->attr_int("channel_block", 0), block) << name;
   }
-  EXPECT_EQ(FindNode(g, "conv4")->attr_int("channel_block", 0), 0);  // 12 channels
-  EXPECT_EQ(FindNode(g, "conv4")->inputs[0], "cl");                    // read plain
+  // 12 channels: reads cl as it is stored, writes u plain.
+  EXPECT_EQ(FindNode(g, "conv4")->attr_int("channel_block", 0), block);
+  EXPECT_EQ(FindNode(g, "conv4")->attr_int("blocked_output", 1), 0);
+  EXPECT_EQ(FindNode(g, "conv4")->inputs[0], "cl#blocked");
+  EXPECT_EQ(FindNode(g, "conv4")->outputs[0], "u");
   EXPECT_EQ(FindNode(g, "cat")->attr_int("axis", 0), 1);
   // Plain copies exactly where something reads the plain layout: the outputs a and z,
-  // cl for conv4, gk for Flatten.
+  // gk for Flatten.
   std::map<std::string, std::string> from_blocked;  // plain value -> blocked source
   for (const Node& n : g.nodes)
     if (n.op_type == "FromBlocked") from_blocked[n.outputs[0]] = n.inputs[0];
-  EXPECT_EQ(from_blocked.size(), 4u);
-  for (const char* v : {"a", "z", "cl", "gk"}) EXPECT_EQ(from_blocked[v], std::string(v) + "#blocked");
-  EXPECT_EQ(blocked->stats().nodes_provider_rewritten, 11);
+  EXPECT_EQ(from_blocked.size(), 3u);
+  for (const char* v : {"a", "z", "gk"}) EXPECT_EQ(from_blocked[v], std::string(v) + "#blocked");
+  EXPECT_EQ(blocked->stats().nodes_provider_rewritten, 12);
 
   Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 12, 12});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * i);

@@ -82,8 +82,27 @@ class BlockedLayoutPass {
            w->second.dim(0) % block_ == 0;
   }
 
+  // A convolution that cannot write blocked (its output channels are not a multiple of
+  // the block) but whose input arrives blocked: it reads that input as it is and writes
+  // plain (blocked_output = 0), instead of a FromBlocked pass before it.
+  bool TryReadBlocked(Node& n) {
+    const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
+    if (!conv || n.has_attr("channel_block") || n.has_attr("pool") || n.outputs.size() != 1 || !n.has_output(0) ||
+        !n.has_input(0) || !IsBlocked(n.inputs[0]) || !n.has_input(1))
+      return false;
+    auto w = graph_.initializers.find(n.inputs[1]);
+    if (w == graph_.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DataType::kFloat)
+      return false;
+    n.op_type = "FusedConv";
+    n.domain = kTandemDomain;
+    n.attributes["channel_block"] = IntAttribute(block_);
+    n.attributes["blocked_output"] = IntAttribute(0);
+    n.inputs[0] = BlockedName(n.inputs[0]);
+    return true;
+  }
+
   bool TryBlock(Node& n) {
-    if (!Blockable(n)) return false;
+    if (!Blockable(n)) return TryReadBlocked(n);
     if (n.op_type == "Conv") {  // the FusedConv kernel is Conv's, plus the layout
       n.op_type = "FusedConv";
       n.domain = kTandemDomain;

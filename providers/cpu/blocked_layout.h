@@ -7,7 +7,9 @@
 // the Conv that writes them to the last reader that can take them:
 //   - a float 2-D Conv / FusedConv with constant weights and output channels divisible by
 //     B writes blocked (it becomes FusedConv with channel_block = B) and reads its input
-//     blocked when that input's producer writes blocked;
+//     blocked when that input's producer writes blocked; one whose output channels no
+//     block divides (mobilenet_v2's 24, a 1000-class head) still reads a blocked input as
+//     it is and writes plain (channel_block = B, blocked_output = 0);
 //   - element-wise unary ops, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
 //     are all blocked (or one-element constants), and Concat on the channel axis of
 //     blocked inputs run unchanged on the blocked tensors (the same elements, permuted

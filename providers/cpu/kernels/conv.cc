@@ -9,7 +9,8 @@
 // With attribute channel_block = B (FusedConv from the CPU provider's blocked-layout pass,
 // providers/cpu/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
 // layout oneDNN computes in, and x may arrive that way too (then it has one dimension
-// more than W): no reorders between the convolutions of a chain.
+// more than W): no reorders between the convolutions of a chain. blocked_output = 0 (output
+// channels no block divides) keeps y plain while x may still arrive blocked.
 #include <cstring>
 #include <optional>
 
@@ -287,7 +288,8 @@ class Conv : public Kernel {
         w_constant_(info.constant_input(1) != nullptr),
         act_(info.node),
         pool_(info.node.attr_string("pool", "") == "MaxPool2x2"),
-        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {}
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))),
+        out_blocked_(block_ > 0 && info.node.attr_int("blocked_output", 1) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x_in = *ctx.input(0);
@@ -311,12 +313,13 @@ class Conv : public Kernel {
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
     if (pool_ && (in.size() != 2 || x.dtype() != DataType::kFloat))
       return absl::InvalidArgumentError("a fused pool needs float input with 2 spatial dims");
-    if (block_ > 0 && (in.size() != 2 || x.dtype() != DataType::kFloat || M % block_ != 0))
+    if (block_ > 0 && (in.size() != 2 || x.dtype() != DataType::kFloat || (out_blocked_ && M % block_ != 0) ||
+                       (pool_ && !out_blocked_)))
       return absl::InvalidArgumentError("channel-blocked output needs float input with 2 spatial "
                                         "dims and output channels divisible by " +
                                         std::to_string(block_));
     Dims y_dims = pool_ ? Dims{N, M, out_dims[2] / 2, out_dims[3] / 2} : out_dims;
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), block_ > 0 ? BlockedDims(y_dims, block_) : y_dims);
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_blocked_ ? BlockedDims(y_dims, block_) : y_dims);
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
@@ -365,7 +368,7 @@ class Conv : public Kernel {
         c.pool = pool_;
         c.out_block = pool_ ? block_ : 0;
         c.x_md = x_blocked ? BlockedDesc(x.dims(), block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
-        c.y_md = block_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
+        c.y_md = out_blocked_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
         if (group_ == 1) {
           c.w_md = PlainDesc(w.dims(), dt::f32);
         } else {
@@ -383,7 +386,7 @@ class Conv : public Kernel {
           dnnl::convolution_forward::desc d(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
               as_stored && x_blocked ? c.x_md : any(c.x_md), any(c.w_md),
-              b ? c.b_md : dnnl::memory::desc(), as_stored && block_ ? c.y_md : any(c.y_md),
+              b ? c.b_md : dnnl::memory::desc(), as_stored && out_blocked_ ? c.y_md : any(c.y_md),
               dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
               dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
               dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
@@ -413,6 +416,7 @@ class Conv : public Kernel {
   FusedActivation act_;
   bool pool_;
   int block_;  // channel_block: 0 = plain NC...
+  bool out_blocked_;  // y blocked too (else plain: blocked_output = 0, a blocked x only)
   ShapeCache<DnnlConv> cache_;
 };
 
