@@ -51,10 +51,6 @@ bool IsSource(const Graph& graph, const std::string& value) {
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // Removes the nodes `passes` accepts (see the header for how their output is rewired).
 template <typename Passes>
 int EliminatePassThrough(Graph& graph, Passes&& passes) {

@@ -44,8 +44,7 @@ class BlockedLayoutPass {
   bool Blockable(const Node& n) const {
     const bool onnx = n.domain.empty();
     const bool input_blocked = n.has_input(0) && IsBlocked(n.inputs[0]);
-    if ((onnx && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv"))
-      return ConvBlockable(n);
+    if (IsConv(n)) return ConvBlockable(n);
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;
     if (kElementwise.count(n.op_type)) {
@@ -72,37 +71,37 @@ class BlockedLayoutPass {
     return false;
   }
 
-  bool ConvBlockable(const Node& n) const {
+  static bool IsConv(const Node& n) {
+    return (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
+  }
+
+  // The 2-D float weights of a convolution not yet rewritten, one output, or null.
+  const Tensor* ConvWeights(const Node& n) const {
     if (n.outputs.size() != 1 || !n.has_output(0) || !n.has_input(0) || !n.has_input(1) ||
-        n.has_attr("channel_block") || graph_.ValueType(n.inputs[0]) != DataType::kFloat)
-      return false;
+        n.has_attr("channel_block"))
+      return nullptr;
     auto w = graph_.initializers.find(n.inputs[1]);
-    return w != graph_.initializers.end() && w->second.rank() == 4 &&
-           w->second.dtype() == DataType::kFloat && w->second.dim(0) > 0 &&
-           w->second.dim(0) % block_ == 0;
+    return w != graph_.initializers.end() && w->second.rank() == 4 && w->second.dtype() == DataType::kFloat &&
+                   w->second.dim(0) > 0
+               ? &w->second
+               : nullptr;
+  }
+
+  bool ConvBlockable(const Node& n) const {
+    const Tensor* w = ConvWeights(n);
+    return w && graph_.ValueType(n.inputs[0]) == DataType::kFloat && w->dim(0) % block_ == 0;
   }
 
   // A convolution that cannot write blocked (its output channels are not a multiple of
   // the block) but whose input arrives blocked: it reads that input as it is and writes
   // plain (blocked_output = 0), instead of a FromBlocked pass before it.
-  bool TryReadBlocked(Node& n) {
-    const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-    if (!conv || n.has_attr("channel_block") || n.has_attr("pool") || n.outputs.size() != 1 || !n.has_output(0) ||
-        !n.has_input(0) || !IsBlocked(n.inputs[0]) || !n.has_input(1))
-      return false;
-    auto w = graph_.initializers.find(n.inputs[1]);
-    if (w == graph_.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DataType::kFloat)
-      return false;
-    n.op_type = "FusedConv";
-    n.domain = kTandemDomain;
-    n.attributes["channel_block"] = IntAttribute(block_);
-    n.attributes["blocked_output"] = IntAttribute(0);
-    n.inputs[0] = BlockedName(n.inputs[0]);
-    return true;
+  bool ReadsBlockedOnly(const Node& n) const {
+    return IsConv(n) && !n.has_attr("pool") && ConvWeights(n) && IsBlocked(n.inputs[0]);
   }
 
   bool TryBlock(Node& n) {
-    if (!Blockable(n)) return TryReadBlocked(n);
+    const bool writes_blocked = Blockable(n);
+    if (!writes_blocked && !ReadsBlockedOnly(n)) return false;
     if (n.op_type == "Conv") {  // the FusedConv kernel is Conv's, plus the layout
       n.op_type = "FusedConv";
       n.domain = kTandemDomain;
@@ -111,6 +110,10 @@ class BlockedLayoutPass {
     n.attributes["channel_block"] = IntAttribute(block_);
     for (std::string& in : n.inputs)
       if (IsBlocked(in)) in = BlockedName(in);
+    if (!writes_blocked) {
+      n.attributes["blocked_output"] = IntAttribute(0);
+      return true;
+    }
     const std::string out = n.outputs[0];
     blocked_.insert(out);
     plain_of_[BlockedName(out)] = out;

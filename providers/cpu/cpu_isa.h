@@ -1,9 +1,10 @@
 // Which of Tandem's own CPU code paths this process may use. oneDNN picks its kernels by
 // the CPU's instruction set, capped by the environment variable ONEDNN_MAX_CPU_ISA (or
 // DNNL_MAX_CPU_ISA); Tandem's own paths chosen by CPU features (the dense-chain tile
-// loops' AVX2 build, the skinny products' AVX2 and AVX-512 builds) follow the same cap, so one setting makes the whole CPU provider run
-// as it would on an older CPU, e.g. ONEDNN_MAX_CPU_ISA=SSE41 for the baseline x86-64 paths
-// (the ISA ctest entries run the parity and conformance tests that way).
+// loops' AVX2 build, the skinny products' AVX2 and AVX-512 builds) follow the same cap,
+// so one setting makes the whole CPU provider run as it would on an older CPU, e.g.
+// ONEDNN_MAX_CPU_ISA=SSE41 for the baseline x86-64 paths (the ISA ctest entries run the
+// parity and conformance tests that way).
 #pragma once
 #include <string_view>
 

@@ -90,15 +90,10 @@ def main():
         if res.returncode != 0:
             sys.exit(f"error: {engine} failed:\n{res.stderr.strip()}")
         result[engine] = json.loads(res.stdout.strip().splitlines()[-1])
-    rows = []
+    width = max(len(op) for ops in result.values() for op in ops) + 2
     for engine, name in (("tandem", "Tandem"), ("ort", "ORT")):
-        for op, ms in result[engine].items():
-            rows.append((name, op, ms))
-    width = max(len(op) for _, op, _ in rows) + 2
-    for name in ("Tandem", "ORT"):
-        mine = sorted(((op, ms) for n, op, ms in rows if n == name), key=lambda r: -r[1])
-        print(f"\n{name}: {sum(ms for _, ms in mine):.3f} ms in nodes")
-        for op, ms in mine:
+        print(f"\n{name}: {sum(result[engine].values()):.3f} ms in nodes")
+        for op, ms in sorted(result[engine].items(), key=lambda r: -r[1]):
             print(f"  {op:<{width}}{ms:9.3f}")
 
 

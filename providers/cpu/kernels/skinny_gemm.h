@@ -1,5 +1,5 @@
 // Products of a few rows (a dense layer at batch 1-4) with a constant weight matrix:
-// Y[m, n] = A[m, k] B'[k, n], m <= kSkinnyMaxRows. Such a product reads each weight once
+// Y[m, n] = A[m, k] B'[k, n], m <= kMaxRows. Such a product reads each weight once
 // and does one multiply-add with it per row, so it runs at the pace weights stream from
 // memory or cache. B' is packed once into column panels (the panel's k rows contiguous,
 // aligned), each panel's products are summed in vector registers over all of k, and the
@@ -31,9 +31,6 @@ class PackedWeights {
  public:
   // B' = B [k, n], or B^T for B [n, k] when trans_b.
   PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels);
-  int64_t k() const { return k_; }
-  int64_t n() const { return n_; }
-  const Kernels& kernels() const { return *kernels_; }
 
   // y[m, n] = alpha * A[m, k] B' + beta * bias[n] (bias may be null: no term), kMaxRows
   // rows at a time; the panels spread over `threads` OpenMP threads.
