@@ -2,7 +2,8 @@
 // of convolutions, element-wise ops, pools, BatchNormalization and Concat runs blocked and
 // gives the outputs of the same graph run plain (fusion off); values read by plain
 // readers or returned are converted back; other providers' nodes and training graphs
-// are left alone.
+// are left alone. Each layout (channels-last, 16- and 8-channel blocks) is forced in turn
+// through TANDEM_CPU_CONV_LAYOUT, whatever this CPU's oneDNN prefers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/partitioner.h"
 #include "runtime/session.h"
+#include "tests/scoped_env.h"
 #include "tests/test_models.h"
 
 namespace tandem {
@@ -95,32 +97,46 @@ const Node* FindNode(const Graph& g, const std::string& name) {
   return nullptr;
 }
 
-TEST(BlockedLayout, ChainMatchesThePlainGraph) {
+struct Layout {
+  const char* name;  // TANDEM_CPU_CONV_LAYOUT
+  int block;         // the channel_block it gives
+};
+
+void PrintTo(const Layout& layout, std::ostream* os) { *os << layout.name; }
+
+class BlockedLayoutChain : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(BlockedLayoutChain, MatchesThePlainGraph) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  const int block = GetParam().block;
+  const bool channels_last = block == cpu::kChannelsLast;
+  ASSERT_EQ(cpu::ConvChannelBlock(), block);
   auto blocked = Load(true), plain = Load(false);
   ASSERT_TRUE(blocked && plain);
   EXPECT_EQ(plain->stats().nodes_provider_rewritten, 0);
-  const int block = cpu::ChannelBlock();
   const Graph& g = blocked->graph();
   // Which nodes run blocked (names after fusion).
   for (const char* name : {"conv0+relu0", "conv1", "add", "bn", "clip", "pool", "conv2",
-                           "cat", "avg", "gap", "conv3+relu3+pool3"}) {
+                           "cat", "avg", "gap", "conv3+relu3+pool3", "conv4"}) {
     const Node* n = FindNode(g, name);
     ASSERT_NE(n, nullptr) << name;
     EXPECT_EQ(n->attr_int("channel_block", 0), block) << name;
   }
-  // 12 channels: reads cl as it is stored, writes u plain.
-  EXPECT_EQ(FindNode(g, "conv4")->attr_int("channel_block", 0), block);
-  EXPECT_EQ(FindNode(g, "conv4")->attr_int("blocked_output", 1), 0);
+  // 12 channels: with a block of 8 or 16 conv4 reads cl as it is stored and writes u plain;
+  // channels-last takes any channel count.
+  EXPECT_EQ(FindNode(g, "conv4")->attr_int("blocked_output", 1), channels_last ? 1 : 0);
   EXPECT_EQ(FindNode(g, "conv4")->inputs[0], "cl#blocked");
-  EXPECT_EQ(FindNode(g, "conv4")->outputs[0], "u");
-  EXPECT_EQ(FindNode(g, "cat")->attr_int("axis", 0), 1);
-  // Plain copies exactly where something reads the plain layout: the outputs a and z,
-  // gk for Flatten.
+  EXPECT_EQ(FindNode(g, "conv4")->outputs[0], channels_last ? "u#blocked" : "u");
+  // The channel axis as stored: the channels' own (channels-last) or the blocks'.
+  EXPECT_EQ(FindNode(g, "cat")->attr_int("axis", 0), channels_last ? 4 : 1);
+  // Plain copies exactly where something reads the plain layout: the outputs a and z (and
+  // u when conv4 writes blocked), gk for Flatten.
   std::map<std::string, std::string> from_blocked;  // plain value -> blocked source
   for (const Node& n : g.nodes)
     if (n.op_type == "FromBlocked") from_blocked[n.outputs[0]] = n.inputs[0];
-  EXPECT_EQ(from_blocked.size(), 3u);
+  EXPECT_EQ(from_blocked.size(), channels_last ? 4u : 3u);
   for (const char* v : {"a", "z", "gk"}) EXPECT_EQ(from_blocked[v], std::string(v) + "#blocked");
+  if (channels_last) EXPECT_EQ(from_blocked["u"], "u#blocked");
   EXPECT_EQ(blocked->stats().nodes_provider_rewritten, 12);
 
   Tensor x = Tensor::Host(DataType::kFloat, {2, 3, 12, 12});
@@ -142,6 +158,11 @@ TEST(BlockedLayout, ChainMatchesThePlainGraph) {
     EXPECT_GT(largest, 1e-3f) << "output " << k << " is all near zero: the test would not see errors";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,
+                         ::testing::Values(Layout{"nhwc", cpu::kChannelsLast}, Layout{"nChw16c", 16},
+                                           Layout{"nChw8c", 8}),
+                         [](const ::testing::TestParamInfo<Layout>& info) { return std::string(info.param.name); });
 
 TEST(BlockedLayout, LeavesOtherProvidersAndTrainingGraphsAlone) {
   Graph g = ImportChain();

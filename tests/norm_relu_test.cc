@@ -10,9 +10,12 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "runtime/session.h"
+#include "tests/scoped_env.h"
 
 namespace tandem {
 namespace {
+
+using testing::ScopedEnv;
 
 Tensor Values(const Dims& dims, double phase, double scale = 1.0) {
   std::vector<float> v(static_cast<size_t>(NumElements(dims)));
@@ -88,7 +91,7 @@ TEST(BatchNormRelu, PlainLayoutFoldsTheRelu) {
 }
 
 // x -> Conv (16 channels: blocked) and Conv -> Concat (32) -> BatchNormalization -> Relu.
-TEST(BatchNormRelu, ChannelBlockedLayoutFoldsTheRelu) {
+void ChannelBlockedLayoutFoldsTheRelu() {
   const Dims dims = {1, 3, 6, 6};
   Graph g;
   g.name = "concat_bn_relu";
@@ -109,7 +112,7 @@ TEST(BatchNormRelu, ChannelBlockedLayoutFoldsTheRelu) {
   EXPECT_EQ(CountOps(**s, "Relu"), 0) << "the Relu was not folded";
   for (const Node& n : (*s)->graph().nodes) {
     if (n.op_type == "BatchNormalization") {
-      EXPECT_EQ(n.attr_int("channel_block", 0), cpu::ChannelBlock()) << "not the blocked path";
+      EXPECT_EQ(n.attr_int("channel_block", 0), cpu::ConvChannelBlock()) << "not the blocked path";
     }
   }
   // The reference: the Concat computed without the normalization (a second session).
@@ -124,6 +127,15 @@ TEST(BatchNormRelu, ChannelBlockedLayoutFoldsTheRelu) {
   auto y = (*s)->Run({{"x", x}});
   ASSERT_TRUE(y.ok()) << y.status();
   ExpectNear((*y)[0], Reference((*cat_value)[0], g));
+}
+
+// Under each layout of the blocked-layout pass (TANDEM_CPU_CONV_LAYOUT).
+TEST(BatchNormRelu, ChannelBlockedLayoutFoldsTheRelu) {
+  for (const char* layout : {"nhwc", "nChw16c", "nChw8c"}) {
+    SCOPED_TRACE(layout);
+    const ScopedEnv env("TANDEM_CPU_CONV_LAYOUT", layout);
+    ChannelBlockedLayoutFoldsTheRelu();
+  }
 }
 
 TEST(BatchNormRelu, NormalizedValueReadElsewhereKeepsTheRelu) {

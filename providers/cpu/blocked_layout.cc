@@ -4,6 +4,7 @@
 #include <set>
 
 #include "graph/value_readers.h"
+#include "providers/cpu/channel_block.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -89,7 +90,8 @@ class BlockedLayoutPass {
 
   bool ConvBlockable(const Node& n) const {
     const Tensor* w = ConvWeights(n);
-    return w && graph_.ValueType(n.inputs[0]) == DataType::kFloat && w->dim(0) % block_ == 0;
+    return w && graph_.ValueType(n.inputs[0]) == DataType::kFloat &&
+           (block_ == kChannelsLast || w->dim(0) % block_ == 0);
   }
 
   // A convolution that cannot write blocked (its output channels are not a multiple of
@@ -106,7 +108,8 @@ class BlockedLayoutPass {
       n.op_type = "FusedConv";
       n.domain = kTandemDomain;
     }
-    if (n.op_type == "Concat") n.attributes["axis"] = IntAttribute(1);
+    // The channel axis as stored: the blocks', or the channels' own with kChannelsLast.
+    if (n.op_type == "Concat") n.attributes["axis"] = IntAttribute(block_ == kChannelsLast ? 4 : 1);
     n.attributes["channel_block"] = IntAttribute(block_);
     for (std::string& in : n.inputs)
       if (IsBlocked(in)) in = BlockedName(in);
@@ -123,7 +126,8 @@ class BlockedLayoutPass {
       b.name = BlockedName(out);
       const auto& d = vi->shape.dims;
       if (vi->shape.rank_known && d.size() == 4 && d[1].known()) {
-        b.shape.dims = {d[0], Dim{d[1].value / block_, ""}, d[2], d[3], Dim{block_, ""}};
+        const bool last = block_ == kChannelsLast;
+        b.shape.dims = {d[0], Dim{last ? 1 : d[1].value / block_, ""}, d[2], d[3], Dim{last ? d[1].value : block_, ""}};
       } else {
         b.shape = Shape::Unknown();
       }
@@ -167,7 +171,7 @@ class BlockedLayoutPass {
 }  // namespace
 
 int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block) {
-  if (block <= 1 || graph.HasGradientNodes()) return 0;
+  if ((block <= 1 && block != kChannelsLast) || graph.HasGradientNodes()) return 0;
   return BlockedLayoutPass(graph, provider, block).Run();
 }
 

@@ -1,15 +1,18 @@
 // Channel-blocked layout along CPU convolution chains.
 //
 // oneDNN's convolutions and pools compute in a channel-blocked layout: a logical
-// [N, C, H, W] float tensor stored as [N, C/B, H, W, B] (B = 8 with AVX2, 16 with AVX-512,
-// dnnl_util.h ChannelBlock()). A Conv between plain tensors reorders its input in and its
-// output out — on mobilenet_v2 a third of the run. This pass keeps values blocked from
-// the Conv that writes them to the last reader that can take them:
+// [N, C, H, W] float tensor stored as [N, C/B, H, W, B] (B = 8 with AVX2's jit kernels, 16
+// with AVX-512's) or channels-last (AVX-512's brgemm kernels; stored as [N, 1, H, W, C],
+// block kChannelsLast; providers/cpu/channel_block.h). dnnl_util.h ConvChannelBlock() says
+// which. A Conv between plain tensors reorders its input in and its output out — on
+// mobilenet_v2 a third of the run. This pass keeps values blocked from the Conv that
+// writes them to the last reader that can take them:
 //   - a float 2-D Conv / FusedConv with constant weights and output channels divisible by
-//     B writes blocked (it becomes FusedConv with channel_block = B) and reads its input
-//     blocked when that input's producer writes blocked; one whose output channels no
-//     block divides (mobilenet_v2's 24, a 1000-class head) still reads a blocked input as
-//     it is and writes plain (channel_block = B, blocked_output = 0);
+//     B (any number with kChannelsLast) writes blocked (it becomes FusedConv with
+//     channel_block = B) and reads its input blocked when that input's producer writes
+//     blocked; one whose output channels no block divides (mobilenet_v2's 24, a
+//     1000-class head) still reads a blocked input as it is and writes plain
+//     (channel_block = B, blocked_output = 0);
 //   - element-wise unary ops, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
 //     are all blocked (or one-element constants), and Concat on the channel axis of
 //     blocked inputs run unchanged on the blocked tensors (the same elements, permuted
@@ -30,7 +33,8 @@
 namespace tandem::cpu {
 
 // Rewrites `graph` (partitioned, in execution order) and returns the number of nodes that
-// now run channel-blocked (FromBlocked nodes not counted).
+// now run channel-blocked (FromBlocked nodes not counted). `block`: 8, 16 or kChannelsLast
+// (anything else, such as 0, leaves the graph alone).
 int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block);
 
 }  // namespace tandem::cpu

@@ -46,7 +46,7 @@ const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry()
 int CpuProvider::OptimizeGraph(Graph& graph) {
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
-  return biases + relus + cpu::UseChannelBlockedLayout(graph, name(), cpu::ChannelBlock());
+  return biases + relus + cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock());
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/tensor.h"
+#include "providers/cpu/channel_block.h"
 
 namespace tandem::cpu {
 
@@ -21,15 +22,21 @@ std::optional<dnnl::memory::data_type> ToDnnl(DataType t);
 dnnl::memory::dims ToDnnlDims(const Dims& d);
 // Plain row-major descriptor for dims (rank 0 is treated as [1]).
 dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt);
-// oneDNN's channel-blocked layout (nChw8c, nChw16c, ...): a logical [N, C, spatial...]
-// tensor stored as the plain tensor [N, C/B, spatial..., B], C a multiple of B. B is the
-// block the jit kernels of this CPU use: 16 with AVX-512, else 8.
+// Channel-blocked layouts (block B or kChannelsLast): providers/cpu/channel_block.h.
+// The block the jit pooling kernels of this CPU use: 16 with AVX-512, else 8.
 int ChannelBlock();
-// [N, C, s...] -> [N, C/B, s..., B] (C must be a multiple of B).
+// The layout the CPU provider's convolution chains run in (providers/cpu/blocked_layout.h):
+// the one oneDNN's convolutions choose on this CPU (asked once, for a 3x3 convolution with
+// format_tag::any: kChannelsLast where its AVX-512 brgemm kernels run, else 16 or 8), or
+// what TANDEM_CPU_CONV_LAYOUT says: nhwc (kChannelsLast), nChw16c (16), nChw8c (8) or nchw
+// (0: no blocked layout). Any other value of the variable is ignored with a warning.
+int ConvChannelBlock();
+// [N, C, s...] -> [N, C/B, s..., B] (C must be a multiple of B); [N, 1, s..., C] for
+// kChannelsLast.
 Dims BlockedDims(const Dims& logical, int block);
 // The logical [N, C, s...] view of a channel-blocked tensor [N, C/B, s..., B] (the same
-// bytes), or InvalidArgument naming its shape when it does not end in the block or its
-// logical rank would be below `min_rank`.
+// bytes), or InvalidArgument naming its shape when it does not end in the block (for
+// kChannelsLast: has more than one block) or its logical rank would be below `min_rank`.
 absl::StatusOr<Tensor> LogicalView(const Tensor& blocked, int block, int min_rank);
 // Descriptor of a logical [N, C, s...] tensor (rank 3 to 5) stored channel-blocked by B.
 dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt);

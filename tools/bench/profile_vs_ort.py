@@ -2,7 +2,7 @@
 """Where the CPU time goes, Tandem beside ONNX Runtime, op type by op type, on one case of
 cpu_bench.py (the same exported model and input).
 
-usage: tools/bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200]
+usage: tools/bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200] [--nodes N]
 (the .sh makes the benchmark environment and passes this script's python)
 
 Each engine runs in its own process with the same thread count: Tandem with per-node
@@ -10,7 +10,8 @@ profiling (Session(profiling=True)), ONNX Runtime with enable_profiling (its own
 "kernel_time" events; all graph optimizations, as cpu_bench.py). Per node the mean time
 per call over every run (warm-up included, the same number for both), summed by op type:
 ms per run. ORT's fused and layout ops keep ORT's names (FusedConv, ReorderInput, ...),
-so read the table by what each op type does, not by name alone.
+so read the table by what each op type does, not by name alone. --nodes N adds each engine's
+N slowest nodes by name (ORT's fused nodes carry a suffix such as "_fused").
 """
 import argparse
 import collections
@@ -27,13 +28,16 @@ sys.path.insert(0, HERE)
 import cpu_bench  # noqa: E402  (the cases, their export and cpu_bench's module paths)
 
 
-def by_op_type(nodes):
-    """[(op, calls, total_us)] -> {op: ms per run} (mean per call of each node)."""
-    out = collections.defaultdict(float)
-    for op, calls, total_us in nodes:
+def summary(nodes):
+    """[(name, op, calls, total_us)] -> {"ops": {op: ms per run}, "nodes": [[name, op, ms per run]]}
+    (the mean per call of each node)."""
+    ops = collections.defaultdict(float)
+    per_node = []
+    for name, op, calls, total_us in nodes:
         if calls:
-            out[op] += total_us / calls / 1e3
-    return dict(out)
+            ops[op] += total_us / calls / 1e3
+            per_node.append([name, op, total_us / calls / 1e3])
+    return {"ops": dict(ops), "nodes": per_node}
 
 
 def tandem_worker(onnx_path, x, threads, runs):
@@ -41,7 +45,7 @@ def tandem_worker(onnx_path, x, threads, runs):
     session = tandem.Session(onnx_path, threads=threads, profiling=True)
     for _ in range(runs):
         session.run({"x": x})
-    return by_op_type((n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
+    return summary((n["node"], n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
 
 
 def ort_worker(onnx_path, x, threads, runs):
@@ -56,14 +60,15 @@ def ort_worker(onnx_path, x, threads, runs):
         session.run(["y"], {"x": x})
     with open(session.end_profiling()) as f:
         events = json.load(f)
-    per_node = collections.defaultdict(lambda: [None, 0, 0.0])
+    per_node = collections.defaultdict(lambda: [None, None, 0, 0.0])
     for e in events:
         if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
-            n = per_node[e["name"]]
-            n[0] = e.get("args", {}).get("op_name", "?")
-            n[1] += 1
-            n[2] += e["dur"]
-    return by_op_type(per_node.values())
+            n = per_node[e["name"][:-len("_kernel_time")]]
+            n[0] = e["name"][:-len("_kernel_time")]
+            n[1] = e.get("args", {}).get("op_name", "?")
+            n[2] += 1
+            n[3] += e["dur"]
+    return summary(per_node.values())
 
 
 def main():
@@ -71,6 +76,7 @@ def main():
     ap.add_argument("case", choices=sorted(cpu_bench.CASES))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=200, help="runs per engine (warm-up included)")
+    ap.add_argument("--nodes", type=int, default=0, metavar="N", help="also list each engine's N slowest nodes")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -90,11 +96,16 @@ def main():
         if res.returncode != 0:
             sys.exit(f"error: {engine} failed:\n{res.stderr.strip()}")
         result[engine] = json.loads(res.stdout.strip().splitlines()[-1])
-    width = max(len(op) for ops in result.values() for op in ops) + 2
+    width = max(len(op) for r in result.values() for op in r["ops"]) + 2
     for engine, name in (("tandem", "Tandem"), ("ort", "ORT")):
-        print(f"\n{name}: {sum(result[engine].values()):.3f} ms in nodes")
-        for op, ms in sorted(result[engine].items(), key=lambda r: -r[1]):
+        print(f"\n{name}: {sum(result[engine]['ops'].values()):.3f} ms in nodes")
+        for op, ms in sorted(result[engine]["ops"].items(), key=lambda r: -r[1]):
             print(f"  {op:<{width}}{ms:9.3f}")
+    if args.nodes:
+        for engine, name in (("tandem", "Tandem"), ("ort", "ORT")):
+            print(f"\n{name}: the {args.nodes} slowest nodes, ms per run")
+            for node, op, ms in sorted(result[engine]["nodes"], key=lambda r: -r[2])[:args.nodes]:
+                print(f"  {ms:9.3f}  {op:<{width}}{node}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 // FromBlocked (ai.tandem, attribute channel_block = B): a channel-blocked float32 tensor
-// [N, C/B, spatial..., B] back to plain [N, C, spatial...], where a chain of the CPU
+// [N, C/B, spatial..., B] (or channels-last, B = C: providers/cpu/channel_block.h) back
+// to plain [N, C, spatial...], where a chain of the CPU
 // provider's blocked-layout pass (providers/cpu/blocked_layout.h) meets a reader of the
 // plain layout. A direct transpose of each block (no primitive to set up: the tensors
 // here are often small, e.g. after a global pool).
@@ -22,7 +23,7 @@ class FromBlocked : public Kernel {
     if (!plain.ok()) return plain.status();
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), plain->dims());
     const int64_t blocks = x.dim(0) * x.dim(1), S = DimProduct(x.dims(), 2, x.rank() - 1),
-                  B = block_;
+                  B = x.dims().back();
     const float* px = x.data<float>();
     float* py = y.data<float>();
     // Block (n, cb) holds channels cb*B.. of image n: x[s][k] -> y[k][s], both contiguous.

@@ -9,7 +9,8 @@
 // With attribute channel_block = B (FusedConv from the CPU provider's blocked-layout pass,
 // providers/cpu/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
 // layout oneDNN computes in, and x may arrive that way too (then it has one dimension
-// more than W): no reorders between the convolutions of a chain. blocked_output = 0 (output
+// more than W): no reorders between the convolutions of a chain. B may be kChannelsLast
+// (providers/cpu/channel_block.h). blocked_output = 0 (output
 // channels no block divides) keeps y plain while x may still arrive blocked.
 #include <cstring>
 #include <optional>
@@ -128,7 +129,7 @@ struct DnnlConv {
   bool w_ready = false;  // w_buf holds the (constant) weights already
   bool pool = false;
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
-  int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain)
+  int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain; may be kChannelsLast)
   dnnl::memory y_pool_src;  // with pool, where y_buf's layout is not poolable: reordered
 
   // Finishes setup from the primitive descriptor's chosen layouts.
@@ -177,7 +178,9 @@ struct DnnlConv {
     }
     float* out = y.data<float>();
     const int64_t C = d[1], H = d[2], W = d[3];  // logical dims, whatever the layout
-    if (y_block == 8 && out_block) {
+    if (y_block == kChannelsLast) {
+      MaxPool2x2ChannelsLast(src, out, d[0], C, H, W);
+    } else if (y_block == 8 && out_block) {
       MaxPool2x2FromBlocked<8, true>(src, out, d[0], C, H, W);
     } else if (y_block == 16 && out_block) {
       MaxPool2x2FromBlocked<16, true>(src, out, d[0], C, H, W);
@@ -289,14 +292,14 @@ class Conv : public Kernel {
         act_(info.node),
         pool_(info.node.attr_string("pool", "") == "MaxPool2x2"),
         block_(static_cast<int>(info.node.attr_int("channel_block", 0))),
-        out_blocked_(block_ > 0 && info.node.attr_int("blocked_output", 1) != 0) {}
+        out_blocked_(block_ != 0 && info.node.attr_int("blocked_output", 1) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x_in = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
     const Tensor* b = ctx.input(2);
     // Channel-blocked x has one dimension more than W; its logical view has the same bytes.
-    const bool x_blocked = block_ > 0 && x_in.rank() == w.rank() + 1;
+    const bool x_blocked = block_ != 0 && x_in.rank() == w.rank() + 1;
     Tensor x = x_in;
     if (x_blocked) {
       auto view = LogicalView(x_in, block_, 3);
@@ -313,8 +316,8 @@ class Conv : public Kernel {
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
     if (pool_ && (in.size() != 2 || x.dtype() != DataType::kFloat))
       return absl::InvalidArgumentError("a fused pool needs float input with 2 spatial dims");
-    if (block_ > 0 && (in.size() != 2 || x.dtype() != DataType::kFloat || (out_blocked_ && M % block_ != 0) ||
-                       (pool_ && !out_blocked_)))
+    if (block_ != 0 && (in.size() != 2 || x.dtype() != DataType::kFloat ||
+                        (out_blocked_ && block_ != kChannelsLast && M % block_ != 0) || (pool_ && !out_blocked_)))
       return absl::InvalidArgumentError("channel-blocked output needs float input with 2 spatial "
                                         "dims and output channels divisible by " +
                                         std::to_string(block_));
@@ -324,7 +327,7 @@ class Conv : public Kernel {
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
     const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
-    if (block_ > 0) {
+    if (block_ != 0) {
       if (!use_dnnl) return absl::InvalidArgumentError("channel-blocked Conv of an empty X or W");
       return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked);
     }
@@ -381,7 +384,8 @@ class Conv : public Kernel {
           return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
         };
         // Blocked tensors are asked for as they are stored (they are oneDNN's own choice on
-        // this CPU); should no kernel take them, any layout and reorders (DnnlConv::Init).
+        // this CPU); should no kernel take them, or only a reference one, any layout and
+        // reorders (DnnlConv::Init).
         auto make_pd = [&](bool as_stored) {
           dnnl::convolution_forward::desc d(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -395,6 +399,7 @@ class Conv : public Kernel {
         dnnl::convolution_forward::primitive_desc pd;
         try {
           pd = make_pd(true);
+          if (block_ && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) pd = make_pd(false);
         } catch (const dnnl::error&) {
           if (!block_) throw;
           pd = make_pd(false);
@@ -415,7 +420,7 @@ class Conv : public Kernel {
   bool w_constant_;
   FusedActivation act_;
   bool pool_;
-  int block_;  // channel_block: 0 = plain NC...
+  int block_;  // channel_block: 0 = plain NC..., B or kChannelsLast (channel_block.h)
   bool out_blocked_;  // y blocked too (else plain: blocked_output = 0, a blocked x only)
   ShapeCache<DnnlConv> cache_;
 };

@@ -152,17 +152,19 @@ class Concat : public Kernel {
     const int64_t outer = DimProduct(out, 0, axis);
     const int64_t inner = DimProduct(out, axis + 1, r);
     const int64_t out_row = out[axis] * inner;
+    // Output row by output row (each gathers its piece of every input), on all threads when
+    // there is enough to copy: a channels-last Concat is many short rows.
     VisitElementWidth(first.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* dst = y.data<T>();
-      int64_t col = 0;
-      for (const Tensor* t : in) {
-        const int64_t row = t->dim(axis) * inner;
-        const T* src = t->data<T>();
-        for (int64_t o = 0; o < outer && row > 0; ++o)
-          std::copy_n(src + o * row, row, dst + o * out_row + col);
-        col += row;
-      }
+      ParallelForIf(static_cast<int64_t>(y.bytes()) >= (1 << 18), outer, [&](int64_t o) {
+        int64_t col = 0;
+        for (const Tensor* t : in) {
+          const int64_t row = t->dim(axis) * inner;
+          std::copy_n(t->data<T>() + o * row, row, dst + o * out_row + col);
+          col += row;
+        }
+      });
     });
     return absl::OkStatus();
   }

@@ -1,6 +1,7 @@
 // 2x2, stride-2 max pooling without padding (floor mode: a trailing odd row/column is
 // dropped) — the usual CNN downsampling step — straight from plain NCHW or from oneDNN's
-// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout.
+// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout, and
+// from channels-last (nhwc) into channels-last.
 // Used by MaxPool (pool.cc) and by FusedConv with a fused pool (conv.cc), where it
 // replaces the reorder of the convolution's blocked output: the input is read once and
 // only the 4x smaller result is written.
@@ -50,6 +51,23 @@ void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64
             for (int64_t k = 0; k < cn; ++k) yb[k * OH * OW + oh * OW + ow] = m[k];
           }
         }
+    }
+}
+
+// x: [N, H, W, C] (channels-last) -> y: [N, H/2, W/2, C].
+inline void MaxPool2x2ChannelsLast(const float* x, float* y, int64_t N, int64_t C, int64_t H, int64_t W) {
+  const int64_t OH = H / 2, OW = W / 2;
+#pragma omp parallel for collapse(2) schedule(static) if (N * C * H * W >= (1 << 16))
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const float* row = x + (n * H + 2 * oh) * W * C;
+      float* out = y + (n * OH + oh) * OW * C;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const float* a = row + 2 * ow * C;  // window's top-left pixel
+        const float* b = a + W * C;          // its bottom-left
+        for (int64_t k = 0; k < C; ++k)
+          out[ow * C + k] = std::max(std::max(a[k], a[C + k]), std::max(b[k], b[C + k]));
+      }
     }
 }
 

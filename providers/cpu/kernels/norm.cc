@@ -85,7 +85,7 @@ class BatchNorm : public Kernel {
     const Tensor* p[4] = {ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)};
     // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
     Tensor x = x_in;
-    if (block_ > 0) {
+    if (block_ != 0) {
       auto view = LogicalView(x_in, block_, 2);
       if (!view.ok()) return view.status();
       if (training_ || x_in.dtype() != DataType::kFloat)
@@ -111,7 +111,7 @@ class BatchNorm : public Kernel {
     const bool all_f32 = x.dtype() == DataType::kFloat &&
                          std::all_of(p, p + 4, [](const Tensor* t) { return t->dtype() == DataType::kFloat; });
     if (all_f32 && spatial_) return ScaleShiftF32(x, p, y, N, C, S);
-    if (block_ > 0)
+    if (block_ != 0)
       return absl::InvalidArgumentError("channel-blocked inference needs float32 per-channel parameters");
     // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a.
     std::vector<double> sc = ReadAll(*p[0]), bi = ReadAll(*p[1]), mu = ReadAll(*p[2]),
@@ -142,18 +142,21 @@ class BatchNorm : public Kernel {
     }
     const float* px = x.data<float>();
     float* py = y.data<float>();
-    if (block_ > 0) {  // [N, C/B, S, B]: channel (plane % (C/B)) * B + k
-      const int64_t B = block_, CB = C / B, planes = N * CB;
-      ParallelForIf(planes * S * B >= (1 << 14), planes, [&](int64_t pl) {
+    if (block_ != 0) {  // [N, C/B, S, B]: channel (plane % (C/B)) * B + k
+      // Work in pieces of whole rows, so one channels-last image (B = C) spreads over threads.
+      const int64_t B = y.dims().back(), CB = C / B, planes = N * CB;
+      const int64_t rows = std::max<int64_t>(1, 4096 / B), pieces = (S + rows - 1) / rows;
+      ParallelForIf(planes * S * B >= (1 << 14), planes * pieces, [&](int64_t task) {
+        const int64_t pl = task / pieces, r0 = task % pieces * rows, nr = std::min(rows, S - r0);
         const float* ab = a.data() + (pl % CB) * B;
         const float* bb = b.data() + (pl % CB) * B;
-        const float* xi = px + pl * S * B;
-        float* yi = py + pl * S * B;
+        const float* xi = px + (pl * S + r0) * B;
+        float* yi = py + (pl * S + r0) * B;
         // The block sizes in use as constants, so each row of B channels is one vector step.
-        if (B == 16) relu_ ? ScaleShiftRows<16, true>(xi, yi, S, ab, bb) : ScaleShiftRows<16, false>(xi, yi, S, ab, bb);
-        else if (B == 8) relu_ ? ScaleShiftRows<8, true>(xi, yi, S, ab, bb) : ScaleShiftRows<8, false>(xi, yi, S, ab, bb);
+        if (B == 16) relu_ ? ScaleShiftRows<16, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<16, false>(xi, yi, nr, ab, bb);
+        else if (B == 8) relu_ ? ScaleShiftRows<8, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<8, false>(xi, yi, nr, ab, bb);
         else
-          for (int64_t i = 0; i < S; ++i)
+          for (int64_t i = 0; i < nr; ++i)
             for (int64_t k = 0; k < B; ++k) yi[i * B + k] = Activate(xi[i * B + k] * ab[k] + bb[k]);
       });
       return absl::OkStatus();

@@ -137,7 +137,7 @@ class Pool : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
     Tensor x = *ctx.input(0);
-    if (block_ > 0) {
+    if (block_ != 0) {
       auto view = LogicalView(x, block_, 3);
       if (!view.ok()) return view.status();
       x = *std::move(view);
@@ -153,8 +153,8 @@ class Pool : public Kernel {
     Dims out_dims = {x.dim(0), x.dim(1)};
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
     Tensor& y =
-        ctx.AllocateOutput(0, x.dtype(), block_ > 0 ? BlockedDims(out_dims, block_) : out_dims);
-    if (block_ > 0) {  // the pass only blocks float Max/AveragePool without Indices
+        ctx.AllocateOutput(0, x.dtype(), block_ != 0 ? BlockedDims(out_dims, block_) : out_dims);
+    if (block_ != 0) {  // the pass only blocks float Max/AveragePool without Indices
       if (y.numel() == 0) return absl::OkStatus();
       auto st = RunDnnl(x, y, *geo, out_dims);
       if (st.code() == absl::StatusCode::kUnimplemented)
@@ -300,22 +300,25 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
   }
 }
 
-// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B].
-template <int B>
-void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, PoolKind kind) {
-  ParallelForIf(outer * S * B >= (1 << 16), outer, [&](int64_t o) {
-    const float* xo = x + o * S * B;
-    float acc[B];
-    for (int k = 0; k < B; ++k) acc[k] = xo[k];
+// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B]
+// (B may span all channels: channels-last), up to 16 channels of a block per task.
+void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, int64_t B, PoolKind kind) {
+  constexpr int64_t kLanes = 16;
+  const int64_t chunks = (B + kLanes - 1) / kLanes;
+  ParallelForIf(outer * S * B >= (1 << 16), outer * chunks, [&](int64_t task) {
+    const int64_t o = task / chunks, k0 = task % chunks * kLanes, nk = std::min(kLanes, B - k0);
+    const float* xo = x + o * S * B + k0;
+    float acc[kLanes];
+    for (int64_t k = 0; k < nk; ++k) acc[k] = xo[k];
     if (kind == PoolKind::kMax) {
       for (int64_t s = 1; s < S; ++s)
-        for (int k = 0; k < B; ++k) acc[k] = std::max(acc[k], xo[s * B + k]);
+        for (int64_t k = 0; k < nk; ++k) acc[k] = std::max(acc[k], xo[s * B + k]);
     } else {
       for (int64_t s = 1; s < S; ++s)
-        for (int k = 0; k < B; ++k) acc[k] += xo[s * B + k];
-      for (int k = 0; k < B; ++k) acc[k] /= static_cast<float>(S);
+        for (int64_t k = 0; k < nk; ++k) acc[k] += xo[s * B + k];
+      for (int64_t k = 0; k < nk; ++k) acc[k] /= static_cast<float>(S);
     }
-    for (int k = 0; k < B; ++k) y[o * B + k] = acc[k];
+    for (int64_t k = 0; k < nk; ++k) y[o * B + k0 + k] = acc[k];
   });
 }
 
@@ -328,7 +331,7 @@ class GlobalPool : public Kernel {
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
-    if (block_ > 0) return ComputeBlocked(ctx, x);
+    if (block_ != 0) return ComputeBlocked(ctx, x);
     if (x.rank() < 2)
       return absl::InvalidArgumentError("X must have rank >= 2, got " + DimsToString(x.dims()));
     Dims out = x.dims();
@@ -362,14 +365,7 @@ class GlobalPool : public Kernel {
     const int64_t S = DimProduct(x.dims(), 2, x.rank() - 1);
     if (y.numel() == 0) return absl::OkStatus();
     if (S == 0) return absl::InvalidArgumentError("empty spatial extent");
-    const int64_t outer = x.dim(0) * x.dim(1);
-    if (block_ == 8) {
-      GlobalPoolBlocked<8>(x.data<float>(), y.data<float>(), outer, S, kind_);
-    } else if (block_ == 16) {
-      GlobalPoolBlocked<16>(x.data<float>(), y.data<float>(), outer, S, kind_);
-    } else {
-      return absl::InvalidArgumentError("channel_block must be 8 or 16");
-    }
+    GlobalPoolBlocked(x.data<float>(), y.data<float>(), x.dim(0) * x.dim(1), S, x.dims().back(), kind_);
     return absl::OkStatus();
   }
 

@@ -1,0 +1,15 @@
+// The channel_block attribute of the CPU provider's channel-blocked layout
+// (providers/cpu/blocked_layout.h): how a logical [N, C, spatial...] float tensor is stored.
+//   0   plain [N, C, spatial...];
+//   B   [N, C/B, spatial..., B] (oneDNN's nChw8c / nChw16c for B = 8 / 16), C a multiple of B;
+//   kChannelsLast   one block of all C channels, [N, 1, spatial..., C]: the bytes of
+//       channels-last (nhwc), for any C.
+// In every blocked case the stored tensor has one dimension more than the logical one and
+// its last dimension is its block.
+#pragma once
+
+namespace tandem::cpu {
+
+constexpr int kChannelsLast = -1;
+
+}  // namespace tandem::cpu
