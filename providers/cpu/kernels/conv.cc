@@ -12,6 +12,7 @@
 // more than W): no reorders between the convolutions of a chain. B may be kChannelsLast
 // (providers/cpu/channel_block.h). blocked_output = 0 (output
 // channels no block divides) keeps y plain while x may still arrive blocked.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -120,8 +121,10 @@ void ConvTransposeRef(const T* x, const T* w, const T* b, T* y, int64_t N, int64
 
 // A oneDNN (de)convolution with its layout plumbing, cached per input shapes. With
 // `pool` (FusedConv with a fused 2x2 max pool) the result stays in y_buf and is pooled
-// from there straight into the output.
+// from there straight into the output, `images` images at a time, so that y_buf is
+// pooled while it is still in the cache (the descriptors are for that many images).
 struct DnnlConv {
+  int64_t images = 0;  // images per primitive call (0: x's whole batch)
   dnnl::primitive prim;
   dnnl::memory::desc x_md, w_md, b_md, y_md;  // layouts the tensors are stored in (y: unpooled)
   dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
@@ -154,10 +157,11 @@ struct DnnlConv {
     auto blocked_by = [&](int b) {
       return dims.size() == 4 && dims[1] % b == 0 && py == BlockedDesc(dims, b, dt::f32);
     };
-    // The pool reads plain or 8/16-blocked and writes plain, or reads and writes out_block.
+    // The pool reads plain or 8/16-blocked and writes plain, reads and writes out_block, or
+    // reads 8/16-blocked and writes channels-last.
     if (out_block ? blocked_by(out_block) : py == PlainDesc(dims, dt::f32)) {
       y_block = out_block ? out_block : 1;
-    } else if (!out_block && (blocked_by(8) || blocked_by(16))) {
+    } else if ((!out_block || out_block == kChannelsLast) && (blocked_by(8) || blocked_by(16))) {
       y_block = blocked_by(8) ? 8 : 16;
     } else {
       const auto src_md = out_block ? BlockedDesc(dims, out_block, dt::f32) : PlainDesc(dims, dt::f32);
@@ -167,8 +171,9 @@ struct DnnlConv {
     }
   }
 
-  // With pool: y (pooled; channel-blocked by out_block, else plain) from y_buf.
-  void PoolInto(Tensor& y) {
+  // With pool: `images` images of y (pooled; channel-blocked by out_block, else plain) from
+  // y_buf into out.
+  void PoolInto(float* out) {
     const auto d = y_md.dims();
     const float* src = static_cast<const float*>(y_buf.get_data_handle());
     if (y_re) {
@@ -176,30 +181,31 @@ struct DnnlConv {
       DnnlStream().wait();
       src = static_cast<const float*>(y_pool_src.get_data_handle());
     }
-    float* out = y.data<float>();
     const int64_t C = d[1], H = d[2], W = d[3];  // logical dims, whatever the layout
     if (y_block == kChannelsLast) {
       MaxPool2x2ChannelsLast(src, out, d[0], C, H, W);
-    } else if (y_block == 8 && out_block) {
-      MaxPool2x2FromBlocked<8, true>(src, out, d[0], C, H, W);
-    } else if (y_block == 16 && out_block) {
-      MaxPool2x2FromBlocked<16, true>(src, out, d[0], C, H, W);
     } else if (y_block == 8) {
-      MaxPool2x2FromBlocked<8, false>(src, out, d[0], C, H, W);
+      PoolFromBlocks<8>(src, out, d[0], C, H, W);
     } else if (y_block == 16) {
-      MaxPool2x2FromBlocked<16, false>(src, out, d[0], C, H, W);
+      PoolFromBlocks<16>(src, out, d[0], C, H, W);
     } else {
       MaxPool2x2(src, out, d[0] * C, H, W);
     }
   }
 
+  template <int B>
+  void PoolFromBlocks(const float* src, float* out, int64_t N, int64_t C, int64_t H, int64_t W) const {
+    if (out_block == kChannelsLast) {
+      MaxPool2x2FromBlocked<B, PoolOut::kChannelsLast>(src, out, N, C, H, W);
+    } else if (out_block) {
+      MaxPool2x2FromBlocked<B, PoolOut::kSameBlocks>(src, out, N, C, H, W);
+    } else {
+      MaxPool2x2FromBlocked<B, PoolOut::kPlain>(src, out, N, C, H, W);
+    }
+  }
+
   void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
     auto& s = DnnlStream();
-    dnnl::memory src = WrapTensor(x, x_md);
-    if (x_re) {
-      x_re->execute(s, src, x_buf);
-      src = x_buf;
-    }
     dnnl::memory wei;
     if (w_re) {
       if (!(w_constant && w_ready)) {
@@ -211,19 +217,41 @@ struct DnnlConv {
     } else {
       wei = WrapTensor(w, w_md);
     }
-    dnnl::memory dst = y_re || pool ? y_buf : WrapTensor(y, y_md);
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
-    prim.execute(s, args);
-    if (y_re && !pool) {
-      dnnl::memory plain = WrapTensor(y, y_md);
-      y_re->execute(s, y_buf, plain);
+    // Every layout here keeps each image's values together, image after image.
+    const int64_t batch = x.dim(0), x_image = x.numel() / batch, y_image = y.numel() / batch;
+    const int64_t step = images > 0 ? images : batch;
+    for (int64_t n = 0; n < batch; n += step) {
+      dnnl::memory src(x_md, DnnlEngine(), const_cast<float*>(x.data<float>()) + n * x_image);
+      if (x_re) {
+        x_re->execute(s, src, x_buf);
+        src = x_buf;
+      }
+      float* y_at = y.data<float>() + n * y_image;
+      dnnl::memory dst = y_re || pool ? y_buf : dnnl::memory(y_md, DnnlEngine(), y_at);
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
+      prim.execute(s, args);
+      if (y_re && !pool) {
+        dnnl::memory out(y_md, DnnlEngine(), y_at);
+        y_re->execute(s, y_buf, out);
+      }
+      s.wait();
+      if (pool) PoolInto(y_at);
     }
-    s.wait();
-    if (pool) PoolInto(y);
   }
 };
+
+// Images per convolution call before a fused pool: as many as keep the unpooled result
+// (`image_bytes` each) within about half a core's L2 (1 MiB), taken as a divisor of the
+// batch; the whole batch when no divisor comes close (a prime batch size).
+int64_t PoolImages(int64_t batch, int64_t image_bytes) {
+  const int64_t target = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, image_bytes));
+  if (batch <= target) return batch;
+  for (int64_t k = target; k >= 1; --k)
+    if (batch % k == 0) return 2 * k >= target ? k : batch;
+  return batch;
+}
 
 dnnl::memory::dims Sub1(const std::vector<int64_t>& v) {
   dnnl::memory::dims r(v.begin(), v.end());
@@ -370,8 +398,11 @@ class Conv : public Kernel {
         DnnlConv c;
         c.pool = pool_;
         c.out_block = pool_ ? block_ : 0;
-        c.x_md = x_blocked ? BlockedDesc(x.dims(), block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
-        c.y_md = out_blocked_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
+        c.images = pool_ ? PoolImages(x.dim(0), DimProduct(y_dims, 1, y_dims.size()) * 4) : x.dim(0);
+        Dims xd = x.dims(), yd = y_dims;
+        xd[0] = yd[0] = c.images;
+        c.x_md = x_blocked ? BlockedDesc(xd, block_, dt::f32) : PlainDesc(xd, dt::f32);
+        c.y_md = out_blocked_ ? BlockedDesc(yd, block_, dt::f32) : PlainDesc(yd, dt::f32);
         if (group_ == 1) {
           c.w_md = PlainDesc(w.dims(), dt::f32);
         } else {
@@ -386,11 +417,16 @@ class Conv : public Kernel {
         // Blocked tensors are asked for as they are stored (they are oneDNN's own choice on
         // this CPU); should no kernel take them, or only a reference one, any layout and
         // reorders (DnnlConv::Init).
+        // A plain image of few channels before a pool (a network's first layer): oneDNN's
+        // jit kernels read it as it is into channel blocks, faster than its brgemm kernels
+        // after a reorder to channels-last; the pool then writes channels-last.
+        const bool plain_few_channels = pool_ && block_ == kChannelsLast && !x_blocked && x.dim(1) <= 4;
         auto make_pd = [&](bool as_stored) {
           dnnl::convolution_forward::desc d(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-              as_stored && x_blocked ? c.x_md : any(c.x_md), any(c.w_md),
-              b ? c.b_md : dnnl::memory::desc(), as_stored && out_blocked_ ? c.y_md : any(c.y_md),
+              as_stored && (x_blocked || plain_few_channels) ? c.x_md : any(c.x_md), any(c.w_md),
+              b ? c.b_md : dnnl::memory::desc(),
+              as_stored && out_blocked_ && !plain_few_channels ? c.y_md : any(c.y_md),
               dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
               dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
               dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));

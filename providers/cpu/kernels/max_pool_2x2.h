@@ -1,7 +1,7 @@
 // 2x2, stride-2 max pooling without padding (floor mode: a trailing odd row/column is
 // dropped) — the usual CNN downsampling step — straight from plain NCHW or from oneDNN's
-// channel-blocked layout (nChw8c / nChw16c) into plain NCHW or the same blocked layout, and
-// from channels-last (nhwc) into channels-last.
+// channel-blocked layout (nChw8c / nChw16c) into plain NCHW, the same blocked layout or
+// channels-last (nhwc), and from channels-last into channels-last.
 // Used by MaxPool (pool.cc) and by FusedConv with a fused pool (conv.cc), where it
 // replaces the reorder of the convolution's blocked output: the input is read once and
 // only the 4x smaller result is written.
@@ -25,9 +25,13 @@ inline void MaxPool2x2(const float* x, float* y, int64_t planes, int64_t H, int6
     }
 }
 
-// x: [N, ceil(C/B), H, W, B] (channel blocks of B, zero-padded) -> y: [N, C, H/2, W/2], or
-// with kBlockedOut y: [N, ceil(C/B), H/2, W/2, B] (padding lanes pooled like the rest).
-template <int B, bool kBlockedOut>
+// Where MaxPool2x2FromBlocked writes: plain [N, C, H/2, W/2], the input's channel blocks
+// [N, ceil(C/B), H/2, W/2, B] (padding lanes pooled like the rest), or channels-last
+// [N, H/2, W/2, C].
+enum class PoolOut { kPlain, kSameBlocks, kChannelsLast };
+
+// x: [N, ceil(C/B), H, W, B] (channel blocks of B, zero-padded) -> y in the kOut layout.
+template <int B, PoolOut kOut>
 void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64_t H,
                            int64_t W) {
   const int64_t OH = H / 2, OW = W / 2, CB = (C + B - 1) / B;
@@ -43,9 +47,12 @@ void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64
           float m[B];
           for (int k = 0; k < B; ++k)
             m[k] = std::max(std::max(a[k], a[B + k]), std::max(c[k], c[B + k]));
-          if constexpr (kBlockedOut) {
+          if constexpr (kOut == PoolOut::kSameBlocks) {
             float* yb = y + (((n * CB + cb) * OH + oh) * OW + ow) * B;
             for (int k = 0; k < B; ++k) yb[k] = m[k];
+          } else if constexpr (kOut == PoolOut::kChannelsLast) {
+            float* yb = y + ((n * OH + oh) * OW + ow) * C + cb * B;
+            for (int64_t k = 0; k < cn; ++k) yb[k] = m[k];
           } else {
             float* yb = y + (n * C + cb * B) * OH * OW;
             for (int64_t k = 0; k < cn; ++k) yb[k * OH * OW + oh * OW + ow] = m[k];
