@@ -2,10 +2,13 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "runtime/session.h"
 #include "training/trainer.h"
 
 namespace tandem::testing {
@@ -112,6 +115,27 @@ void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<
   auto* t = v->mutable_type()->mutable_tensor_type();
   t->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims) {
+  Tensor x = Tensor::Host(DataType::kFloat, x_dims);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
+  auto ya = a.Run({{"x", x}});
+  auto yb = b.Run({{"x", x}});
+  ASSERT_TRUE(ya.ok()) << ya.status();
+  ASSERT_TRUE(yb.ok()) << yb.status();
+  ASSERT_EQ(ya->size(), yb->size());
+  for (size_t k = 0; k < ya->size(); ++k) {
+    const Tensor& ta = (*ya)[k];
+    const Tensor& tb = (*yb)[k];
+    ASSERT_EQ(ta.dims(), tb.dims()) << "output " << k;
+    float largest = 0;
+    for (int64_t i = 0; i < tb.numel(); ++i) largest = std::max(largest, std::abs(tb.data<float>()[i]));
+    EXPECT_GT(largest, 1e-3f) << "output " << k << " is all near zero: the test would not see errors";
+    for (int64_t i = 0; i < ta.numel(); ++i)
+      ASSERT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-5f * std::max(1.f, largest))
+          << "output " << k << " at " << i;
+  }
 }
 
 std::string MakeTempDir(const std::string& tag) {

@@ -8,6 +8,9 @@
 
 #include "graph/graph.h"
 
+namespace tandem {
+class Session;
+}
 namespace tandem::training {
 class Trainer;
 }
@@ -40,6 +43,9 @@ Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
 // target); a failed step is a test failure and ends the list there.
 std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
                                const Tensor& y, int steps);
+// Runs both sessions on input "x" of `x_dims` (sin values) and expects the same outputs,
+// judged against the scale of each (and each must not be all near zero).
+void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims);
 // A fresh empty folder under the test temp dir.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);

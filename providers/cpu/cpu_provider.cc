@@ -8,6 +8,7 @@
 
 #include "providers/cost_model.h"
 #include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/matmul_bias.h"
 #include "providers/cpu/norm_relu.h"
@@ -46,7 +47,8 @@ const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry()
 int CpuProvider::OptimizeGraph(Graph& graph) {
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
-  return biases + relus + cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock());
+  const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock());
+  return biases + relus + blocked + cpu::FuseConvResidualSum(graph, name());
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -1,5 +1,6 @@
 // Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad), and
-// FusedConv (ai.tandem, from optimizer/activation_fusion.h): Conv + activation [+ 2x2 max pool].
+// FusedConv (ai.tandem, from optimizer/activation_fusion.h): Conv + activation [+ 2x2 max pool],
+// or + a residual sum (input 3) [+ Relu] (providers/cpu/conv_sum.h).
 // float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
 // layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
 // plain NC..., and weights that are initializers are reordered once and kept. float16 and
@@ -13,9 +14,11 @@
 // (providers/cpu/channel_block.h). blocked_output = 0 (output
 // channels no block divides) keeps y plain while x may still arrive blocked.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 
+#include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
@@ -129,8 +132,10 @@ struct DnnlConv {
   dnnl::memory::desc x_md, w_md, b_md, y_md;  // layouts the tensors are stored in (y: unpooled)
   dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
   std::optional<dnnl::reorder> x_re, w_re, y_re;
+  std::optional<dnnl::reorder> sum_re;  // with sum and y_re: y (holding s) into y_buf
   bool w_ready = false;  // w_buf holds the (constant) weights already
   bool pool = false;
+  bool sum = false;  // a sum post-op: the primitive adds onto what its dst holds
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
   int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain; may be kChannelsLast)
   dnnl::memory y_pool_src;  // with pool, where y_buf's layout is not poolable: reordered
@@ -150,6 +155,7 @@ struct DnnlConv {
     if (py != y_md || pool) y_buf = dnnl::memory(py, eng);
     if (!pool) {
       if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
+      if (sum && y_re) sum_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, y_md, eng, py));
       return;
     }
     const auto d = py.dims();
@@ -228,6 +234,10 @@ struct DnnlConv {
       }
       float* y_at = y.data<float>() + n * y_image;
       dnnl::memory dst = y_re || pool ? y_buf : dnnl::memory(y_md, DnnlEngine(), y_at);
+      if (sum_re) {
+        dnnl::memory held(y_md, DnnlEngine(), y_at);
+        sum_re->execute(s, held, y_buf);
+      }
       std::unordered_map<int, dnnl::memory> args = {
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
       if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
@@ -241,6 +251,8 @@ struct DnnlConv {
     }
   }
 };
+
+std::atomic<int64_t> sums_in_place{0};
 
 // Images per convolution call before a fused pool: as many as keep the unpooled result
 // (`image_bytes` each) within about half a core's L2 (1 MiB), taken as a divisor of the
@@ -320,7 +332,10 @@ class Conv : public Kernel {
         act_(info.node),
         pool_(info.node.attr_string("pool", "") == "MaxPool2x2"),
         block_(static_cast<int>(info.node.attr_int("channel_block", 0))),
-        out_blocked_(block_ != 0 && info.node.attr_int("blocked_output", 1) != 0) {}
+        out_blocked_(block_ != 0 && info.node.attr_int("blocked_output", 1) != 0),
+        sum_(info.node.has_input(3)),
+        sum_in_place_(info.node.attr_int("sum_in_place", 0) != 0),
+        sum_act_(info.node, "sum_activation") {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x_in = *ctx.input(0);
@@ -350,11 +365,19 @@ class Conv : public Kernel {
                                         "dims and output channels divisible by " +
                                         std::to_string(block_));
     Dims y_dims = pool_ ? Dims{N, M, out_dims[2] / 2, out_dims[3] / 2} : out_dims;
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_blocked_ ? BlockedDims(y_dims, block_) : y_dims);
+    const Dims stored = out_blocked_ ? BlockedDims(y_dims, block_) : y_dims;
+    Tensor y_sum;
+    if (sum_) {
+      auto st = SumOutput(ctx, x_in, stored, y_sum);
+      if (!st.ok()) return st;
+    }
+    Tensor& y = sum_ ? y_sum : ctx.AllocateOutput(0, x.dtype(), stored);
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
     const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
+    if (sum_ && (!use_dnnl || x.dtype() != DataType::kFloat))
+      return absl::InvalidArgumentError("a residual sum needs a float32 convolution of a non-empty X and W");
     if (block_ != 0) {
       if (!use_dnnl) return absl::InvalidArgumentError("channel-blocked Conv of an empty X or W");
       return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked);
@@ -388,6 +411,39 @@ class Conv : public Kernel {
   }
 
  private:
+  // The output of a residual sum, holding s before the convolution adds onto it: s's own
+  // buffer when the pass allowed it (sum_in_place) and nothing else shares that buffer now
+  // (not even the convolution's input), else a copy of s.
+  absl::Status SumOutput(KernelContext& ctx, const Tensor& x, const Dims& stored, Tensor& y) {
+    const Tensor* s = ctx.input(3);
+    if (!s || s->dtype() != DataType::kFloat || s->dims() != stored)
+      return absl::InvalidArgumentError("the residual sum input must be float32 of shape " + DimsToString(stored) +
+                                        ", got " + (s ? DimsToString(s->dims()) : std::string("none")));
+    if (pool_) return absl::InvalidArgumentError("a residual sum after a fused pool");
+    if (sum_in_place_ && s->buffer() && s->buffer().use_count() == 1 && s->buffer() != x.buffer()) {
+      y = *s;
+      ctx.SetOutput(0, y);
+      sums_in_place.fetch_add(1, std::memory_order_relaxed);
+      return absl::OkStatus();
+    }
+    y = ctx.AllocateOutput(0, DataType::kFloat, stored);
+    if (s->numel()) std::memcpy(y.data<float>(), s->data<float>(), s->bytes());
+    return absl::OkStatus();
+  }
+
+  // The post-ops: the activation, then with a residual sum the sum and its activation.
+  dnnl::primitive_attr PostOps() const {
+    dnnl::post_ops po;
+    act_.AppendTo(po);
+    if (sum_) {
+      po.append_sum(1.f);
+      sum_act_.AppendTo(po);
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    return attr;
+  }
+
   // x: the logical [N, C, ...] view (channel-blocked storage when x_blocked); y_dims: the
   // convolution's logical output shape (y itself is pooled with pool_, blocked with block_).
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
@@ -397,6 +453,7 @@ class Conv : public Kernel {
       DnnlConv& e = cache_.Get({x.dims(), w.dims(), key_flags}, [&] {
         DnnlConv c;
         c.pool = pool_;
+        c.sum = sum_;
         c.out_block = pool_ ? block_ : 0;
         c.images = pool_ ? PoolImages(x.dim(0), DimProduct(y_dims, 1, y_dims.size()) * 4) : x.dim(0);
         Dims xd = x.dims(), yd = y_dims;
@@ -430,7 +487,7 @@ class Conv : public Kernel {
               dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
               dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
               dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
-          return dnnl::convolution_forward::primitive_desc(d, act_.Attr(), DnnlEngine());
+          return dnnl::convolution_forward::primitive_desc(d, PostOps(), DnnlEngine());
         };
         dnnl::convolution_forward::primitive_desc pd;
         try {
@@ -458,6 +515,9 @@ class Conv : public Kernel {
   bool pool_;
   int block_;  // channel_block: 0 = plain NC..., B or kChannelsLast (channel_block.h)
   bool out_blocked_;  // y blocked too (else plain: blocked_output = 0, a blocked x only)
+  bool sum_;           // input 3: a residual sum s, y = act(conv) + s, then sum_act_
+  bool sum_in_place_;  // the pass allows writing y into s's buffer
+  FusedActivation sum_act_;
   ShapeCache<DnnlConv> cache_;
 };
 
@@ -620,6 +680,8 @@ class ConvInteger : public Kernel {
 };
 
 }  // namespace
+
+int64_t ResidualSumsInPlace() { return sums_in_place.load(std::memory_order_relaxed); }
 
 void RegisterConvKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble, DataType::kFloat16,

@@ -17,10 +17,12 @@ namespace tandem::cpu {
 
 class FusedActivation {
  public:
-  explicit FusedActivation(const Node& node)
-      : name_(node.attr_string("activation", "")),
-        alpha_(node.attr_float("activation_alpha", 0.f)),
-        beta_(node.attr_float("activation_beta", 0.f)) {
+  // `attribute`: the attribute naming the op ("activation"; FusedConv's residual sum has
+  // "sum_activation", providers/cpu/conv_sum.h), with "<attribute>_alpha" / "_beta".
+  explicit FusedActivation(const Node& node, const std::string& attribute = "activation")
+      : name_(node.attr_string(attribute, "")),
+        alpha_(node.attr_float(attribute + "_alpha", 0.f)),
+        beta_(node.attr_float(attribute + "_beta", 0.f)) {
     if (name_ == "Relu") alg_ = dnnl::algorithm::eltwise_relu, alpha_ = 0.f;
     else if (name_ == "LeakyRelu") alg_ = dnnl::algorithm::eltwise_relu;
     else if (name_ == "Clip") alg_ = dnnl::algorithm::eltwise_clip_v2;

@@ -1,0 +1,102 @@
+#include "providers/cpu/conv_sum.h"
+
+#include <algorithm>
+#include <set>
+
+#include "graph/value_readers.h"
+
+namespace tandem::cpu {
+namespace {
+
+bool IsConvWithoutPool(const Node& n) {
+  const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
+  return conv && !n.has_attr("pool") && n.inputs.size() <= 3 && n.outputs.size() == 1 && n.has_output(0);
+}
+
+bool IsOp(const Node& n, const std::string& provider, const char* op) {
+  return n.provider == provider && n.domain.empty() && n.op_type == op && n.outputs.size() == 1;
+}
+
+// Both values have the same static shape, every dimension known or the same symbol.
+bool SameStaticShape(const Graph& g, const std::string& a, const std::string& b) {
+  const ValueInfo* va = g.FindValueInfo(a);
+  const ValueInfo* vb = g.FindValueInfo(b);
+  if (!va || !vb || !va->shape.rank_known || !vb->shape.rank_known) return false;
+  const auto& da = va->shape.dims;
+  const auto& db = vb->shape.dims;
+  if (da.size() != db.size()) return false;
+  for (size_t i = 0; i < da.size(); ++i) {
+    const bool same = da[i].known() ? da[i].value == db[i].value : !da[i].symbol.empty() && da[i].symbol == db[i].symbol;
+    if (!same) return false;
+  }
+  return true;
+}
+
+bool IsGraphInput(const Graph& g, const std::string& v) {
+  for (const ValueInfo& in : g.inputs)
+    if (in.name == v) return true;
+  return false;
+}
+
+std::string Joined(const Node& a, const Node& b) {
+  return (a.name.empty() ? a.op_type : a.name) + "+" + (b.name.empty() ? b.op_type : b.name);
+}
+
+}  // namespace
+
+int FuseConvResidualSum(Graph& graph, const std::string& provider) {
+  if (graph.HasGradientNodes()) return 0;
+  const ValueReaders readers(graph);
+  std::set<size_t> removed;  // convolutions moved to their Add's place, folded Relus
+  int fused = 0;
+  for (size_t ci = 0; ci < graph.nodes.size(); ++ci) {
+    const Node& conv = graph.nodes[ci];
+    if (conv.provider != provider || !IsConvWithoutPool(conv) || graph.ValueType(conv.outputs[0]) != DataType::kFloat)
+      continue;
+    const int ai = readers.Sole(conv.outputs[0]);
+    if (ai < 0) continue;
+    const Node& add = graph.nodes[static_cast<size_t>(ai)];
+    if (!IsOp(add, provider, "Add") || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) continue;
+    const std::string skip = add.inputs[0] == conv.outputs[0] ? add.inputs[1] : add.inputs[0];
+    if (skip.empty() || !SameStaticShape(graph, conv.outputs[0], skip) || !SameStaticShape(graph, skip, add.outputs[0]))
+      continue;
+    const auto& skip_readers = readers.nodes(skip);
+    const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), skip) != conv.inputs.end();
+    const bool in_place = !readers.pinned(skip) && !IsGraphInput(graph, skip) && !graph.initializers.count(skip) &&
+                          !read_by_conv && skip_readers.back() == static_cast<size_t>(ai);
+
+    // The fused node runs where the Add ran: s may be computed after the convolution.
+    Node sum = conv;
+    if (sum.domain.empty()) {  // the FusedConv kernel is Conv's, plus the fused parts
+      sum.op_type = "FusedConv";
+      sum.domain = kTandemDomain;
+    }
+    sum.inputs.resize(3);
+    sum.inputs.push_back(skip);
+    if (in_place) sum.attributes["sum_in_place"] = IntAttribute(1);
+    sum.outputs[0] = add.outputs[0];
+    sum.name = Joined(conv, add);
+    const int ri = readers.Sole(add.outputs[0]);
+    if (ri >= 0 && IsOp(graph.nodes[static_cast<size_t>(ri)], provider, "Relu") &&
+        graph.nodes[static_cast<size_t>(ri)].inputs.size() == 1) {
+      const Node& relu = graph.nodes[static_cast<size_t>(ri)];
+      sum.attributes["sum_activation"] = StringAttribute("Relu");
+      sum.outputs[0] = relu.outputs[0];
+      sum.name = Joined(sum, relu);
+      removed.insert(static_cast<size_t>(ri));
+    }
+    removed.insert(ci);
+    graph.nodes[static_cast<size_t>(ai)] = std::move(sum);
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size() - removed.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!removed.count(i)) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+  if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
+  return fused;
+}
+
+}  // namespace tandem::cpu
