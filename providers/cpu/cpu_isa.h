@@ -7,6 +7,7 @@
 // parity and conformance tests that way).
 #pragma once
 #include <string_view>
+#include <vector>
 
 namespace tandem::cpu {
 
@@ -23,5 +24,16 @@ bool Avx2Allowed();
 bool CapAdmitsAvx512(std::string_view cap);
 // Whether AVX-512F (+ FMA) code may run: the CPU has it and the cap admits it.
 bool Avx512Allowed();
+
+// The builds of one family of Tandem's own kernels (skinny products, channels-last pool)
+// that this process may run, baseline first and widest last; `avx2` / `avx512` are null
+// where that build is not compiled in.
+template <typename Kernels>
+std::vector<const Kernels*> RunnableBuilds(const Kernels& baseline, const Kernels* avx2, const Kernels* avx512) {
+  std::vector<const Kernels*> all = {&baseline};
+  if (avx2 && Avx2Allowed()) all.push_back(avx2);
+  if (avx512 && Avx512Allowed()) all.push_back(avx512);
+  return all;
+}
 
 }  // namespace tandem::cpu

@@ -6,7 +6,8 @@
 // reference loops. Global pools are plain reductions over the spatial block.
 // With attribute channel_block = B (set by the CPU provider's blocked-layout pass,
 // providers/cpu/blocked_layout.h) float32 input and output are channel-blocked
-// [N, C/B, spatial..., B] and MaxPool / AveragePool read and write that layout directly.
+// [N, C/B, spatial..., B] and MaxPool / AveragePool read and write that layout directly
+// (2-D max pooling of channels-last values: max_pool_channels_last.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/max_pool_2x2.h"
+#include "providers/cpu/kernels/max_pool_channels_last.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -156,6 +158,16 @@ class Pool : public Kernel {
         ctx.AllocateOutput(0, x.dtype(), block_ != 0 ? BlockedDims(out_dims, block_) : out_dims);
     if (block_ != 0) {  // the pass only blocks float Max/AveragePool without Indices
       if (y.numel() == 0) return absl::OkStatus();
+      if (block_ == kChannelsLast && prm_.kind == PoolKind::kMax && in.size() == 2 &&
+          geo->dilations == std::vector<int64_t>{1, 1}) {
+        const pool_cl::Window2d win{geo->kernel[0],  geo->kernel[1],     geo->strides[0],
+                                    geo->strides[1], geo->pads_begin[0], geo->pads_begin[1]};
+        if (pool_cl::WindowsHitTheImage(in[0], in[1], geo->out[0], geo->out[1], win)) {
+          pool_cl::MaxPool(pool_cl::KernelsForThisCpu(), x.data<float>(), y.data<float>(), x.dim(0), x.dim(1),
+                           in[0], in[1], geo->out[0], geo->out[1], win);
+          return absl::OkStatus();
+        }
+      }
       auto st = RunDnnl(x, y, *geo, out_dims);
       if (st.code() == absl::StatusCode::kUnimplemented)
         return absl::UnimplementedError("channel-blocked pooling that oneDNN cannot run: " +

@@ -13,21 +13,18 @@ namespace tandem::cpu::skinny {
 extern const Kernels kBaselineKernels;
 #ifdef TANDEM_SKINNY_AVX2
 extern const Kernels kAvx2Kernels;
+constexpr const Kernels* kAvx2 = &kAvx2Kernels;
+#else
+constexpr const Kernels* kAvx2 = nullptr;
 #endif
 #ifdef TANDEM_SKINNY_AVX512
 extern const Kernels kAvx512Kernels;
+constexpr const Kernels* kAvx512 = &kAvx512Kernels;
+#else
+constexpr const Kernels* kAvx512 = nullptr;
 #endif
 
-std::vector<const Kernels*> RunnableKernels() {
-  std::vector<const Kernels*> all = {&kBaselineKernels};
-#ifdef TANDEM_SKINNY_AVX2
-  if (Avx2Allowed()) all.push_back(&kAvx2Kernels);
-#endif
-#ifdef TANDEM_SKINNY_AVX512
-  if (Avx512Allowed()) all.push_back(&kAvx512Kernels);
-#endif
-  return all;
-}
+std::vector<const Kernels*> RunnableKernels() { return RunnableBuilds(kBaselineKernels, kAvx2, kAvx512); }
 
 const Kernels& KernelsForThisCpu() {
   static const Kernels* best = RunnableKernels().back();

@@ -1,0 +1,52 @@
+#include "providers/cpu/kernels/max_pool_channels_last.h"
+
+#include <algorithm>
+
+#include "providers/cpu/cpu_isa.h"
+
+namespace tandem::cpu::pool_cl {
+
+extern const Kernels kBaselineKernels;
+#ifdef TANDEM_POOL_AVX2
+extern const Kernels kAvx2Kernels;
+constexpr const Kernels* kAvx2 = &kAvx2Kernels;
+#else
+constexpr const Kernels* kAvx2 = nullptr;
+#endif
+#ifdef TANDEM_POOL_AVX512
+extern const Kernels kAvx512Kernels;
+constexpr const Kernels* kAvx512 = &kAvx512Kernels;
+#else
+constexpr const Kernels* kAvx512 = nullptr;
+#endif
+
+std::vector<const Kernels*> RunnableKernels() { return RunnableBuilds(kBaselineKernels, kAvx2, kAvx512); }
+
+const Kernels& KernelsForThisCpu() {
+  static const Kernels* best = RunnableKernels().back();
+  return *best;
+}
+
+bool WindowsHitTheImage(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const Window2d& w) {
+  // The first window ends past the begin padding and the last one starts inside the image.
+  auto hits = [](int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) {
+    return out == 0 || (k > p && (out - 1) * s - p < in);
+  };
+  return hits(in_h, out_h, w.kh, w.sh, w.ph) && hits(in_w, out_w, w.kw, w.sw, w.pw);
+}
+
+void MaxPool(const Kernels& kernels, const float* x, float* y, int64_t N, int64_t C, int64_t H, int64_t W,
+             int64_t OH, int64_t OW, const Window2d& w) {
+#pragma omp parallel for collapse(2) schedule(static) if (N * OH * OW * C >= (1 << 14))
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = std::max<int64_t>(0, oh * w.sh - w.ph), h1 = std::min(H, oh * w.sh - w.ph + w.kh);
+      const float* image = x + n * H * W * C;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = std::max<int64_t>(0, ow * w.sw - w.pw), w1 = std::min(W, ow * w.sw - w.pw + w.kw);
+        kernels.pixel(image, W, C, h0, h1, w0, w1, y + ((n * OH + oh) * OW + ow) * C);
+      }
+    }
+}
+
+}  // namespace tandem::cpu::pool_cl

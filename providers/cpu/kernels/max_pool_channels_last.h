@@ -1,0 +1,38 @@
+// 2-D max pooling of a channels-last float tensor [N, H, W, C] (any window, stride and
+// padding; dilation 1) into channels-last [N, OH, OW, C], for MaxPool on the CPU
+// provider's channels-last layout (pool.cc). Each output pixel is the element-wise max of
+// the C-vectors of its window's pixels inside the image, so every load and store runs
+// along contiguous channels. The per-pixel loop is built for the baseline x86-64
+// instruction set, AVX2 and AVX-512 (max_pool_channels_last_impl.h), chosen under
+// ONEDNN_MAX_CPU_ISA like the rest of the provider (cpu_isa.h). On 2 Sapphire Rapids cores
+// the AVX-512 build pools squeezenet1_1's 111x111x64 map faster than oneDNN 2.6's nhwc
+// pooling.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace tandem::cpu::pool_cl {
+
+struct Window2d {
+  int64_t kh, kw, sh, sw, ph, pw;  // window, stride, begin padding
+};
+
+// Whether every one of the out_h x out_w windows holds at least one pixel of the image.
+bool WindowsHitTheImage(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const Window2d& w);
+
+struct Kernels {
+  const char* isa;
+  // out[c] = max over rows [h0, h1) and columns [w0, w1) (non-empty) of image[h][w][c], c < C.
+  void (*pixel)(const float* image, int64_t W, int64_t C, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                float* out);
+};
+
+// The builds this process may run (baseline first) and the widest of them.
+std::vector<const Kernels*> RunnableKernels();
+const Kernels& KernelsForThisCpu();
+
+// x [N, H, W, C] -> y [N, OH, OW, C] with `kernels`; requires WindowsHitTheImage.
+void MaxPool(const Kernels& kernels, const float* x, float* y, int64_t N, int64_t C, int64_t H, int64_t W,
+             int64_t OH, int64_t OW, const Window2d& w);
+
+}  // namespace tandem::cpu::pool_cl

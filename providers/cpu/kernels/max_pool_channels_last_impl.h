@@ -1,0 +1,52 @@
+// max_pool_channels_last.h's per-pixel loop, compiled once per instruction set: the
+// including file defines POOL_ISA (the namespace) and POOL_LANES (floats per vector
+// register) and is built with the matching compiler flags.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "providers/cpu/kernels/max_pool_channels_last.h"
+
+namespace tandem::cpu::pool_cl::POOL_ISA {
+
+constexpr int kLanes = POOL_LANES;
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float)), may_alias));
+
+inline Vec Load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// V vectors of channels from c on, kept in registers over the whole window.
+template <int V>
+void Channels(const float* image, int64_t W, int64_t C, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t c,
+              float* out) {
+  Vec m[V];
+  const float* first = image + (h0 * W + w0) * C + c;
+  for (int v = 0; v < V; ++v) m[v] = Load(first + v * kLanes);
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t j = w0; j < w1; ++j) {
+      const float* p = image + (h * W + j) * C + c;
+      for (int v = 0; v < V; ++v) {
+        const Vec x = Load(p + v * kLanes);
+        m[v] = x > m[v] ? x : m[v];
+      }
+    }
+  std::memcpy(out + c, m, sizeof m);
+}
+
+inline void Pixel(const float* image, int64_t W, int64_t C, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
+                  float* out) {
+  int64_t c = 0;
+  for (; c + 4 * kLanes <= C; c += 4 * kLanes) Channels<4>(image, W, C, h0, h1, w0, w1, c, out);
+  for (; c + kLanes <= C; c += kLanes) Channels<1>(image, W, C, h0, h1, w0, w1, c, out);
+  for (; c < C; ++c) {
+    float m = image[(h0 * W + w0) * C + c];
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t j = w0; j < w1; ++j) m = std::max(m, image[(h * W + j) * C + c]);
+    out[c] = m;
+  }
+}
+
+}  // namespace tandem::cpu::pool_cl::POOL_ISA
