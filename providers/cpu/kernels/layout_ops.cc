@@ -161,7 +161,7 @@ class Concat : public Kernel {
         int64_t col = 0;
         for (const Tensor* t : in) {
           const int64_t row = t->dim(axis) * inner;
-          std::copy_n(t->data<T>() + o * row, row, dst + o * out_row + col);
+          if (row > 0) std::copy_n(t->data<T>() + o * row, row, dst + o * out_row + col);
           col += row;
         }
       });
