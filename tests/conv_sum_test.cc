@@ -61,9 +61,29 @@ onnx::ModelProto ResidualModel() {
   return m;
 }
 
-std::unique_ptr<Session> Load(bool fusion) {
-  const std::string bytes = Serialize(ResidualModel());
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "residual");
+// x[2,3,6,6] -> Conv+Relu = s; Conv A of s = a; Conv B of x = b; Add(b, s) = t;
+// Add(a, t) = u. Both joins fold and move to their Add's place: B's sum (onto s) then runs
+// before A reads s, so only A's (onto t) may write in place.
+onnx::ModelProto MovedReaderModel() {
+  onnx::ModelProto m = EmptyModel(13, "moved_reader");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3, 6, 6});
+  AddFloatInitializer(g, "w0", {8, 3, 3, 3}, 0.05f);
+  AddFloatInitializer(g, "wa", {8, 8, 3, 3}, 0.03f);
+  AddFloatInitializer(g, "wb", {8, 3, 3, 3}, 0.02f, 0.001f);
+  AddConv(g, "conv0", "x", "w0", "c0", 1);
+  AddNode(g, "Relu", "relu", {"c0"}, {"s"});
+  AddConv(g, "conv_a", "s", "wa", "a", 1);
+  AddConv(g, "conv_b", "x", "wb", "b", 1);
+  AddNode(g, "Add", "add_t", {"b", "s"}, {"t"});
+  AddNode(g, "Add", "add_u", {"a", "t"}, {"u"});
+  SetFloatType(g->add_output(), "u", {2, 8, 6, 6});
+  return m;
+}
+
+std::unique_ptr<Session> Load(bool fusion, const onnx::ModelProto& model = ResidualModel()) {
+  const std::string bytes = Serialize(model);
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", model.graph().name());
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return nullptr;
   SessionOptions o;
@@ -102,6 +122,22 @@ TEST_P(ConvResidualSum, MatchesTheUnfusedGraph) {
   const int64_t in_place_before = cpu::ResidualSumsInPlace();
   ExpectSameOutputs(*fused, *plain, {2, 3, 10, 10});
   EXPECT_EQ(cpu::ResidualSumsInPlace() - in_place_before, 2);
+}
+
+TEST_P(ConvResidualSum, ASumBeforeALaterReaderOfSIsNotInPlace) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam());
+  auto fused = Load(true, MovedReaderModel()), plain = Load(false, MovedReaderModel());
+  ASSERT_TRUE(fused && plain);
+  std::map<std::string, const Node*> by_name;
+  for (const Node& n : fused->graph().nodes) by_name[n.name] = &n;
+  const Node* b = by_name["conv_b+add_t"];
+  const Node* a = by_name["conv_a+add_u"];
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(b->attr_int("sum_in_place", 0), 0) << "conv_a reads s after it";
+  EXPECT_EQ(a->attr_int("sum_in_place", 0), 1);
+  const int64_t in_place_before = cpu::ResidualSumsInPlace();
+  ExpectSameOutputs(*fused, *plain, {2, 3, 6, 6});
+  EXPECT_EQ(cpu::ResidualSumsInPlace() - in_place_before, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ConvResidualSum, ::testing::Values("nhwc", "nChw16c", "nChw8c", "nchw"),

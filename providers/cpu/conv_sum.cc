@@ -8,9 +8,15 @@
 namespace tandem::cpu {
 namespace {
 
-bool IsConvWithoutPool(const Node& n) {
+// A convolution without a fused pool or activation (oneDNN's jit kernels take a sum
+// post-op only first), with constant non-empty weights.
+bool IsPlainConv(const Graph& g, const Node& n) {
   const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-  return conv && !n.has_attr("pool") && n.inputs.size() <= 3 && n.outputs.size() == 1 && n.has_output(0);
+  if (!conv || n.has_attr("pool") || n.has_attr("activation") || n.inputs.size() > 3 || n.outputs.size() != 1 ||
+      !n.has_output(0) || !n.has_input(1))
+    return false;
+  auto w = g.initializers.find(n.inputs[1]);
+  return w != g.initializers.end() && w->second.numel() > 0;
 }
 
 bool IsOp(const Node& n, const std::string& provider, const char* op) {
@@ -42,6 +48,23 @@ std::string Joined(const Node& a, const Node& b) {
   return (a.name.empty() ? a.op_type : a.name) + "+" + (b.name.empty() ? b.op_type : b.name);
 }
 
+// On the final node order (fused nodes moved, others removed): a residual sum may write
+// into s's buffer where it is s's last reader and s is a node's output nobody else needs.
+void MarkInPlaceSums(Graph& graph) {
+  const ValueReaders readers(graph);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node& n = graph.nodes[i];
+    if (n.domain != kTandemDomain || n.op_type != "FusedConv" || n.inputs.size() != 4 || n.inputs[3].empty()) continue;
+    const std::string& s = n.inputs[3];
+    const bool read_by_conv = std::find(n.inputs.begin(), n.inputs.begin() + 3, s) != n.inputs.begin() + 3;
+    const bool last_reader = readers.nodes(s).back() == i;
+    if (!read_by_conv && last_reader && !readers.pinned(s) && !IsGraphInput(graph, s) && !graph.initializers.count(s))
+      n.attributes["sum_in_place"] = IntAttribute(1);
+    else
+      n.attributes.erase("sum_in_place");
+  }
+}
+
 }  // namespace
 
 int FuseConvResidualSum(Graph& graph, const std::string& provider) {
@@ -51,7 +74,7 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
   int fused = 0;
   for (size_t ci = 0; ci < graph.nodes.size(); ++ci) {
     const Node& conv = graph.nodes[ci];
-    if (conv.provider != provider || !IsConvWithoutPool(conv) || graph.ValueType(conv.outputs[0]) != DataType::kFloat)
+    if (conv.provider != provider || !IsPlainConv(graph, conv) || graph.ValueType(conv.outputs[0]) != DataType::kFloat)
       continue;
     const int ai = readers.Sole(conv.outputs[0]);
     if (ai < 0) continue;
@@ -60,11 +83,6 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
     const std::string skip = add.inputs[0] == conv.outputs[0] ? add.inputs[1] : add.inputs[0];
     if (skip.empty() || !SameStaticShape(graph, conv.outputs[0], skip) || !SameStaticShape(graph, skip, add.outputs[0]))
       continue;
-    const auto& skip_readers = readers.nodes(skip);
-    const bool read_by_conv = std::find(conv.inputs.begin(), conv.inputs.end(), skip) != conv.inputs.end();
-    const bool in_place = !readers.pinned(skip) && !IsGraphInput(graph, skip) && !graph.initializers.count(skip) &&
-                          !read_by_conv && skip_readers.back() == static_cast<size_t>(ai);
-
     // The fused node runs where the Add ran: s may be computed after the convolution.
     Node sum = conv;
     if (sum.domain.empty()) {  // the FusedConv kernel is Conv's, plus the fused parts
@@ -73,7 +91,6 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
     }
     sum.inputs.resize(3);
     sum.inputs.push_back(skip);
-    if (in_place) sum.attributes["sum_in_place"] = IntAttribute(1);
     sum.outputs[0] = add.outputs[0];
     sum.name = Joined(conv, add);
     const int ri = readers.Sole(add.outputs[0]);
@@ -96,6 +113,7 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
     if (!removed.count(i)) kept.push_back(std::move(graph.nodes[i]));
   graph.nodes = std::move(kept);
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
+  MarkInPlaceSums(graph);
   return fused;
 }
 

@@ -1,6 +1,7 @@
 #include "providers/cpu/dnnl_util.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -60,7 +61,9 @@ int OneDnnPreferredBlock() {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                       x, w, x, {1, 1}, {1, 1}, {1, 1});
     const auto blocking = dnnl::convolution_forward::primitive_desc(d, DnnlEngine()).src_desc().data.format_desc.blocking;
-    if (blocking.inner_nblks == 1 && blocking.inner_idxs[0] == 1) return static_cast<int>(blocking.inner_blks[0]);
+    if (blocking.inner_nblks == 1 && blocking.inner_idxs[0] == 1 &&
+        (blocking.inner_blks[0] == 8 || blocking.inner_blks[0] == 16))  // the blocks BlockedDesc describes
+      return static_cast<int>(blocking.inner_blks[0]);
     if (blocking.inner_nblks == 0 && blocking.strides[1] == 1) return kChannelsLast;
   } catch (const dnnl::error&) {
   }
@@ -78,9 +81,8 @@ int ConvChannelBlock() {
   if (v == "nChw16c") return 16;
   if (v == "nChw8c") return 8;
   if (v == "nchw") return 0;
-  static bool warned = false;
-  if (!warned) {
-    warned = true;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
     std::fprintf(stderr, "tandem: TANDEM_CPU_CONV_LAYOUT=%s is not nhwc, nChw16c, nChw8c or nchw; ignored\n",
                  env);
   }

@@ -1,7 +1,6 @@
 // max_pool_channels_last.h's per-pixel loop, compiled once per instruction set: the
 // including file defines POOL_ISA (the namespace) and POOL_LANES (floats per vector
 // register) and is built with the matching compiler flags.
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -44,7 +43,10 @@ inline void Pixel(const float* image, int64_t W, int64_t C, int64_t h0, int64_t 
   for (; c < C; ++c) {
     float m = image[(h0 * W + w0) * C + c];
     for (int64_t h = h0; h < h1; ++h)
-      for (int64_t j = w0; j < w1; ++j) m = std::max(m, image[(h * W + j) * C + c]);
+      for (int64_t j = w0; j < w1; ++j) {
+        const float x = image[(h * W + j) * C + c];
+        m = x > m ? x : m;  // no std::max: nothing inline shared with other builds
+      }
     out[c] = m;
   }
 }
