@@ -11,6 +11,7 @@
 
 #include "onnx_import/import.h"
 #include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/partitioner.h"
 #include "runtime/session.h"
@@ -177,6 +178,29 @@ INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,
                          ::testing::Values(Layout{"nhwc", cpu::kChannelsLast}, Layout{"nChw16c", 16},
                                            Layout{"nChw8c", 8}),
                          [](const ::testing::TestParamInfo<Layout>& info) { return std::string(info.param.name); });
+
+// The layout asked of oneDNN: channels-last where its AVX-512 brgemm convolutions run (on
+// oneDNN 2.6, any AVX-512 core), 8-channel blocks on AVX2 and below (the ISA-capped ctest
+// entries conv_layouts_avx2 / _sse41 take the second branch on any machine); and what
+// TANDEM_CPU_CONV_LAYOUT overrides.
+TEST(BlockedLayout, ConvChannelBlockFollowsOneDnnAndTheOverride) {
+  {
+    const ScopedEnv unset("TANDEM_CPU_CONV_LAYOUT", "");
+    EXPECT_EQ(cpu::ConvChannelBlock(), cpu::Avx512Allowed() ? cpu::kChannelsLast : 8);
+  }
+  const std::pair<const char*, int> overrides[] = {{"nhwc", cpu::kChannelsLast}, {"nChw16c", 16}, {"nChw8c", 8}, {"nchw", 0}};
+  for (const auto& [value, block] : overrides) {
+    const ScopedEnv env("TANDEM_CPU_CONV_LAYOUT", value);
+    EXPECT_EQ(cpu::ConvChannelBlock(), block) << value;
+  }
+  int preferred;
+  {
+    const ScopedEnv unset("TANDEM_CPU_CONV_LAYOUT", "");
+    preferred = cpu::ConvChannelBlock();
+  }
+  const ScopedEnv bogus("TANDEM_CPU_CONV_LAYOUT", "NHWC16");
+  EXPECT_EQ(cpu::ConvChannelBlock(), preferred) << "an unknown value is ignored";
+}
 
 TEST(BlockedLayout, LeavesOtherProvidersAndTrainingGraphsAlone) {
   Graph g = ImportChain();
