@@ -4,6 +4,8 @@
 // provider's blocked-layout pass (providers/cpu/blocked_layout.h) meets a reader of the
 // plain layout. A direct transpose of each block (no primitive to set up: the tensors
 // here are often small, e.g. after a global pool).
+#include <algorithm>
+
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/grad_util.h"
@@ -27,11 +29,17 @@ class FromBlocked : public Kernel {
     const float* px = x.data<float>();
     float* py = y.data<float>();
     // Block (n, cb) holds channels cb*B.. of image n: x[s][k] -> y[k][s], both contiguous.
-    ParallelForIf(blocks * S * B >= (1 << 16), blocks, [&](int64_t blk) {
+    // In tiles of kTile x kTile, so that reads and writes each stay on a few cache lines
+    // (channels-last blocks are as wide as all channels), spread over the threads.
+    constexpr int64_t kTile = 16;
+    const int64_t tiles = (S + kTile - 1) / kTile;
+    ParallelForIf(blocks * S * B >= (1 << 14), blocks * tiles, [&](int64_t task) {
+      const int64_t blk = task / tiles, s0 = task % tiles * kTile, s1 = std::min(S, s0 + kTile);
       const float* xb = px + blk * S * B;
       float* yb = py + blk * S * B;
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t k = 0; k < B; ++k) yb[k * S + s] = xb[s * B + k];
+      for (int64_t k0 = 0; k0 < B; k0 += kTile)
+        for (int64_t k = k0; k < std::min(B, k0 + kTile); ++k)
+          for (int64_t s = s0; s < s1; ++s) yb[k * S + s] = xb[s * B + k];
     });
     return absl::OkStatus();
   }
