@@ -32,4 +32,13 @@ int EliminateDeadCode(Graph& graph) {
   return removed;
 }
 
+void RemoveNodes(Graph& graph, const std::set<size_t>& indices) {
+  if (indices.empty()) return;
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size() - indices.size());
+  for (size_t k = 0; k < graph.nodes.size(); ++k)
+    if (!indices.count(k)) kept.push_back(std::move(graph.nodes[k]));
+  graph.nodes = std::move(kept);
+}
+
 }  // namespace tandem

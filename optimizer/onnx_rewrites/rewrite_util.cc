@@ -50,15 +50,6 @@ void RedirectReads(Graph& graph, const std::string& from, const std::string& to)
       if (in == from) in = to;
 }
 
-void RemoveNodes(Graph& graph, const std::set<size_t>& indices) {
-  if (indices.empty()) return;
-  std::vector<Node> kept;
-  kept.reserve(graph.nodes.size() - indices.size());
-  for (size_t k = 0; k < graph.nodes.size(); ++k)
-    if (!indices.count(k)) kept.push_back(std::move(graph.nodes[k]));
-  graph.nodes = std::move(kept);
-}
-
 int FoldIntoProducers(Graph& graph, const std::function<std::vector<int>(const Node&)>& slots,
                       const std::function<bool(Graph&, Node& producer, const Node& n, int slot)>& absorb) {
   const ValueReaders readers(graph);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/passes.h"
 
 namespace tandem::rewrite {
 
@@ -22,8 +23,8 @@ std::string FreshName(const Graph& graph, const std::string& base);
 std::map<std::string, size_t> Producers(const Graph& graph);
 // Every node input reading `from` reads `to` instead.
 void RedirectReads(Graph& graph, const std::string& from, const std::string& to);
-// Removes the nodes at `indices` (order of the others kept).
-void RemoveNodes(Graph& graph, const std::set<size_t>& indices);
+// Removes the nodes at `indices` (order of the others kept): graph/passes.h.
+using ::tandem::RemoveNodes;
 // Folds nodes into the producers of their inputs. For each node `n` and each input slot
 // in `slots(n)` whose value is the only output of a producer node and read by nothing
 // else, `absorb(graph, producer, n, slot)` may rewrite the producer to compute n's result

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/passes.h"
 #include "graph/value_readers.h"
 
 namespace tandem::cpu {
@@ -107,11 +108,7 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
     ++fused;
   }
   if (!fused) return 0;
-  std::vector<Node> kept;
-  kept.reserve(graph.nodes.size() - removed.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed.count(i)) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  RemoveNodes(graph, removed);
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
   MarkInPlaceSums(graph);
   return fused;

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "graph/passes.h"
 #include "graph/value_readers.h"
 #include "providers/partitioner.h"
 
@@ -54,11 +55,7 @@ int FuseMatMulBias(Graph& graph, const std::string& provider) {
   }
   if (folded.empty()) return 0;
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
-  std::vector<Node> kept;
-  kept.reserve(graph.nodes.size() - folded.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!folded.count(i)) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  RemoveNodes(graph, folded);
   return count;
 }
 

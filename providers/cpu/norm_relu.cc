@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "graph/passes.h"
 #include "graph/value_readers.h"
 
 namespace tandem::cpu {
@@ -38,11 +39,7 @@ int FuseBatchNormRelu(Graph& graph, const std::string& provider) {
     folded.insert(static_cast<size_t>(reader));
   }
   if (folded.empty()) return 0;
-  std::vector<Node> kept;
-  kept.reserve(graph.nodes.size() - folded.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!folded.count(i)) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  RemoveNodes(graph, folded);
   return static_cast<int>(folded.size());
 }
 

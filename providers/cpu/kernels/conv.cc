@@ -11,8 +11,8 @@
 // providers/cpu/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
 // layout oneDNN computes in, and x may arrive that way too (then it has one dimension
 // more than W): no reorders between the convolutions of a chain. B may be kChannelsLast
-// (providers/cpu/channel_block.h). blocked_output = 0 (output
-// channels no block divides) keeps y plain while x may still arrive blocked.
+// (providers/cpu/channel_block.h). blocked_output = 0 (output channels no block divides)
+// keeps y plain while x may still arrive blocked.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
