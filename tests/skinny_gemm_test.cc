@@ -74,7 +74,7 @@ TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
 }
 
 // Every build, 1-6 rows, both layouts of B, n not a multiple of any panel width, with and
-// without a bias, on 1 and 2 threads.
+// without a bias, on 1 and 2 threads, twice each (both orders of the panels).
 TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
   const int64_t k = 300, n = 203;
   const std::vector<float> b = RandomFloats(k * n, 1), bias = RandomFloats(n, 2);
@@ -86,13 +86,16 @@ TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
         for (bool with_bias : {false, true})
           for (int threads : {1, 2}) {
             const float alpha = with_bias ? 0.5f : 1.f, beta = 2.f;
-            std::vector<float> y(m * n, -7.f);
-            packed.Multiply(a.data(), m, alpha, with_bias ? bias.data() : nullptr, beta, y.data(), threads);
             std::vector<double> want, scale;
             Reference(a, b, trans_b, with_bias ? bias.data() : nullptr, m, k, n, alpha, beta, &want, &scale);
-            ExpectClose(y.data(), want, scale,
-                        std::string(kernels->isa) + (trans_b ? " B^T" : " B") + " m=" + std::to_string(m) +
-                            (with_bias ? " bias" : "") + " threads=" + std::to_string(threads));
+            for (int call = 0; call < 2; ++call) {  // consecutive calls walk the panels in opposite orders
+              std::vector<float> y(m * n, -7.f);
+              packed.Multiply(a.data(), m, alpha, with_bias ? bias.data() : nullptr, beta, y.data(), threads);
+              ExpectClose(y.data(), want, scale,
+                          std::string(kernels->isa) + (trans_b ? " B^T" : " B") + " m=" + std::to_string(m) +
+                              (with_bias ? " bias" : "") + " threads=" + std::to_string(threads) +
+                              " call=" + std::to_string(call));
+            }
           }
       }
     }

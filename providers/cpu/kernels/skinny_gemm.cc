@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include <omp.h>
+
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernel_util.h"
 
@@ -61,7 +63,8 @@ void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bi
                              int threads) const {
   products_run.fetch_add(1, std::memory_order_relaxed);
   const int64_t w = kernels_->panel;
-  ParallelForIf(threads > 1 && panels_ > 1, panels_, [&](int64_t p) {
+  const bool backward = calls_.fetch_add(1, std::memory_order_relaxed) & 1;
+  auto panel = [&](int64_t p) {
     alignas(64) float acc[kMaxRows * 64];  // kMaxRows rows of one panel (at most 64 columns)
     const int64_t col0 = p * w, cols = std::min(w, n_ - col0);
     for (int r0 = 0; r0 < m; r0 += kMaxRows) {
@@ -73,7 +76,22 @@ void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bi
           y[(r0 + i) * n_ + col0 + j] = bias ? v + beta * bias[col0 + j] : v;
         }
     }
-  });
+  };
+  auto share = [&](int64_t lo, int64_t hi) {  // a thread's panels, the same ones every call
+    if (backward)
+      for (int64_t p = hi - 1; p >= lo; --p) panel(p);
+    else
+      for (int64_t p = lo; p < hi; ++p) panel(p);
+  };
+  if (threads > 1 && panels_ > 1) {
+#pragma omp parallel
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      share(panels_ * t / nt, panels_ * (t + 1) / nt);
+    }
+  } else {
+    share(0, panels_);
+  }
 }
 
 const PackedWeights& LazyPackedWeights::Get(const float* b, bool trans_b, int64_t k, int64_t n) {

@@ -4,13 +4,19 @@
 // memory or cache. B' is packed once into column panels (the panel's k rows contiguous,
 // aligned), each panel's products are summed in vector registers over all of k, and the
 // threads take whole panels: every thread streams its own contiguous part of the
-// weights (oneDNN's matmul at m = 1 reached about half that pace on AVX-512).
+// weights (oneDNN's matmul at m = 1 reached about half that pace on AVX-512). Each call
+// walks a thread's panels in the opposite order of the call before, so the panels the
+// last call read last (still in that core's cache) are read first: a share a little
+// larger than the core's cache is then mostly re-read from cache, where a fixed order
+// would evict each panel just before it is needed again. The order of panels changes no
+// result (each panel's columns are summed on their own).
 //
 // The panel loops are compiled for the baseline x86-64 instruction set, for AVX2 + FMA
 // and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); KernelsForThisCpu picks
 // the widest the CPU has and ONEDNN_MAX_CPU_ISA admits (cpu_isa.h). Each float32 sum runs
 // over k in order with fused multiply-adds where the ISA has them (no reduced precision).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -43,6 +49,7 @@ class PackedWeights {
   int64_t k_, n_, panels_;
   const Kernels* kernels_;
   std::unique_ptr<float[], AlignedFree> data_;
+  mutable std::atomic<uint64_t> calls_{0};  // odd: the next call walks panels backwards
 };
 
 // A kernel's constant weights, packed by the first run that needs them (kernels of one
