@@ -12,42 +12,10 @@
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernels/skinny_gemm.h"
 #include "runtime/session.h"
+#include "tests/gemm_test_util.h"
 
 namespace tandem {
 namespace {
-
-std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-// y = alpha * A B' + beta * bias in float64, and per element the scale of its terms
-// (sum of |a||b| and |bias|), which bounds float32 rounding.
-void Reference(const std::vector<float>& a, const std::vector<float>& b, bool trans_b, const float* bias, int64_t m,
-               int64_t k, int64_t n, double alpha, double beta, std::vector<double>* y, std::vector<double>* scale) {
-  y->assign(m * n, 0.0);
-  scale->assign(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0, mag = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double bv = trans_b ? b[j * k + kk] : b[kk * n + j];
-        sum += a[i * k + kk] * bv;
-        mag += std::fabs(a[i * k + kk] * bv);
-      }
-      (*y)[i * n + j] = alpha * sum + (bias ? beta * bias[j] : 0.0);
-      (*scale)[i * n + j] = std::fabs(alpha) * mag + (bias ? std::fabs(beta * bias[j]) : 0.0);
-    }
-}
-
-void ExpectClose(const float* got, const std::vector<double>& want, const std::vector<double>& scale,
-                 const std::string& what) {
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_LE(std::fabs(got[i] - want[i]), 1e-5 * scale[i] + 1e-30) << what << " element " << i;
-}
 
 TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
   EXPECT_TRUE(cpu::CapAdmitsAvx512(""));
@@ -87,7 +55,7 @@ TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
           for (int threads : {1, 2}) {
             const float alpha = with_bias ? 0.5f : 1.f, beta = 2.f;
             std::vector<double> want, scale;
-            Reference(a, b, trans_b, with_bias ? bias.data() : nullptr, m, k, n, alpha, beta, &want, &scale);
+            GemmReference(a, b, trans_b, with_bias ? bias.data() : nullptr, m, k, n, alpha, beta, &want, &scale);
             for (int call = 0; call < 2; ++call) {  // consecutive calls walk the panels in opposite orders
               std::vector<float> y(m * n, -7.f);
               packed.Multiply(a.data(), m, alpha, with_bias ? bias.data() : nullptr, beta, y.data(), threads);
@@ -134,7 +102,7 @@ TEST(SkinnyGemm, GemmNodeOfFewRowsWithConstantWeights) {
       ASSERT_TRUE(y.ok()) << y.status();
       EXPECT_EQ(cpu::skinny::ProductsRun() - before, m <= 4 ? 1 : 0) << "m=" << m << ": the skinny path ran or not";
       std::vector<double> want, scale;
-      Reference(x, w, true, c.data(), m, k, n, 1.0, 1.0, &want, &scale);
+      GemmReference(x, w, true, c.data(), m, k, n, 1.0, 1.0, &want, &scale);
       ExpectClose((*y)[0].data<float>(), want, scale, "m=" + std::to_string(m) + " run " + std::to_string(run));
     }
   }
@@ -145,34 +113,16 @@ TEST(SkinnyGemm, GemmNodeOfFewRowsWithConstantWeights) {
 TEST(SkinnyGemm, MatMulWithBatchDimsAndConstantWeights) {
   const int64_t k = 200, n = 400;
   const std::vector<float> w = RandomFloats(k * n, 5), bias = RandomFloats(n, 6), x = RandomFloats(2 * k, 7);
-  Graph g;
-  g.name = "matmul";
-  g.opsets[""] = 13;
-  g.opsets[kTandemDomain] = 1;
-  g.inputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Of({2, 1, k})});
-  g.initializers["w"] = Tensor::FromVector<float>(w, {k, n});
-  g.initializers["b"] = Tensor::FromVector<float>(bias, {n});
-  Node mm;
-  mm.name = "mm";
-  mm.domain = kTandemDomain;
-  mm.op_type = "FusedMatMul";
-  mm.inputs = {"x", "w", "b"};
-  mm.outputs = {"y"};
-  mm.attributes["activation"] = StringAttribute("Relu");
-  g.nodes.push_back(mm);
-  g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Of({2, 1, n})});
-  SessionOptions o;
-  o.providers = {"cpu"};
-  o.num_threads = 2;
-  auto s = Session::FromGraph(g, o);
-  ASSERT_TRUE(s.ok()) << s.status();
+  auto s = OneNodeCpuSession(FusedMatMulReluNode(), {ValueInfo{"x", DataType::kFloat, Shape::Of({2, 1, k})}},
+                             {{"w", Tensor::FromVector<float>(w, {k, n})}, {"b", Tensor::FromVector<float>(bias, {n})}});
+  ASSERT_NE(s, nullptr);
   const int64_t before = cpu::skinny::ProductsRun();
-  auto y = (*s)->Run({{"x", Tensor::FromVector<float>(x, {2, 1, k})}});
+  auto y = s->Run({{"x", Tensor::FromVector<float>(x, {2, 1, k})}});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(cpu::skinny::ProductsRun() - before, 1) << "the skinny path did not run";
   ASSERT_EQ((*y)[0].dims(), (Dims{2, 1, n}));
   std::vector<double> want, scale;
-  Reference(x, w, false, bias.data(), 2, k, n, 1.0, 1.0, &want, &scale);
+  GemmReference(x, w, false, bias.data(), 2, k, n, 1.0, 1.0, &want, &scale);
   for (double& v : want) v = std::max(v, 0.0);
   ExpectClose((*y)[0].data<float>(), want, scale, "FusedMatMul");
 }

@@ -42,6 +42,10 @@ absl::StatusOr<Tensor> LogicalView(const Tensor& blocked, int block, int min_ran
 dnnl::memory::desc BlockedDesc(const Dims& logical, int block, dnnl::memory::data_type dt);
 // A dnnl::memory wrapping the tensor's storage (no copy).
 dnnl::memory WrapTensor(const Tensor& t, const dnnl::memory::desc& md);
+// md's dims and data type with format_tag::any: oneDNN picks the layout.
+inline dnnl::memory::desc AnyLayout(const dnnl::memory::desc& md) {
+  return dnnl::memory::desc(md.dims(), md.data_type(), dnnl::memory::format_tag::any);
+}
 
 // Caches one built object (e.g. a primitive and its descriptors) per input shape key.
 template <typename Entry>

@@ -468,9 +468,6 @@ class Conv : public Kernel {
           c.w_md = PlainDesc(gw, dt::f32);
         }
         if (b) c.b_md = PlainDesc(b->dims(), dt::f32);
-        auto any = [](const dnnl::memory::desc& md) {
-          return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
-        };
         // Blocked tensors are asked for as they are stored (they are oneDNN's own choice on
         // this CPU); should no kernel take them, or only a reference one, any layout and
         // reorders (DnnlConv::Init).
@@ -481,9 +478,9 @@ class Conv : public Kernel {
         auto make_pd = [&](bool as_stored) {
           dnnl::convolution_forward::desc d(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-              as_stored && (x_blocked || plain_few_channels) ? c.x_md : any(c.x_md), any(c.w_md),
+              as_stored && (x_blocked || plain_few_channels) ? c.x_md : AnyLayout(c.x_md), AnyLayout(c.w_md),
               b ? c.b_md : dnnl::memory::desc(),
-              as_stored && out_blocked_ && !plain_few_channels ? c.y_md : any(c.y_md),
+              as_stored && out_blocked_ && !plain_few_channels ? c.y_md : AnyLayout(c.y_md),
               dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
               dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
               dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));
@@ -598,12 +595,9 @@ class ConvTranspose : public Kernel {
         }
         c.w_md = dnnl::memory::desc(wd, dt::f32, ws);
         if (b) c.b_md = PlainDesc(b->dims(), dt::f32);
-        auto any = [](const dnnl::memory::desc& md) {
-          return dnnl::memory::desc(md.dims(), dt::f32, tag::any);
-        };
         dnnl::deconvolution_forward::desc d(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-            any(c.x_md), any(c.w_md), b ? c.b_md : dnnl::memory::desc(), any(c.y_md),
+            AnyLayout(c.x_md), AnyLayout(c.w_md), b ? c.b_md : dnnl::memory::desc(), AnyLayout(c.y_md),
             dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
             dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
             dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));

@@ -277,7 +277,7 @@ class ConvGradKernel : public Kernel {
           w_md = PlainDesc(gw, dt::f32);
         }
         const auto strides = grad::ToDims(geo.strides), dil = grad::DnnlDilations(geo.dilations);
-        const auto any_a = grad::AnyLayout(a_md), any_b = grad::AnyLayout(b_md), any_w = grad::AnyLayout(w_md);
+        const auto any_a = AnyLayout(a_md), any_b = AnyLayout(b_md), any_w = AnyLayout(w_md);
         dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
                                            dnnl::algorithm::convolution_direct, any_a, any_w,
                                            any_b, strides, dil, pl, pr);

@@ -50,11 +50,6 @@ struct DnnlPort {
   }
 };
 
-inline dnnl::memory::desc AnyLayout(const dnnl::memory::desc& md) {
-  return dnnl::memory::desc(md.dims(), dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::any);
-}
-
 inline dnnl::memory::dims ToDims(const std::vector<int64_t>& v) {
   return dnnl::memory::dims(v.begin(), v.end());
 }

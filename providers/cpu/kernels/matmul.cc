@@ -3,7 +3,9 @@
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
 // cached per input shape; float32 products of a few thousand multiply-adds use direct
 // loops instead (small_gemm.h), and products of a few rows with constant 2-D weights
-// stream prepacked weights (skinny_gemm.h); double and integer types use reference loops.
+// stream prepacked weights (skinny_gemm.h); other constant 2-D weights are reordered once into
+// the layout oneDNN's matmul picks (packed_matmul_weights.h). Double and integer types use
+// reference loops.
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -12,6 +14,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/kernels/packed_matmul_weights.h"
 #include "providers/cpu/kernels/skinny_gemm.h"
 #include "providers/cpu/kernels/small_gemm.h"
 #include "providers/partitioner.h"
@@ -107,9 +110,12 @@ void MatMulRef(const T* a, const T* b, T* y, const MatMulShape& s) {
 struct MatMulEntry {
   dnnl::matmul prim;
   dnnl::memory::desc a_md, b_md, y_md, bias_md;
+  dnnl::memory::desc b_wanted;  // the primitive's weights layout
+  dnnl::memory b_packed;        // constant B in that layout (packed_matmul_weights.h), or null
 };
 
-MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr, bool bias) {
+// With b_any (B one constant matrix) oneDNN picks B's layout (b_wanted); else B as stored.
+MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr, bool bias, bool b_any) {
   MatMulEntry e;
   const bool b_has_batch = NumElements(s.b_batch) > 1;
   if (!b_has_batch) {
@@ -136,9 +142,11 @@ MatMulEntry BuildMatMul(const MatMulShape& s, const dnnl::primitive_attr& attr, 
     bd.back() = s.n;
     e.bias_md = PlainDesc(bd, dt::f32);
   }
-  auto d = bias ? dnnl::matmul::desc(e.a_md, e.b_md, e.bias_md, e.y_md)
-                : dnnl::matmul::desc(e.a_md, e.b_md, e.y_md);
-  e.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
+  const dnnl::memory::desc b_md = b_any ? AnyLayout(e.b_md) : e.b_md;
+  auto d = bias ? dnnl::matmul::desc(e.a_md, b_md, e.bias_md, e.y_md) : dnnl::matmul::desc(e.a_md, b_md, e.y_md);
+  const dnnl::matmul::primitive_desc pd(d, attr, DnnlEngine());
+  e.prim = dnnl::matmul(pd);
+  e.b_wanted = pd.weights_desc();
   return e;
 }
 
@@ -238,10 +246,14 @@ class MatMul : public Kernel {
   absl::Status RunDnnl(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& y,
                        const MatMulShape& s) {
     try {
-      MatMulEntry& e = cache_.Get({a.dims(), b.dims()},
-                                  [&] { return BuildMatMul(s, act_.Attr(), bias != nullptr); });
+      MatMulEntry& e = cache_.Get({a.dims(), b.dims()}, [&] {
+        const bool pack = b_constant_ && b.rank() == 2 && b.dtype() == DataType::kFloat && PackMatMulWeights(s.k, s.n);
+        MatMulEntry built = BuildMatMul(s, act_.Attr(), bias != nullptr, pack);
+        if (pack) built.b_packed = packed_b_.Get(b, built.b_md, built.b_wanted);
+        return built;
+      });
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
-                                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
+                                                    {DNNL_ARG_WEIGHTS, e.b_packed ? e.b_packed : WrapTensor(b, e.b_md)},
                                                     {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
       if (bias) args[DNNL_ARG_BIAS] = WrapTensor(*bias, e.bias_md);
       e.prim.execute(DnnlStream(), args);
@@ -255,6 +267,7 @@ class MatMul : public Kernel {
   FusedActivation act_;
   bool b_constant_;                   // B is an initializer
   skinny::LazyPackedWeights packed_;  // and packed for the skinny path
+  PackedMatMulWeights packed_b_;      // and for oneDNN's
   ShapeCache<MatMulEntry> cache_;
 };
 
@@ -266,6 +279,7 @@ struct GemmEntry {
   dnnl::memory::desc a_md, b_md, y_md, bias_md;
   bool use_bias = false;  // C passed as oneDNN bias (alpha == beta == 1, C is [N]/[1,N])
   bool use_sum = false;   // Y prefilled with C, added by a sum post-op scaled by beta
+  dnnl::memory b_packed;  // constant B in the primitive's layout (packed_matmul_weights.h), or null
 };
 
 // Gemm, and FusedGemm (ai.tandem): a Gemm with an activation applied to its output.
@@ -393,13 +407,17 @@ class Gemm : public Kernel {
         }
         act_.AppendTo(po);
         attr.set_post_ops(po);
-        auto d = g.use_bias ? dnnl::matmul::desc(g.a_md, g.b_md, g.bias_md, g.y_md)
-                            : dnnl::matmul::desc(g.a_md, g.b_md, g.y_md);
-        g.prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, DnnlEngine()));
+        const bool pack = b_constant_ && k > 0 && PackMatMulWeights(k, n);
+        const dnnl::memory::desc b_md = pack ? AnyLayout(g.b_md) : g.b_md;
+        auto d = g.use_bias ? dnnl::matmul::desc(g.a_md, b_md, g.bias_md, g.y_md)
+                            : dnnl::matmul::desc(g.a_md, b_md, g.y_md);
+        const dnnl::matmul::primitive_desc pd(d, attr, DnnlEngine());
+        g.prim = dnnl::matmul(pd);
+        if (pack) g.b_packed = packed_b_.Get(b, g.b_md, pd.weights_desc());
         return g;
       });
       std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
-                                                    {DNNL_ARG_WEIGHTS, WrapTensor(b, e.b_md)},
+                                                    {DNNL_ARG_WEIGHTS, e.b_packed ? e.b_packed : WrapTensor(b, e.b_md)},
                                                     {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
       if (e.use_bias) args[DNNL_ARG_BIAS] = WrapTensor(*c, e.bias_md);
       if (e.use_sum) FillC(*c, cdims, y.data<float>(), m, n);
@@ -454,6 +472,7 @@ class Gemm : public Kernel {
   bool bt_ready_ = false;         // bt_ holds B^T already
   std::vector<float> bt_;         // B^T [k, n] for the small path with transB
   skinny::LazyPackedWeights packed_;  // constant B for the skinny path
+  PackedMatMulWeights packed_b_;      // and for oneDNN's
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   ShapeCache<GemmEntry> cache_;

@@ -234,7 +234,7 @@ class PoolGrad : public Kernel {
         const auto strides = grad::ToDims(geo.strides), kernel = grad::ToDims(geo.kernel),
                    dil = grad::DnnlDilations(geo.dilations), pb = grad::ToDims(geo.pads_begin);
         dnnl::pooling_v2_forward::desc fd(dnnl::prop_kind::forward_training, alg, px,
-                                          grad::AnyLayout(y_md), strides, kernel, dil, pb, pe);
+                                          AnyLayout(y_md), strides, kernel, dil, pb, pe);
         dnnl::pooling_v2_forward::primitive_desc fpd(fd, eng);
         dnnl::pooling_v2_backward::desc bd(alg, px, fpd.dst_desc(), strides, kernel, dil, pb, pe);
         dnnl::pooling_v2_backward::primitive_desc bpd(bd, eng, fpd);
