@@ -103,15 +103,6 @@ Graph Import(const onnx::ModelProto& model) {
 
 Graph ImportChain() { return Import(ChainModel()); }
 
-std::unique_ptr<Session> Load(const onnx::ModelProto& model, bool fusion) {
-  SessionOptions o;
-  o.num_threads = 2;
-  o.fusion = fusion;
-  auto s = Session::FromGraph(Import(model), o);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
 const Node* FindNode(const Graph& g, const std::string& name) {
   for (const Node& n : g.nodes)
     if (n.name == name) return &n;
@@ -132,7 +123,7 @@ TEST_P(BlockedLayoutChain, MatchesThePlainGraph) {
   const int block = GetParam().block;
   const bool channels_last = block == cpu::kChannelsLast;
   ASSERT_EQ(cpu::ConvChannelBlock(), block);
-  auto blocked = Load(ChainModel(), true), plain = Load(ChainModel(), false);
+  auto blocked = LoadTestModel(ChainModel(), true), plain = LoadTestModel(ChainModel(), false);
   ASSERT_TRUE(blocked && plain);
   EXPECT_EQ(plain->stats().nodes_provider_rewritten, 0);
   const Graph& g = blocked->graph();
@@ -166,7 +157,7 @@ TEST_P(BlockedLayoutChain, MatchesThePlainGraph) {
 
 TEST_P(BlockedLayoutChain, FirstLayerConvReluPoolMatchesThePlainGraph) {
   const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
-  auto blocked = Load(FirstLayerModel(), true), plain = Load(FirstLayerModel(), false);
+  auto blocked = LoadTestModel(FirstLayerModel(), true), plain = LoadTestModel(FirstLayerModel(), false);
   ASSERT_TRUE(blocked && plain);
   const Node* conv = FindNode(blocked->graph(), "conv+relu+pool");
   ASSERT_NE(conv, nullptr);

@@ -82,16 +82,7 @@ onnx::ModelProto MovedReaderModel() {
 }
 
 std::unique_ptr<Session> Load(bool fusion, const onnx::ModelProto& model = ResidualModel()) {
-  const std::string bytes = Serialize(model);
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", model.graph().name());
-  EXPECT_TRUE(g.ok()) << g.status();
-  if (!g.ok()) return nullptr;
-  SessionOptions o;
-  o.num_threads = 2;
-  o.fusion = fusion;
-  auto s = Session::FromGraph(*std::move(g), o);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? std::move(*s) : nullptr;
+  return LoadTestModel(model, fusion);
 }
 
 class ConvResidualSum : public ::testing::TestWithParam<const char*> {};

@@ -50,7 +50,9 @@ TEST(PackedMatMulWeights, GemmWithConstantWeights) {
     // sizes may pick two).
     const int64_t packed = cpu::MatMulWeightsPacked() - before;
     EXPECT_LE(packed, 2) << "packed again on a repeated shape";
-    if (cpu::Avx512Allowed()) EXPECT_GE(packed, 1) << "oneDNN's brgemm kernels read B blocked: packed";
+    if (cpu::Avx512Allowed()) {
+      EXPECT_GE(packed, 1) << "oneDNN's brgemm kernels read B blocked: packed";
+    }
   }
 }
 
@@ -71,7 +73,9 @@ TEST(PackedMatMulWeights, FusedMatMulWithBatchDims) {
     ExpectClose((*y)[0].data<float>(), want, scale, "run " + std::to_string(run));
   }
   EXPECT_LE(cpu::MatMulWeightsPacked() - before, 1) << "packed again on the second run";
-  if (cpu::Avx512Allowed()) EXPECT_EQ(cpu::MatMulWeightsPacked() - before, 1) << "oneDNN's brgemm layout, packed once";
+  if (cpu::Avx512Allowed()) {
+    EXPECT_EQ(cpu::MatMulWeightsPacked() - before, 1) << "oneDNN's brgemm layout, packed once";
+  }
 }
 
 TEST(PackedMatMulWeights, WeightsFromAGraphInputAreNotPacked) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "onnx_import/import.h"
 #include "runtime/session.h"
 #include "training/trainer.h"
 
@@ -115,6 +116,19 @@ void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<
   auto* t = v->mutable_type()->mutable_tensor_type();
   t->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusion) {
+  const std::string bytes = Serialize(model);
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", model.graph().name());
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return nullptr;
+  SessionOptions o;
+  o.num_threads = 2;
+  o.fusion = fusion;
+  auto s = Session::FromGraph(*std::move(g), o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
 }
 
 void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims) {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include <onnx/onnx_pb.h>
 
 #include "graph/graph.h"
@@ -43,6 +45,9 @@ Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
 // target); a failed step is a test failure and ends the list there.
 std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
                                const Tensor& y, int steps);
+// `model` imported and loaded on the default providers with 2 threads, graph fusion (and the
+// providers' rewrites) on or off; null after a failed expectation.
+std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusion);
 // Runs both sessions on input "x" of `x_dims` (sin values) and expects the same outputs,
 // judged against the scale of each (and each must not be all near zero).
 void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims);
