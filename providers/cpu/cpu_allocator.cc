@@ -4,6 +4,7 @@
 #include <new>
 
 #include "graph/resource_limits.h"
+#include "providers/cpu/host_memory.h"
 
 namespace tandem {
 
@@ -15,7 +16,7 @@ struct CpuAllocator::State {
   bool alive = true;
   ~State() {
     for (auto& [cap, blocks] : free_list)
-      for (void* p : blocks) std::free(p);
+      for (void* p : blocks) cpu::FreeHost(p, cap);
   }
   // A buffer's release: back to the free list, or freed once the allocator is gone.
   static void Release(State* state, size_t cap, void* block) {
@@ -25,7 +26,7 @@ struct CpuAllocator::State {
       state->in_use -= cap;
       --state->live_buffers;
       if (state->alive) state->free_list[cap].push_back(block);
-      else std::free(block);
+      else cpu::FreeHost(block, cap);
       last = !state->alive && state->live_buffers == 0;
     }
     if (last) delete state;
@@ -74,7 +75,7 @@ std::shared_ptr<Buffer> CpuAllocator::Allocate(size_t bytes) {
     ++state_->live_buffers;
   }
   if (!p) {
-    p = std::aligned_alloc(64, cap);
+    p = cpu::AllocateHost(cap);  // huge pages from 2 MiB (host_memory.h)
     if (!p) {
       std::lock_guard<std::mutex> lock(state_->mu);
       state_->in_use -= cap;

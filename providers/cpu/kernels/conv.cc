@@ -20,6 +20,7 @@
 
 #include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/max_pool_2x2.h"
@@ -131,6 +132,7 @@ struct DnnlConv {
   dnnl::primitive prim;
   dnnl::memory::desc x_md, w_md, b_md, y_md;  // layouts the tensors are stored in (y: unpooled)
   dnnl::memory x_buf, w_buf, y_buf;           // primitive-layout buffers where they differ
+  HostBuffer x_mem, w_mem, y_mem, pool_mem;   // their storage and y_pool_src's (host_memory.h)
   std::optional<dnnl::reorder> x_re, w_re, y_re;
   std::optional<dnnl::reorder> sum_re;  // with sum and y_re: y (holding s) into y_buf
   bool w_ready = false;  // w_buf holds the (constant) weights already
@@ -145,14 +147,14 @@ struct DnnlConv {
             const dnnl::memory::desc& pw, const dnnl::memory::desc& py) {
     auto& eng = DnnlEngine();
     if (px != x_md) {
-      x_buf = dnnl::memory(px, eng);
+      x_buf = HostMemory(px, x_mem);
       x_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, x_md, eng, px));
     }
     if (pw != w_md) {
-      w_buf = dnnl::memory(pw, eng);
+      w_buf = HostMemory(pw, w_mem);
       w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
     }
-    if (py != y_md || pool) y_buf = dnnl::memory(py, eng);
+    if (py != y_md || pool) y_buf = HostMemory(py, y_mem);
     if (!pool) {
       if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
       if (sum && y_re) sum_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, y_md, eng, py));
@@ -172,7 +174,7 @@ struct DnnlConv {
     } else {
       const auto src_md = out_block ? BlockedDesc(dims, out_block, dt::f32) : PlainDesc(dims, dt::f32);
       y_block = out_block ? out_block : 1;
-      y_pool_src = dnnl::memory(src_md, eng);
+      y_pool_src = HostMemory(src_md, pool_mem);
       y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, src_md));
     }
   }

@@ -1,6 +1,7 @@
 #include "providers/cpu/kernels/packed_matmul_weights.h"
 
 #include <atomic>
+#include <utility>
 
 namespace tandem::cpu {
 namespace {
@@ -12,15 +13,16 @@ int64_t MatMulWeightsPacked() { return packed_count.load(std::memory_order_relax
 dnnl::memory PackedMatMulWeights::Get(const Tensor& b, const dnnl::memory::desc& stored,
                                       const dnnl::memory::desc& wanted) {
   if (wanted == stored) return dnnl::memory();
-  for (const dnnl::memory& m : packed_)
-    if (m.get_desc() == wanted) return m;
-  dnnl::memory packed(wanted, DnnlEngine());
+  for (const Packed& p : packed_)
+    if (p.memory.get_desc() == wanted) return p.memory;
+  Packed p;
+  p.memory = HostMemory(wanted, p.storage);
   dnnl::memory plain = WrapTensor(b, stored);
-  dnnl::reorder(plain, packed).execute(DnnlStream(), plain, packed);
+  dnnl::reorder(plain, p.memory).execute(DnnlStream(), plain, p.memory);
   DnnlStream().wait();
-  packed_.push_back(packed);
   packed_count.fetch_add(1, std::memory_order_relaxed);
-  return packed;
+  packed_.push_back(std::move(p));
+  return packed_.back().memory;
 }
 
 }  // namespace tandem::cpu

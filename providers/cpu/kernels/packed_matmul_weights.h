@@ -9,6 +9,7 @@
 
 #include "graph/tensor.h"
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/host_memory.h"
 
 namespace tandem::cpu {
 
@@ -24,7 +25,11 @@ class PackedMatMulWeights {
   dnnl::memory Get(const Tensor& b, const dnnl::memory::desc& stored, const dnnl::memory::desc& wanted);
 
  private:
-  std::vector<dnnl::memory> packed_;
+  struct Packed {
+    HostBuffer storage;  // host_memory.h: huge pages for large weights
+    dnnl::memory memory;
+  };
+  std::vector<Packed> packed_;
 };
 
 // Reorders done by PackedMatMulWeights::Get since the process started (tests check that

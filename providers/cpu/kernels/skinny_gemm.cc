@@ -33,18 +33,13 @@ const Kernels& KernelsForThisCpu() {
   return *best;
 }
 
-namespace {
-constexpr std::align_val_t kAlign{64};  // a cache line, and an AVX-512 register
-}  // namespace
-
-void PackedWeights::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
-
 PackedWeights::PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels)
     : k_(k), n_(n), panels_((n + kernels.panel - 1) / kernels.panel), kernels_(&kernels) {
   const int64_t w = kernels.panel;
   const size_t count = static_cast<size_t>(panels_ * k * w);
-  data_.reset(static_cast<float*>(::operator new[](std::max<size_t>(count, 1) * sizeof(float), kAlign)));
-  float* out = data_.get();
+  data_ = MakeHostBuffer(count * sizeof(float));  // aligned to at least a cache line and a register
+  if (!data_) throw std::bad_alloc();
+  float* out = static_cast<float*>(data_.get());
   for (int64_t p = 0; p < panels_; ++p)
     for (int64_t kk = 0; kk < k; ++kk)
       for (int64_t j = 0; j < w; ++j) {
@@ -69,7 +64,7 @@ void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bi
     const int64_t col0 = p * w, cols = std::min(w, n_ - col0);
     for (int r0 = 0; r0 < m; r0 += kMaxRows) {
       const int rows = std::min(kMaxRows, m - r0);
-      kernels_->panel_product(a + r0 * k_, k_, rows, data_.get() + p * k_ * w, k_, acc);
+      kernels_->panel_product(a + r0 * k_, k_, rows, data() + p * k_ * w, k_, acc);
       for (int i = 0; i < rows; ++i)
         for (int64_t j = 0; j < cols; ++j) {
           const float v = alpha * acc[i * w + j];

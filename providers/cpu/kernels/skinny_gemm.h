@@ -22,6 +22,7 @@
 #include <mutex>
 #include <vector>
 
+#include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernels/skinny_gemm_kernels.h"
 
 namespace tandem::cpu::skinny {
@@ -43,12 +44,10 @@ class PackedWeights {
   void Multiply(const float* a, int m, float alpha, const float* bias, float beta, float* y, int threads) const;
 
  private:
-  struct AlignedFree {
-    void operator()(float* p) const;
-  };
+  const float* data() const { return static_cast<const float*>(data_.get()); }
   int64_t k_, n_, panels_;
   const Kernels* kernels_;
-  std::unique_ptr<float[], AlignedFree> data_;
+  HostBuffer data_;  // the panels (host_memory.h: huge pages for large weights)
   mutable std::atomic<uint64_t> calls_{0};  // odd: the next call walks panels backwards
 };
 
