@@ -13,11 +13,14 @@ the file was exported from (torch.inference_mode; same weights), once as Debian'
 with OpenBLAS and, given --torch2-python, once as PyTorch 2.x from PyPI (oneDNN
 convolutions, MKL matrix products: the stronger reference). Each engine runs in its
 own process (no two thread pools spinning against each other), with the same thread
-count; rounds are interleaved (round 1: every engine on every case, then round 2, ...).
+count; rounds are interleaved (round 1: every engine on every case, then round 2, ...),
+and each round starts with the next engine in turn, so no engine always runs first.
 A process warms up, then times single calls for --seconds and reports their median (p50).
 The table gives min and median over rounds of those p50s, and Tandem / ORT and
-Tandem / each PyTorch of the medians (< 1: Tandem is faster), plus the largest difference
-between Tandem's and ONNX Runtime's outputs as a check that they computed the same thing.
+Tandem / each PyTorch of the medians (< 1: Tandem is faster); "paired" is the median over
+rounds of Tandem / ORT within each round (the two ran seconds apart: less exposed to a
+machine whose speed drifts over minutes); and the largest difference between Tandem's and
+ONNX Runtime's outputs as a check that they computed the same thing.
 """
 import argparse
 import datetime
@@ -220,7 +223,7 @@ def main():
     p50 = {(c, e): [] for c in cases for e in engines}
     for r in range(args.rounds):
         for case in cases:
-            for engine in engines:
+            for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
                 onnx_path, state_path, x_path = paths[case]
                 out = os.path.join(work, f"{case}.{engine}.out.npy") if r == 0 else ""
                 python = args.torch2_python if engine == "torch2" else sys.executable
@@ -234,8 +237,8 @@ def main():
 
     others = engines[1:]
     rows = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 min / med (ms)" for e in engines) + " | " +
-            " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in others) + " | max abs diff Tandem vs ORT |",
-            "|---|" + "---|" * (len(engines) + len(others) + 1)]
+            " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in others) + " | Tandem / ORT paired | max abs diff Tandem vs ORT |",
+            "|---|" + "---|" * (len(engines) + len(others) + 2)]
     for case in cases:
         cols = []
         for engine in engines:
@@ -245,7 +248,8 @@ def main():
         diff = np.abs(np.load(os.path.join(work, f"{case}.tandem.out.npy")) -
                       np.load(os.path.join(work, f"{case}.ort.out.npy"))).max()
         ratios = " | ".join(f"{med['tandem'] / med[e]:.2f}" for e in others)
-        rows.append(f"| {case} | {' | '.join(cols)} | {ratios} | {diff:.2g} |")
+        paired = statistics.median(t / o for t, o in zip(p50[(case, "tandem")], p50[(case, "ort")]))
+        rows.append(f"| {case} | {' | '.join(cols)} | {ratios} | {paired:.2f} | {diff:.2g} |")
     print("\n".join(rows))
     if args.markdown:
         with open(args.markdown, "w") as f:
