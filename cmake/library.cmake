@@ -52,6 +52,9 @@ install(TARGETS tandem DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tandem_cuda)
   install(TARGETS tandem_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+if(TARGET tandem_mpi)
+  install(TARGETS tandem_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 
 include(${PROJECT_SOURCE_DIR}/cmake/python_fastrun.cmake)
 

@@ -3,10 +3,7 @@
 // and creates providers through it. Without the plugin or without a device, the CPU runs
 // everything; FallbackNotice() says why in one line.
 //
-// Search order for libtandem_<name>.so: $TANDEM_PLUGIN_PATH (a directory), the directory
-// of libtandem.so when the engine is embedded through it, the directory
-// of the running executable and its parent (build trees: build/ and build/tests/), its
-// ../lib (installed layouts), then the dynamic linker's own search (LD_LIBRARY_PATH, …).
+// Where the plugin is looked for: providers/plugin_search.h.
 #pragma once
 #include <memory>
 #include <string>

@@ -14,10 +14,12 @@
 #include "tools/cli.h"
 #include "tools/loss_plot.h"
 #include "tools/run_inputs.h"
+#include "tools/train_distributed.h"
 #include "tools/train_flags.h"
 #include "tools/train_kfold.h"
 #include "runtime/trace.h"
 #include "training/data.h"
+#include "training/data_parallel.h"
 #include "training/kfold.h"
 #include "training/metrics.h"
 #include "training/resident_batches.h"
@@ -54,6 +56,7 @@ const char kUsage[] =
     "  --device cpu|cuda|auto    (default auto: with a GPU visible, the device whose estimated\n"
     "                            step time is lower for this model and batch size; on the GPU\n"
     "                            parameters, optimizer state and data stay there for the run)\n"
+    TANDEM_DISTRIBUTED_HELP
     "output:\n"
     "  --history FILE.csv        per-epoch loss history (also drawn as FILE.svg)\n"
     "  --step-log FILE.csv       the loss of every step (before its update)\n"
@@ -96,18 +99,22 @@ std::string Duration(double seconds) {
   return buf;
 }
 
+// The validation metrics of `data` (in data-parallel training: this rank's share of the
+// validation set, reduced over the ranks).
 absl::StatusOr<training::Metrics> Evaluate(training::Trainer& t, const std::string& input,
                                            const training::Dataset& data, int64_t batch,
-                                           training::LossKind kind) {
+                                           training::LossKind kind, Communicator* comm) {
   training::MetricAccumulator acc(kind);
-  training::BatchIterator it(data, batch, /*shuffle=*/false);
-  while (const training::Dataset* b = it.Next()) {
-    auto out = t.Predict(b->Inputs(input));
-    if (!out.ok()) return out.status();
-    auto s = acc.Add((*out)[0], b->y);
-    if (!s.ok()) return s;
+  if (data.size() > 0) {
+    training::BatchIterator it(data, batch, /*shuffle=*/false);
+    while (const training::Dataset* b = it.Next()) {
+      auto out = t.Predict(b->Inputs(input));
+      if (!out.ok()) return out.status();
+      auto s = acc.Add((*out)[0], b->y);
+      if (!s.ok()) return s;
+    }
   }
-  return acc.Result();
+  return training::ReduceMetrics(acc.Result(), comm);
 }
 }  // namespace
 
@@ -117,7 +124,7 @@ int Train(int argc, char** argv) {
                                          "--device", "--history", "--step-log", "--export", "--checkpoint-dir",
                                          "--trace", "--k-fold", "--precision"};
   std::vector<std::string> bool_flags = {"--no-shuffle", "--drop-last", "--quiet", "--fashion-mnist", "--profile",
-                                         "--resume", "--no-fusion", "--no-cuda-graph"};
+                                         "--resume", "--no-fusion", "--no-cuda-graph", "--distributed"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
   bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
   Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
@@ -128,7 +135,13 @@ int Train(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG and is reported like
   // a full disk, instead of SIGXFSZ killing the process in the middle of a checkpoint.
   std::signal(SIGXFSZ, SIG_IGN);
+  auto dist = JoinFromFlags(a.has("--distributed"));
+  if (!dist.ok()) return Fail(dist.status());
+  // Rank 0 alone prints progress and writes the history, checkpoints and exports.
+  const bool lead = dist->lead();
+  if (!lead && !std::freopen("/dev/null", "w", stdout)) return Fail(absl::InternalError("cannot silence stdout"));
   Options o;
+  o.trainer.communicator = dist->comm;
   auto& spec = o.trainer.spec;
   if (auto s = TrainSpecFromFlags(a, &o.trainer); !s.ok()) return Fail(s);
   o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
@@ -216,6 +229,7 @@ int Train(int argc, char** argv) {
   }
   const int64_t k_fold = a.get_int("--k-fold", 0);
   if (a.has("--k-fold")) {  // K models, each validated on its own fold
+    if (dist->size > 1) return Fail(absl::InvalidArgumentError("--k-fold does not run data-parallel (--distributed)"));
     for (const char* flag : {"--val-split", "--val-x", "--val-y", "--val-input", "--checkpoint-dir", "--resume",
                              "--export", "--history", "--step-log", "--trace", "--profile"})
       if (a.has(flag))
@@ -230,6 +244,11 @@ int Train(int argc, char** argv) {
     if (!split.ok()) return Fail(split.status());
     train = std::move(split->first);
     validation = std::move(split->second);
+  }
+  const int64_t val_rows = validation.size();  // on all ranks together
+  if (dist->size > 1 && val_rows > 0) {  // each rank validates its share
+    const training::RowShare v = training::ShareOf(validation.size(), dist->rank, dist->size);
+    validation = training::SliceRows(validation, v.begin, v.end);
   }
   // A fold trains on the rows outside its held-out block (at most N - N/K of them).
   const int64_t train_rows = k_fold ? train.size() - train.size() / k_fold : train.size();
@@ -257,7 +276,7 @@ int Train(int argc, char** argv) {
     std::printf("training %s: %zu parameter tensors, %lld samples (%lld validation), batch %lld, "
                 "%lld steps/epoch, %s lr %g, device %s\n",
                 a.positional[0].c_str(), t.parameter_names().size(),
-                static_cast<long long>(train.size()), static_cast<long long>(validation.size()),
+                static_cast<long long>(train.size()), static_cast<long long>(val_rows),
                 static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
                 training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr, t.device_description().c_str());
 
@@ -276,7 +295,7 @@ int Train(int argc, char** argv) {
     std::fprintf(stderr, "error: %s; stopping. %s\n", why.c_str(), last.c_str());
     return 1;
   };
-  if (!ckpt_dir.empty()) {
+  if (!ckpt_dir.empty() && lead) {
     std::error_code ec;
     std::filesystem::create_directories(ckpt_dir, ec);
     if (ec) return Fail(absl::PermissionDeniedError("cannot create " + ckpt_dir + ": " + ec.message()));
@@ -316,15 +335,35 @@ int Train(int argc, char** argv) {
       std::printf("dataset gathered on the host (%s)\n", std::string(r.status().message()).c_str());
     }
   }
-  const training::Dataset whole = resident && full_batch ? resident->All() : training::Dataset();
-  // The next batch: from the device copy when there is one, else gathered on the host.
+  const bool data_parallel = dist->size > 1;
+  const training::Dataset whole = resident && full_batch && !data_parallel ? resident->All() : training::Dataset();
+  // The next batch (this rank's share of it in data-parallel training): from the device
+  // copy when there is one, else gathered on the host. global_rows: the whole batch's rows.
   training::Dataset gathered;
+  int64_t global_rows = 0;
   auto next_batch = [&]() -> absl::StatusOr<const training::Dataset*> {
-    if (!resident) return batches.Next();
+    if (!resident && !data_parallel) {
+      const training::Dataset* b = batches.Next();
+      global_rows = b ? b->size() : 0;
+      return b;
+    }
     const int64_t* rows = nullptr;
     int64_t count = 0;
     if (!batches.NextRows(&rows, &count)) return nullptr;
-    if (full_batch) return &whole;
+    global_rows = count;
+    if (full_batch && !data_parallel) return &whole;
+    if (data_parallel) {
+      // A rank without rows in this batch still steps (the collectives must match) on one
+      // row that counts for nothing (share 0).
+      const training::RowShare share = training::ShareOf(count, dist->rank, dist->size);
+      t.set_batch_share(static_cast<double>(share.size()) / static_cast<double>(count));
+      rows += share.size() > 0 ? share.begin : 0;
+      count = std::max<int64_t>(share.size(), 1);
+    }
+    if (!resident) {
+      gathered = training::Gather(train, std::vector<int64_t>(rows, rows + count));
+      return &gathered;
+    }
     auto b = resident->Gather(rows, count);
     if (!b.ok()) return b.status();
     gathered = std::move(*b);
@@ -370,7 +409,7 @@ int Train(int argc, char** argv) {
       if (!b) break;
       if (absl::Status s = t.StepAsync(b->Inputs(input), b->y); !s.ok()) return Fail(s);
       ++step_in_epoch;
-      pending.push_back({t.steps_taken(), step_in_epoch, b->size()});
+      pending.push_back({t.steps_taken(), step_in_epoch, global_rows});
       const bool first = t.steps_taken() == steps_before + 1;
       if (first || static_cast<int64_t>(pending.size()) >= kLossWindow) {
         auto why = take_losses(epoch);
@@ -398,8 +437,8 @@ int Train(int argc, char** argv) {
     double per_sec = static_cast<double>(train.size()) * done_here / elapsed;
     double eta = elapsed / done_here * static_cast<double>(o.epochs - epoch);
     std::string val;
-    if (validation.size() > 0) {
-      auto m = Evaluate(t, input, validation, std::max<int64_t>(o.batch_size, 256), spec.loss);
+    if (val_rows > 0) {
+      auto m = Evaluate(t, input, validation, std::max<int64_t>(o.batch_size, 256), spec.loss, dist->comm);
       if (!m.ok()) return Fail(m.status());
       val_history.push_back(m->loss);
       char buf[96];
@@ -411,7 +450,7 @@ int Train(int argc, char** argv) {
         val_acc.push_back(m->accuracy);
       }
     }
-    if (!ckpt_dir.empty()) {
+    if (!ckpt_dir.empty() && lead) {
       auto c = t.MakeCheckpoint(epoch, batches.RngState());
       if (!c.ok()) return Fail(c.status());
       const std::string at = "epoch " + std::to_string(epoch) + ", step " + std::to_string(c->step);
@@ -445,6 +484,7 @@ int Train(int argc, char** argv) {
   std::printf("\n");
   PrintDeviceGraphStatus(t.training_session(), steps_here);
 
+  if (!lead) return 0;  // the files are rank 0's
   if (a.has("--profile")) PrintProfile(t.profile());
   if (a.has("--trace")) {
     if (auto st = WriteChromeTrace(t.trace(), a.get("--trace")); !st.ok()) return Fail(st);

@@ -10,6 +10,7 @@ packages=(
   python3 python3-dev python3-numpy python3-onnx python3-torch python3-torchvision python3-venv
   libopenblas0-openmp
   libonnx-testdata dataset-fashion-mnist
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -63,6 +63,7 @@ absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, co
   spec.fuse_dense_chains = options.fusion && std::all_of(setup.options.providers.begin(), setup.options.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
   spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
+  spec.all_reduce = options.communicator && options.communicator->size() > 1;
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
   setup.graph = std::move(*tg);
@@ -105,6 +106,13 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& inference,
     t->params_[p] = inference.initializers.at(p).Clone();
     for (const std::string& s : t->graph_.state[p])
       t->state_[s] = Tensor::Host(t->params_[p].dtype(), t->params_[p].dims());  // zeros
+  }
+  if (t->data_parallel()) {  // every rank starts from rank 0's weights (and running statistics)
+    for (auto* tensors : {&t->params_, &t->state_})
+      for (auto& [name, tensor] : *tensors) {
+        absl::Status st = options.communicator->Broadcast(tensor.raw(), static_cast<int64_t>(tensor.bytes()), 0);
+        if (!st.ok()) return st;
+      }
   }
   SessionOptions so = setup->session;
   auto train = Session::FromGraph(t->graph_.graph, so);
@@ -175,13 +183,22 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   if (!loss.ok()) return loss.status();
   auto host = train_session_->ToHost(*loss);
   if (!host.ok()) return host.status();
-  return host->ElementAsDouble(0);
+  std::vector<double> losses = {host->ElementAsDouble(0)};
+  if (absl::Status st = ReduceLosses(losses, {share_}); !st.ok()) return st;
+  return losses[0];
+}
+
+absl::Status Trainer::ReduceLosses(std::vector<double>& losses, const std::vector<double>& shares) const {
+  if (!data_parallel() || losses.empty()) return absl::OkStatus();
+  for (size_t i = 0; i < losses.size(); ++i) losses[i] *= LossWeight(shares[i]);
+  return options_.communicator->AllReduceSum(losses.data(), static_cast<int64_t>(losses.size()));
 }
 
 absl::Status Trainer::StepAsync(const std::map<std::string, Tensor>& inputs, const Tensor& target) {
   auto loss = RunStep(inputs, target);
   if (!loss.ok()) return loss.status();
   pending_losses_.push_back(std::move(*loss));
+  pending_shares_.push_back(share_);
   return absl::OkStatus();
 }
 
@@ -193,6 +210,8 @@ absl::StatusOr<std::vector<double>> Trainer::TakeLosses() {
     losses.push_back(host->ElementAsDouble(0));
   }
   pending_losses_.clear();
+  if (absl::Status st = ReduceLosses(losses, pending_shares_); !st.ok()) return st;
+  pending_shares_.clear();
   return losses;
 }
 
@@ -207,6 +226,7 @@ absl::StatusOr<Tensor> Trainer::RunStep(const std::map<std::string, Tensor>& inp
     else if (name == graph_.target) feeds[i] = target;
     else if (name == graph_.step) feeds[i] = RefillScalar(step_feed_, next);
     else if (name == graph_.lr) feeds[i] = RefillScalar(lr_feed_, next_learning_rate());
+    else if (data_parallel() && name == graph_.grad_scale) feeds[i] = RefillScalar(share_feed_, static_cast<float>(LossWeight(share_)));
     else if (auto it = inputs.find(name); it != inputs.end()) feeds[i] = it->second, ++used;
   }
   if (used != inputs.size())  // some name the model does not have: say which

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
+#include "providers/communicator.h"
 #include "runtime/session.h"
 #include "training/checkpoint.h"
 #include "training/data.h"
@@ -44,6 +45,11 @@ struct TrainerOptions {
   // is never split node by node: parameters and their updates stay on one device.
   PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
   std::map<std::string, int64_t> dim_values;  // the batch's symbolic dims (DimValuesOf)
+  // Data-parallel training (docs/DISTRIBUTED.md), when the group has more than one rank:
+  // the training graph all-reduces the gradients (TrainingSpec::all_reduce), every rank
+  // starts from rank 0's parameters, and the losses Step/TakeLosses return are the global
+  // batch's (each rank's loss weighted by its share, summed). Not owned.
+  Communicator* communicator = nullptr;
 };
 
 class Trainer {
@@ -61,6 +67,9 @@ class Trainer {
   };
   static absl::StatusOr<StepPreview> PreviewStep(const Graph& inference, const TrainerOptions& options);
 
+  // This rank's share of the global batch for the next steps (rows here / rows on all
+  // ranks), in data-parallel training; 1 otherwise.
+  void set_batch_share(double share) { share_ = share; }
   // One optimizer step on a batch (inputs by name; `target` as the loss expects).
   // Returns the batch loss before the update (on a device: waits for the step to end).
   absl::StatusOr<double> Step(const std::map<std::string, Tensor>& inputs, const Tensor& target);
@@ -142,8 +151,16 @@ class Trainer {
   // Runs one step; returns its loss tensor where it was computed.
   absl::StatusOr<Tensor> RunStep(const std::map<std::string, Tensor>& inputs, const Tensor& target);
   std::vector<Tensor> pending_losses_;  // StepAsync's, until TakeLosses
+  std::vector<double> pending_shares_;  // the batch share of each pending step
+  bool data_parallel() const { return !graph_.grad_scale.empty(); }
+  // The global batch's losses from this rank's (each times its share, summed over ranks).
+  absl::Status ReduceLosses(std::vector<double>& losses, const std::vector<double>& shares) const;
+  double share_ = 1;
+  // What a rank's loss and gradients count for in the global batch's: its share of a mean,
+  // all of a sum (Reduction::kSum).
+  double LossWeight(double share) const { return options_.spec.reduction == Reduction::kMean ? share : 1.0; }
   int64_t step_ = 0;
-  Tensor step_feed_, lr_feed_;  // the step counter and learning rate fed to each step, reused
+  Tensor step_feed_, lr_feed_, share_feed_;  // the step counter, learning rate and batch share fed to each step
 };
 
 }  // namespace tandem::training

@@ -4,6 +4,7 @@
 
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/dense_chain_loss_fusion.h"
+#include "training/gradient_all_reduce.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
 
@@ -144,6 +145,10 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
 
   std::vector<std::string> grad_names;
   for (const std::string& p : tg.params) grad_names.push_back(grads->at(p));
+  if (spec.all_reduce) {
+    tg.grad_scale = "train/grad_scale";
+    grad_names = AddGradientAllReduce(g, tg.params, grad_names, tg.grad_scale, spec.bucket_bytes);
+  }
   const OptimizerSpec& opt = spec.optimizer;
   if (opt.clip_norm > 0) {
     Node clip;

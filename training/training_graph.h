@@ -43,6 +43,11 @@ struct TrainingSpec {
   // Every parameter's optimizer update in one node (the CPU kernels take several
   // parameters per node; the CUDA ones one).
   bool one_update_node = false;
+  // Data-parallel training: the gradients are summed across the ranks by AllReduce nodes
+  // (training/gradient_all_reduce.h) in buckets of about bucket_bytes, before clipping and
+  // the updates; TrainingGraph::grad_scale is then this rank's share of the global batch.
+  bool all_reduce = false;
+  int64_t bucket_bytes = int64_t{25} << 20;
 };
 
 struct TrainingGraph {
@@ -53,6 +58,7 @@ struct TrainingGraph {
   std::vector<std::string> params;           // trainable parameters (graph inputs)
   std::map<std::string, std::vector<std::string>> state;  // param -> optimizer state inputs
   std::string step, lr;                      // scalar inputs: int64 step (1-based), float lr
+  std::string grad_scale;                    // with all_reduce: scalar float input, the rank's share
   // BatchNormalization running statistics: graph input -> graph output with its update
   // (outputs 1.. of the graph, in this order, after the loss).
   std::vector<std::pair<std::string, std::string>> running_stats;

@@ -78,4 +78,14 @@ Geo3 MakeGeo3(const Dims& in, const Dims& out, const WindowGeometry& g) {
 
 
 
+absl::StatusOr<double> ScalarAsDouble(const Tensor* t, const char* what) {
+  if (!t) return absl::InvalidArgumentError(std::string("missing input '") + what + "'");
+  if (t->numel() != 1)
+    return absl::InvalidArgumentError(std::string("input '") + what +
+                                      "' must be a scalar, got shape " + DimsToString(t->dims()));
+  if (t->dtype() == DataType::kString || t->dtype() == DataType::kUndefined)
+    return absl::InvalidArgumentError(std::string("input '") + what + "' must be numeric");
+  return t->ElementAsDouble(0);
+}
+
 }  // namespace tandem::cpu

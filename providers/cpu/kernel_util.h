@@ -27,6 +27,9 @@ std::vector<int64_t> BroadcastStrides(const Dims& in, const Dims& out);
 std::vector<int64_t> ReadInt64s(const Tensor& t);
 // Product of dims[begin, end).
 int64_t DimProduct(const Dims& dims, int begin, int end);
+// The value of a one-element numeric input `t` (named `what` in errors: missing, not a
+// scalar, not numeric).
+absl::StatusOr<double> ScalarAsDouble(const Tensor* t, const char* what);
 
 // Runs f(i) for i in [0, n): across the OpenMP team (static schedule) when `parallel`, else
 // on this thread without entering OpenMP at all (even `omp parallel if (false)` costs

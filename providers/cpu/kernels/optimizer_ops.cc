@@ -40,16 +40,6 @@ enum class Kind { kSgd, kMomentum, kAdam, kAdamW };
 
 int NumState(Kind k) { return k == Kind::kSgd ? 0 : k == Kind::kMomentum ? 1 : 2; }
 
-absl::StatusOr<double> ScalarAsDouble(const Tensor* t, const char* what) {
-  if (!t) return absl::InvalidArgumentError(std::string("missing input '") + what + "'");
-  if (t->numel() != 1)
-    return absl::InvalidArgumentError(std::string("input '") + what +
-                                      "' must be a scalar, got shape " + DimsToString(t->dims()));
-  if (t->dtype() == DataType::kString || t->dtype() == DataType::kUndefined)
-    return absl::InvalidArgumentError(std::string("input '") + what + "' must be numeric");
-  return t->ElementAsDouble(0);
-}
-
 template <typename T>
 struct AdamConsts {
   T b1c, b2, b2c, eps, bc2_sqrt, step_size, wd, shrink;

@@ -54,6 +54,7 @@ void RegisterNormGradKernels(KernelRegistry& r);     // norm_grad.cc: BatchNorma
 void RegisterGradMathKernels(KernelRegistry& r);     // grad_math_ops.cc: ai.tandem math/shape/softmax grads
 void RegisterOptimizerKernels(KernelRegistry& r);    // optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
 void RegisterDenseChainKernels(KernelRegistry& r);  // dense_chain_ops.cc: ai.tandem DenseChain(+Grad)
+void RegisterAllReduceKernels(KernelRegistry& r);   // all_reduce.cc: ai.tandem AllReduce (data-parallel training)
 void RegisterRnnGradKernels(KernelRegistry& r);      // rnn_grad.cc: ai.tandem LSTMGrad, GRUGrad
 void RegisterLossGradKernels(KernelRegistry& r);     // loss_grad_ops.cc: ai.tandem BCEWithLogitsLoss(+Grad), MSELoss(+Grad), SoftmaxCrossEntropyLossGrad
 
@@ -67,6 +68,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterLossGradKernels(r);
   RegisterRnnGradKernels(r);
   RegisterDenseChainKernels(r);
+  RegisterAllReduceKernels(r);
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
   RegisterVariadicKernels(r);

@@ -1,0 +1,157 @@
+#include "providers/mpi_communicator.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "providers/mpi/mpi_plugin_abi.h"
+#include "providers/plugin_search.h"
+
+namespace tandem {
+namespace {
+
+constexpr size_t kErr = 512;
+
+class PluginCommunicator final : public MpiCommunicator {
+ public:
+  PluginCommunicator(const TandemMpiPlugin* api, int rank, int size, int local_rank, std::string description,
+                     double timeout)
+      : api_(api), rank_(rank), size_(size), local_rank_(local_rank), description_(std::move(description)),
+        timeout_(timeout), watchdog_([this] { Watch(); }) {}
+  ~PluginCommunicator() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    watchdog_.join();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  std::string description() const override { return description_; }
+  void SetContext(const std::string& context) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = context;
+  }
+
+  absl::Status AllReduceSum(float* data, int64_t count) override {
+    return Run("all-reduce", [&](char* err) { return api_->allreduce_sum_f32(data, count, err, kErr); });
+  }
+  absl::Status AllReduceSum(double* data, int64_t count) override {
+    return Run("all-reduce", [&](char* err) { return api_->allreduce_sum_f64(data, count, err, kErr); });
+  }
+  absl::Status Broadcast(void* data, int64_t bytes, int root) override {
+    return Run("broadcast", [&](char* err) { return api_->broadcast(data, bytes, root, err, kErr); });
+  }
+  absl::Status Barrier() override {
+    return Run("barrier", [&](char* err) { return api_->barrier(err, kErr); });
+  }
+  [[noreturn]] void Abort(const std::string& message) override {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::fflush(stderr);
+    api_->abort(1);
+    std::_Exit(1);  // MPI_Abort does not return; should it, end this process at least
+  }
+
+ private:
+  template <typename F>
+  absl::Status Run(const char* what, F&& call) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      what_ = what;
+      started_ = std::chrono::steady_clock::now();
+      busy_ = true;
+    }
+    cv_.notify_all();
+    char err[kErr] = {0};
+    const int rc = call(err);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+    }
+    if (rc != 0)
+      return absl::UnavailableError("[distributed] rank " + std::to_string(rank_) + ": " + what + " failed: " + err);
+    return absl::OkStatus();
+  }
+
+  // Ends the job when a collective outlasts the timeout.
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (!busy_) {
+        cv_.wait(lock);
+        continue;
+      }
+      const auto deadline = started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                           std::chrono::duration<double>(timeout_));
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && busy_ &&
+          std::chrono::steady_clock::now() >= deadline) {
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "error: [distributed] rank %d: %s%s%s waited %.0f s for the other ranks (one of them died or "
+                      "hangs); ending the job",
+                      rank_, what_, context_.empty() ? "" : " at ", context_.c_str(), timeout_);
+        lock.unlock();
+        Abort(line);
+      }
+    }
+  }
+
+  const TandemMpiPlugin* api_;
+  const int rank_, size_, local_rank_;
+  const std::string description_;
+  const double timeout_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool busy_ = false, stop_ = false;
+  const char* what_ = "";
+  std::string context_;
+  std::chrono::steady_clock::time_point started_;
+  std::thread watchdog_;  // last: started once the rest is set
+};
+
+double TimeoutFromEnv(double given) {
+  if (const char* v = std::getenv("TANDEM_DISTRIBUTED_TIMEOUT"); v && *v) {
+    const double t = std::atof(v);
+    if (t > 0) return t;
+  }
+  return given > 0 ? given : 30.0;
+}
+
+}  // namespace
+
+absl::StatusOr<MpiCommunicator*> ConnectMpi(double timeout_seconds) {
+  static std::mutex mu;
+  static PluginCommunicator* connected = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (connected) return connected;
+  // RTLD_GLOBAL: Open MPI's own modules, which libmpi loads, resolve symbols of libmpi.
+  OpenedPlugin opened = OpenPlugin("libtandem_mpi.so", RTLD_NOW | RTLD_GLOBAL, "MPI support (libopenmpi-dev)");
+  if (!opened.handle) return absl::UnavailableError("[distributed] cannot load MPI support: " + opened.why);
+  auto entry = reinterpret_cast<TandemMpiPluginEntry>(dlsym(opened.handle, TANDEM_MPI_PLUGIN_ENTRY));
+  const TandemMpiPlugin* api = entry ? entry() : nullptr;
+  if (!api || api->abi_version != TANDEM_MPI_PLUGIN_ABI)
+    return absl::UnavailableError("[distributed] " + opened.path + " was built from another version of Tandem");
+  int rank = 0, size = 0, local = 0;
+  char version[256] = {0}, host[256] = {0}, err[kErr] = {0};
+  if (api->init(&rank, &size, &local, version, sizeof version, host, sizeof host, err, sizeof err) != 0)
+    return absl::UnavailableError(std::string("[distributed] ") + err);
+  const std::string description = std::string(version) + ", rank " + std::to_string(rank) + " of " +
+                                  std::to_string(size) + " on " + host;
+  // Kept until the process exits, which finalizes MPI (every rank must, or the launcher
+  // reports the job as failed).
+  connected = new PluginCommunicator(api, rank, size, local, description, TimeoutFromEnv(timeout_seconds));
+  static const TandemMpiPlugin* finalize_api = api;
+  std::atexit([] { finalize_api->finalize(); });
+  SetProcessCommunicator(connected);  // the group the AllReduce kernels reduce across
+  return connected;
+}
+
+}  // namespace tandem

@@ -1,0 +1,26 @@
+// How data-parallel training splits the work (docs/DISTRIBUTED.md): every rank draws the
+// same global batches (same seed and shuffle) and takes its contiguous share of each, so K
+// ranks train the same model as one process with the same --batch-size.
+#pragma once
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "providers/communicator.h"
+#include "training/metrics.h"
+
+namespace tandem::training {
+
+// Rows [begin, end) of a batch of `rows` that rank `rank` of `size` takes: the first
+// rows % size ranks one more than the others (shares differ by at most one row; a rank
+// may have none when the batch has fewer rows than there are ranks).
+struct RowShare {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+RowShare ShareOf(int64_t rows, int rank, int size);
+
+// The metrics of all ranks' shares as one (each rank's mean weighted by its samples);
+// `local` itself without a communicator or with one rank.
+absl::StatusOr<Metrics> ReduceMetrics(const Metrics& local, Communicator* comm);
+
+}  // namespace tandem::training

@@ -1,0 +1,68 @@
+#include "training/gradient_all_reduce.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace tandem::training {
+
+std::vector<std::string> AddGradientAllReduce(Graph& g, const std::vector<std::string>& params,
+                                              const std::vector<std::string>& grads, const std::string& scale,
+                                              int64_t bucket_bytes) {
+  g.inputs.push_back(ValueInfo{scale, DataType::kFloat, Shape::Of({})});
+  // Where each gradient is computed (-1: before every node).
+  std::map<std::string, int64_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const std::string& out : g.nodes[i].outputs) producer[out] = static_cast<int64_t>(i);
+  auto made_at = [&](size_t k) {
+    auto it = producer.find(grads[k]);
+    return it == producer.end() ? int64_t{-1} : it->second;
+  };
+  std::vector<size_t> order(grads.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return made_at(a) < made_at(b); });
+
+  std::vector<std::string> reduced(grads.size());
+  std::map<int64_t, std::vector<Node>> after;  // node index -> the AllReduce nodes placed after it
+  Node bucket;
+  int64_t bytes = 0, last = -1;
+  auto close = [&]() {
+    if (bucket.inputs.empty()) return;
+    bucket.inputs.push_back(scale);
+    after[last].push_back(std::move(bucket));
+    bucket = Node();
+    bytes = 0;
+  };
+  for (size_t k : order) {
+    bucket.op_type = "AllReduce";
+    bucket.domain = kTandemDomain;
+    bucket.inputs.push_back(grads[k]);
+    reduced[k] = grads[k] + "/all_reduced";
+    bucket.outputs.push_back(reduced[k]);
+    last = made_at(k);
+    const ValueInfo* vi = g.FindValueInfo(params[k]);  // parameters are inputs of known shape
+    bytes += vi && vi->shape.fully_known() ? NumElements(vi->shape.ToDims()) * 4 : 0;
+    if (bytes >= bucket_bytes) close();
+  }
+  close();
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size() + after.size());
+  int count = 0;
+  auto place = [&](int64_t at) {
+    auto it = after.find(at);
+    if (it == after.end()) return;
+    for (Node& n : it->second) {
+      n.name = "train/all_reduce/" + std::to_string(count++);
+      nodes.push_back(std::move(n));
+    }
+  };
+  place(-1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    nodes.push_back(std::move(g.nodes[i]));
+    place(static_cast<int64_t>(i));
+  }
+  g.nodes = std::move(nodes);
+  return reduced;
+}
+
+}  // namespace tandem::training
