@@ -6,6 +6,8 @@
 #      (Not Adam here: on random labels it turns the last-bit differences of summing in
 #      another order into whole updates of weights whose gradient is ~0, ~10x per step:
 #      1e-8 of the loss after 1 step, 4e-5 after 8, 3e-4 of a weight's scale after 4.)
+#   3. an MLP with two training-mode Dropout nodes, batch 100 of 2,000 points, momentum
+#      SGD: 2 epochs (each rank draws its rows' part of the one-process mask).
 # Every step's loss must agree within 1e-5 relative, and the exported weights within
 # 1e-4 of each tensor's scale. Also: --distributed without a launcher, and several
 # processes without --distributed, are refused with a message saying how to launch.
@@ -20,6 +22,8 @@ command -v mpirun >/dev/null || { echo "FAIL: mpirun not found (tools/setup.sh i
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 
 /usr/bin/python3 "$root/models/peaks_data.py" "$work/peaks" >/dev/null
+/usr/bin/python3 "$root/tests/sincos_data.py" "$work" >/dev/null
+/usr/bin/python3 "$root/tests/dropout_mlp_model.py" "$work/dropout_mlp.onnx"
 /usr/bin/python3 - "$work" <<'PY'
 import sys, numpy as np
 rng = np.random.default_rng(3)
@@ -70,13 +74,17 @@ peaks=("$root/models/peaks_mlp.onnx" --x "$work/peaks/X.npy" --y "$work/peaks/Y.
        --lr 0.08 --batch-size 40000 --epochs 20 --seed 1)
 cifar=("$root/models/cifar_cnn.onnx" --x "$work/cifar_x.npy" --y "$work/cifar_y.npy" --loss cross_entropy
        --optimizer momentum --lr 0.01 --batch-size 64 --epochs 2 --seed 2)
+dropout=("$work/dropout_mlp.onnx" --x "$work/x.npy" --y "$work/y.npy" --loss mse --optimizer momentum --lr 0.05
+         --batch-size 100 --epochs 2 --seed 7)
 for ranks in 0 2 3; do
   run peaks "$ranks" "${peaks[@]}"
   run cifar "$ranks" "${cifar[@]}"
+  run dropout "$ranks" "${dropout[@]}"
 done
 for ranks in 2 3; do
   compare "peaks MLP, full batch, $ranks ranks" "$work/peaks-0" "$work/peaks-$ranks"
   compare "CIFAR CNN, batch 64, $ranks ranks" "$work/cifar-0" "$work/cifar-$ranks"
+  compare "Dropout MLP, batch 100, $ranks ranks" "$work/dropout-0" "$work/dropout-$ranks"
 done
 
 # Refusals that say how to launch.

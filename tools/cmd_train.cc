@@ -356,7 +356,7 @@ int Train(int argc, char** argv) {
       // A rank without rows in this batch still steps (the collectives must match) on one
       // row that counts for nothing (share 0).
       const training::RowShare share = training::ShareOf(count, dist->rank, dist->size);
-      t.set_batch_share(static_cast<double>(share.size()) / static_cast<double>(count));
+      t.set_batch_share(static_cast<double>(share.size()) / static_cast<double>(count), share.begin);
       rows += share.size() > 0 ? share.begin : 0;
       count = std::max<int64_t>(share.size(), 1);
     }

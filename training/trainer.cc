@@ -227,6 +227,7 @@ absl::StatusOr<Tensor> Trainer::RunStep(const std::map<std::string, Tensor>& inp
     else if (name == graph_.step) feeds[i] = RefillScalar(step_feed_, next);
     else if (name == graph_.lr) feeds[i] = RefillScalar(lr_feed_, next_learning_rate());
     else if (data_parallel() && name == graph_.grad_scale) feeds[i] = RefillScalar(share_feed_, static_cast<float>(LossWeight(share_)));
+    else if (data_parallel() && name == graph_.first_row) feeds[i] = RefillScalar(first_row_feed_, first_row_);
     else if (auto it = inputs.find(name); it != inputs.end()) feeds[i] = it->second, ++used;
   }
   if (used != inputs.size())  // some name the model does not have: say which

@@ -67,9 +67,13 @@ class Trainer {
   };
   static absl::StatusOr<StepPreview> PreviewStep(const Graph& inference, const TrainerOptions& options);
 
-  // This rank's share of the global batch for the next steps (rows here / rows on all
-  // ranks), in data-parallel training; 1 otherwise.
-  void set_batch_share(double share) { share_ = share; }
+  // In data-parallel training, this rank's part of the global batch for the next steps:
+  // its share (rows here / rows on all ranks) and the global index of its first row
+  // (Dropout's masks); 1 and 0 otherwise.
+  void set_batch_share(double share, int64_t first_row = 0) {
+    share_ = share;
+    first_row_ = first_row;
+  }
   // One optimizer step on a batch (inputs by name; `target` as the loss expects).
   // Returns the batch loss before the update (on a device: waits for the step to end).
   absl::StatusOr<double> Step(const std::map<std::string, Tensor>& inputs, const Tensor& target);
@@ -156,11 +160,12 @@ class Trainer {
   // The global batch's losses from this rank's (each times its share, summed over ranks).
   absl::Status ReduceLosses(std::vector<double>& losses, const std::vector<double>& shares) const;
   double share_ = 1;
+  int64_t first_row_ = 0;
   // What a rank's loss and gradients count for in the global batch's: its share of a mean,
   // all of a sum (Reduction::kSum).
   double LossWeight(double share) const { return options_.spec.reduction == Reduction::kMean ? share : 1.0; }
   int64_t step_ = 0;
-  Tensor step_feed_, lr_feed_, share_feed_;  // the step counter, learning rate and batch share fed to each step
+  Tensor step_feed_, lr_feed_, share_feed_, first_row_feed_;  // the scalars fed to each step, reused
 };
 
 }  // namespace tandem::training

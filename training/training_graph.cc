@@ -27,7 +27,7 @@ bool Frozen(const std::string& name, const std::vector<std::string>& freeze) {
 // step counter `step` and gets a seed (the header says how). BatchNormalization running
 // mean/var become graph inputs; their updates become graph outputs (recorded in `stats`
 // as input -> output) that the trainer feeds back for the next step.
-absl::Status EnterTrainingMode(Graph& g, uint64_t seed, const std::string& step,
+absl::Status EnterTrainingMode(Graph& g, uint64_t seed, const std::string& step, const std::string& first_row,
                                std::vector<std::pair<std::string, std::string>>& stats) {
   uint64_t dropouts = 0;
   for (Node& n : g.nodes) {
@@ -37,9 +37,10 @@ absl::Status EnterTrainingMode(Graph& g, uint64_t seed, const std::string& step,
         return absl::UnimplementedError(n.Describe() + ": training-mode Dropout needs opset >= 12");
       std::string flag = n.name + "/training_mode";
       g.initializers[flag] = Tensor::Scalar<bool>(true);
-      n.inputs.resize(4);
+      n.inputs.resize(first_row.empty() ? 4 : 5);
       n.inputs[2] = flag;
       n.inputs[3] = step;
+      if (!first_row.empty()) n.inputs[4] = first_row;
       if (!n.has_attr("seed"))
         n.attributes["seed"] = IntAttribute(static_cast<int64_t>(seed + 0x9e3779b97f4a7c15ull * dropouts));
       ++dropouts;
@@ -124,7 +125,11 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
   tg.lr = "train/lr";
   g.inputs.push_back(ValueInfo{tg.step, DataType::kInt64, Shape::Of({})});
   g.inputs.push_back(ValueInfo{tg.lr, DataType::kFloat, Shape::Of({})});
-  auto mode = EnterTrainingMode(g, spec.seed, tg.step, tg.running_stats);
+  if (spec.all_reduce) {  // Dropout draws a rank's rows as the one-process run does
+    tg.first_row = "train/first_row";
+    g.inputs.push_back(ValueInfo{tg.first_row, DataType::kInt64, Shape::Of({})});
+  }
+  auto mode = EnterTrainingMode(g, spec.seed, tg.step, tg.first_row, tg.running_stats);
   if (!mode.ok()) return mode;
   if (spec.fuse_dense_chains) FuseDenseChains(g);
 

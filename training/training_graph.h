@@ -16,7 +16,9 @@
 // its seed is the node's `seed` attribute or else one derived from TrainingSpec::seed
 // and the node's position among the Dropout nodes. A run is therefore reproducible, and
 // resuming from a checkpoint (which stores the step) draws the same masks. Its mask
-// output is always produced: the gradient reuses it.
+// output is always produced: the gradient reuses it. In data-parallel training a 5th
+// input, the rank's first row in the global batch, makes its share draw the mask of those
+// rows in the one-process run (the batch is dimension 0 of Dropout's input).
 #pragma once
 #include <map>
 #include <string>
@@ -59,6 +61,7 @@ struct TrainingGraph {
   std::map<std::string, std::vector<std::string>> state;  // param -> optimizer state inputs
   std::string step, lr;                      // scalar inputs: int64 step (1-based), float lr
   std::string grad_scale;                    // with all_reduce: scalar float input, the rank's share
+  std::string first_row;                     // with all_reduce: int64 input, its first row in the global batch
   // BatchNormalization running statistics: graph input -> graph output with its update
   // (outputs 1.. of the graph, in this order, after the loss).
   std::vector<std::pair<std::string, std::string>> running_stats;

@@ -167,7 +167,10 @@ class CumSum : public Kernel {
 // The seed is the `seed` attribute (the training graph always sets one), else drawn from
 // std::random_device per kernel. The counter is the optional 4th input, a Tandem
 // extension the training graph feeds with the optimizer step (int64 scalar); without it
-// the kernel counts its own calls, so a seeded node still draws a new mask per call.
+// the kernel counts its own calls, so a seeded node still draws a new mask per call. The
+// optional 5th input (data-parallel training) is the global index of the batch's first
+// row on this rank: element i draws as element first_row * (elements per row) + i of the
+// global batch, so the ranks' shares draw the one-process run's mask.
 class Dropout : public Kernel {
  public:
   explicit Dropout(const KernelInfo& info)
@@ -191,6 +194,11 @@ class Dropout : public Kernel {
     const Tensor* c = ctx.input(3);
     if (c && c->numel() != 1) return absl::InvalidArgumentError("input 3 (counter) must be a scalar");
     const uint64_t counter = c ? static_cast<uint64_t>(c->ElementAsInt64(0)) : calls_++;
+    const Tensor* first = ctx.input(4);
+    if (first && first->numel() != 1) return absl::InvalidArgumentError("input 4 (first row) must be a scalar");
+    const uint64_t offset = first && x.rank() > 0 && x.dim(0) > 0
+                                ? static_cast<uint64_t>(first->ElementAsInt64(0) * (x.numel() / x.dim(0)))
+                                : 0;
     if (training && ratio > 0.f) {
       if (!(ratio <= 1.f))
         return absl::InvalidArgumentError("ratio must be in [0, 1], got " + std::to_string(ratio));
@@ -204,7 +212,7 @@ class Dropout : public Kernel {
         const T* in = x.data<T>();
         T* out = y.data<T>();
         for (int64_t i = 0; i < x.numel(); ++i) {
-          const bool keep = dropout::Keep(key, static_cast<uint64_t>(i), ratio);
+          const bool keep = dropout::Keep(key, offset + static_cast<uint64_t>(i), ratio);
           out[i] = keep ? static_cast<T>(ToD(in[i]) * scale) : static_cast<T>(0.0);
           if (mask) mask[i] = keep;
         }

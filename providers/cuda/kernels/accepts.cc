@@ -13,7 +13,7 @@ namespace tandem::cuda {
 
 namespace {
 
-// The data inputs that are not float32, by op: class labels, Dropout's mask and counter,
+// The data inputs that are not float32, by op: class labels, Dropout's mask, counter and first row,
 // Gather's and GatherGrad's indices, the optimizer updates' step (all read on the device).
 bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
   struct Allowed {
@@ -28,6 +28,7 @@ bool NonFloatDataInput(const Node& n, size_t input, DataType t) {
       {"NegativeLogLikelihoodLossGrad", 2, {DataType::kInt64}},
       {"DropoutGrad", 1, {DataType::kBool}},
       {"Dropout", 3, {DataType::kInt64}},
+      {"Dropout", 4, {DataType::kInt64}},
       {"SGDUpdate", 2, {DataType::kInt64}},
       {"MomentumUpdate", 3, {DataType::kInt64}},
       {"AdamUpdate", 4, {DataType::kInt64}},

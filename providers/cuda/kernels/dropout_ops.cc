@@ -49,6 +49,10 @@ class DropoutKernel : public Kernel {
     if (!c && training && ratio != 0.f && prov_.capturing())
       return absl::FailedPreconditionError("a training-mode Dropout without a counter input cannot be recorded");
     const int64_t* device_counter = c ? c->data<int64_t>() : nullptr;
+    const Tensor* first = ctx.input(4);  // data-parallel training: the rank's first global row
+    if (first && (first->numel() != 1 || first->dtype() != DataType::kInt64))
+      return absl::InvalidArgumentError("input 4 (first row) must be an int64 scalar");
+    const int64_t row_elements = x.rank() > 0 && x.dim(0) > 0 ? x.numel() / x.dim(0) : 0;
     const uint64_t host_counter = c ? 0 : calls_++;
     bool* mask = nullptr;
     if (ctx.output_wanted(1)) {
@@ -64,7 +68,8 @@ class DropoutKernel : public Kernel {
     auto y = Output(ctx, 0, DataType::kFloat, x.dims());
     if (!y.ok()) return y.status();
     TANDEM_CUDA_RETURN(LaunchDropout(x.data<float>(), (*y)->data<float>(), mask, x.numel(), seed_, device_counter,
-                                     host_counter, ratio, prov_.stream()));
+                                     host_counter, first ? first->data<int64_t>() : nullptr, row_elements, ratio,
+                                     prov_.stream()));
     return absl::OkStatus();
   }
 

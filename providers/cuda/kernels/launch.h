@@ -128,9 +128,12 @@ cudaError_t LaunchBatchNormConstGrad(const BatchNormConstGrad& g, cudaStream_t s
 // function of (seed, counter, i, ratio); mask (bool, may be null) records it. The
 // counter is read on the device from `device_counter` (the trainer's step, so a recorded
 // CUDA graph draws a new mask per replay), or is `host_counter` when that is null. The
-// gradient: dx = mask ? dy / (1 - ratio) : 0.
+// gradient: dx = mask ? dy / (1 - ratio) : 0. With `device_first_row` (data-parallel
+// training: the global index of this rank's first batch row, on the device) element i
+// draws as element first_row * row_elements + i of the global batch.
 cudaError_t LaunchDropout(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, const int64_t* device_counter,
-                          uint64_t host_counter, float ratio, cudaStream_t stream);
+                          uint64_t host_counter, const int64_t* device_first_row, int64_t row_elements, float ratio,
+                          cudaStream_t stream);
 cudaError_t LaunchDropoutGrad(const float* dy, const bool* mask, float* dx, int64_t n, float ratio, cudaStream_t stream);
 
 // Gather (gather.cu): y ([outer, count, inner] of n elements) from x ([outer, axis_len,
