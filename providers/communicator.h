@@ -30,6 +30,9 @@ class Communicator {
   virtual absl::Status Barrier() = 0;
   // Prints `message` (one line) on stderr and ends every process of the job.
   [[noreturn]] virtual void Abort(const std::string& message) = 0;
+  // What this rank is doing ("step 12 (epoch 2)"), for the one-line messages that end a
+  // job when a rank stops answering.
+  virtual void SetContext(const std::string& context) { (void)context; }
 };
 
 // The communicator the AllReduce kernels use: null unless a data-parallel run set one

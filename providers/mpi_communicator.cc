@@ -1,9 +1,12 @@
 #include "providers/mpi_communicator.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -17,7 +20,28 @@ namespace {
 
 constexpr size_t kErr = 512;
 
-class PluginCommunicator final : public MpiCommunicator {
+// The line a rank prints when the launcher ends it with SIGTERM (another rank died),
+// formatted ahead, since a signal handler may only write it.
+char term_line[512];
+volatile sig_atomic_t term_line_length = 0;
+
+void WriteTermLine(int rank, const std::string& context) {
+  term_line_length = 0;
+  const int n = std::snprintf(term_line, sizeof term_line,
+                              "error: [distributed] rank %d: ended by the launcher%s%s (another rank stopped)\n", rank,
+                              context.empty() ? "" : " at ", context.c_str());
+  term_line_length = n < 0 ? 0 : std::min<int>(n, sizeof term_line - 1);
+}
+
+void OnTerm(int) {
+  if (term_line_length > 0) {
+    const ssize_t ignored = write(STDERR_FILENO, term_line, static_cast<size_t>(term_line_length));
+    (void)ignored;
+  }
+  _exit(143);
+}
+
+class PluginCommunicator final : public Communicator {
  public:
   PluginCommunicator(const TandemMpiPlugin* api, int rank, int size, int local_rank, std::string description,
                      double timeout)
@@ -39,6 +63,7 @@ class PluginCommunicator final : public MpiCommunicator {
   void SetContext(const std::string& context) override {
     std::lock_guard<std::mutex> lock(mu_);
     context_ = context;
+    WriteTermLine(rank_, context_);
   }
 
   absl::Status AllReduceSum(float* data, int64_t count) override {
@@ -54,6 +79,7 @@ class PluginCommunicator final : public MpiCommunicator {
     return Run("barrier", [&](char* err) { return api_->barrier(err, kErr); });
   }
   [[noreturn]] void Abort(const std::string& message) override {
+    term_line_length = 0;  // this rank has said why; the launcher's SIGTERM adds nothing
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
     api_->abort(1);
@@ -127,7 +153,7 @@ double TimeoutFromEnv(double given) {
 
 }  // namespace
 
-absl::StatusOr<MpiCommunicator*> ConnectMpi(double timeout_seconds) {
+absl::StatusOr<Communicator*> ConnectMpi(double timeout_seconds) {
   static std::mutex mu;
   static PluginCommunicator* connected = nullptr;
   std::lock_guard<std::mutex> lock(mu);
@@ -151,6 +177,10 @@ absl::StatusOr<MpiCommunicator*> ConnectMpi(double timeout_seconds) {
   static const TandemMpiPlugin* finalize_api = api;
   std::atexit([] { finalize_api->finalize(); });
   SetProcessCommunicator(connected);  // the group the AllReduce kernels reduce across
+  WriteTermLine(rank, "");
+  struct sigaction term = {};
+  term.sa_handler = OnTerm;
+  sigaction(SIGTERM, &term, nullptr);
   return connected;
 }
 

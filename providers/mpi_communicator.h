@@ -6,9 +6,9 @@
 // runs under a watchdog, and one that has not finished after `timeout_seconds` (default
 // 30; TANDEM_DISTRIBUTED_TIMEOUT overrides it) prints one line naming this rank, the
 // collective and the context the trainer set (its step), then aborts the whole job
-// (MPI_Abort). A rank that dies is noticed by the launcher, which ends the job itself.
+// (MPI_Abort). A rank that dies is noticed by the launcher, which ends the others with
+// SIGTERM: each then prints one line naming itself and its step before it exits.
 #pragma once
-#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,15 +16,10 @@
 
 namespace tandem {
 
-class MpiCommunicator : public Communicator {
- public:
-  // What collectives are part of, for the watchdog's message ("step 12").
-  virtual void SetContext(const std::string& context) = 0;
-};
-
 // Loads the plugin, initializes MPI and makes the group the process communicator
-// (SetProcessCommunicator), once per process; later calls return the same communicator. Errors say what is missing: the plugin (built without MPI), the MPI
-// library, or a launcher.
-absl::StatusOr<MpiCommunicator*> ConnectMpi(double timeout_seconds = 0);
+// (SetProcessCommunicator), once per process; later calls return the same communicator.
+// Errors say what is missing: the plugin (built without MPI), the MPI library, or a
+// launcher.
+absl::StatusOr<Communicator*> ConnectMpi(double timeout_seconds = 0);
 
 }  // namespace tandem

@@ -9,8 +9,13 @@
 #   3. an MLP with two training-mode Dropout nodes, batch 100 of 2,000 points, momentum
 #      SGD: 2 epochs (each rank draws its rows' part of the one-process mask).
 # Every step's loss must agree within 1e-5 relative, and the exported weights within
-# 1e-4 of each tensor's scale. Also: --distributed without a launcher, and several
-# processes without --distributed, are refused with a message saying how to launch.
+# 1e-4 of each tensor's scale. Then:
+#   - a checkpoint written by a 2-rank run resumes under 1 and under 3 ranks to the model
+#     an uninterrupted run trains;
+#   - a rank killed (SIGKILL) or hung (SIGSTOP) mid-training ends the job within 30 s with
+#     a line naming a rank and the step, and the checkpoint left behind loads;
+#   - --distributed without a launcher, and several processes without --distributed, are
+#     refused with a message saying how to launch.
 # usage: tests/data_parallel_test.sh path/to/tandem WORK_DIR
 set -euo pipefail
 tandem=$1
@@ -86,6 +91,69 @@ for ranks in 2 3; do
   compare "CIFAR CNN, batch 64, $ranks ranks" "$work/cifar-0" "$work/cifar-$ranks"
   compare "Dropout MLP, batch 100, $ranks ranks" "$work/dropout-0" "$work/dropout-$ranks"
 done
+
+# Resume under another number of ranks: 2 ranks write a checkpoint after epoch 2 of 4; 1 and
+# 3 ranks finish the run. Each must end where an uninterrupted 2-rank run ends.
+resume=("$root/models/peaks_mlp.onnx" --x "$work/x.npy" --y "$work/y.npy" --loss mse --optimizer momentum
+        --lr 0.02 --batch-size 64 --seed 3)
+run resume-straight 2 "${resume[@]}" --epochs 4
+run resume-first 2 "${resume[@]}" --epochs 2 --checkpoint-dir "$work/ckpt"
+for ranks in 0 3; do
+  cp -r "$work/ckpt" "$work/ckpt-$ranks"
+  run "resume-$ranks" "$ranks" "${resume[@]}" --epochs 4 --checkpoint-dir "$work/ckpt-$ranks" --resume
+  /usr/bin/python3 - "$work/resume-straight-2" "$work/resume-$ranks-$ranks" "$ranks" <<'PY'
+import csv, sys, numpy as np, onnx
+from onnx import numpy_helper
+straight, resumed, ranks = sys.argv[1:4]
+a = [float(r["loss"]) for r in csv.DictReader(open(straight + "/steps.csv"))]
+b = [float(r["loss"]) for r in csv.DictReader(open(resumed + "/steps.csv"))]
+a = np.array(a[len(a) - len(b):])  # the resumed run logs the epochs after the checkpoint
+rel = np.abs(a - np.array(b)) / np.abs(a)
+assert len(b) > 0 and rel.max() <= 1e-5, f"FAIL resume under {ranks} ranks: {rel.max():.2e}"
+wa = {t.name: numpy_helper.to_array(t) for t in onnx.load(straight + "/model.onnx").graph.initializer}
+wb = {t.name: numpy_helper.to_array(t) for t in onnx.load(resumed + "/model.onnx").graph.initializer}
+worst = max(np.abs(wa[k].astype(np.float64) - wb[k]).max() / max(np.abs(wa[k]).max(), 1e-6) for k in wa)
+assert worst <= 1e-4, f"FAIL resume under {ranks} ranks: weights differ by {worst:.2e}"
+where = "one process" if ranks == "0" else f"{ranks} ranks"
+print(f"PASS a 2-rank checkpoint resumed by {where}: {len(b)} steps within {rel.max():.1e}, weights within {worst:.1e}")
+PY
+done
+
+# Faults: a long run with a checkpoint per epoch; rank 1 is killed or stopped once it runs.
+# fault NAME SIGNAL: the job must end within 30 s, saying which rank and which step.
+fault() {
+  local name=$1 signal=$2 out=$work/fault-$1
+  mkdir -p "$out"
+  TANDEM_DISTRIBUTED_TIMEOUT=5 "${mpi[@]}" -x TANDEM_DISTRIBUTED_TIMEOUT -n 2 "$tandem" train "${resume[@]}" \
+    --epochs 100000 --threads 1 --distributed --checkpoint-dir "$out/ckpt" >"$out/log" 2>&1 &
+  local job=$!
+  local rank1=""
+  for _ in $(seq 100); do  # until rank 1 runs and a checkpoint exists
+    for p in $(pgrep -f "tandem train.*fault-$name" || true); do
+      if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then rank1=$p; fi
+    done
+    [ -n "$rank1" ] && [ -f "$out/ckpt/checkpoint.tdm" ] && break
+    sleep 0.1
+  done
+  [ -n "$rank1" ] || { kill $job; echo "FAIL $name: rank 1 never started"; exit 1; }
+  local start=$SECONDS
+  kill "-$signal" "$rank1"
+  local ended=0
+  for _ in $(seq 300); do kill -0 $job 2>/dev/null || { ended=1; break; }; sleep 0.1; done
+  if [ $ended = 0 ]; then kill -9 $job; pkill -9 -f "tandem train.*fault-$name" || true; echo "FAIL $name: the job still runs after 30 s"; exit 1; fi
+  if wait $job; then echo "FAIL $name: the job ended with status 0"; exit 1; fi
+  grep -Eq "rank [01]: .* at step [0-9]+ \(epoch [0-9]+\)" "$out/log" || { cat "$out/log"; echo "FAIL $name: no line naming the rank and step"; exit 1; }
+  # The checkpoint left behind resumes (one process, one more epoch).
+  local epoch
+  epoch=$(/usr/bin/python3 -c "import onnx, sys; print({p.key: p.value for p in onnx.load(sys.argv[1]).metadata_props}['epoch'])" \
+          "$out/ckpt/checkpoint.tdm")
+  "$tandem" train "${resume[@]}" --epochs $((epoch + 1)) --checkpoint-dir "$out/ckpt" --resume --threads 1 \
+    >"$out/resume.log" 2>&1 || { cat "$out/resume.log"; echo "FAIL $name: the checkpoint left behind does not resume"; exit 1; }
+  grep -q "resumed from" "$out/resume.log" || { cat "$out/resume.log"; echo "FAIL $name: not resumed"; exit 1; }
+  echo "PASS $name: the job ended $((SECONDS - start)) s after rank 1 was ${name}: $(grep -Em1 'rank [01]: .* at step' "$out/log")"
+}
+fault killed KILL
+fault stopped STOP
 
 # Refusals that say how to launch.
 if "$tandem" train "${peaks[@]}" --epochs 1 --distributed >"$work/nolauncher.log" 2>&1; then

@@ -265,6 +265,7 @@ int Train(int argc, char** argv) {
     batch_dims[name] = d;
   }
   o.trainer.dim_values = DimValuesOf(graph->inputs, batch_dims);
+  if (dist->comm) dist->comm->SetContext("the start (rank 0's parameters to every rank)");
   auto trainer = training::Trainer::Create(*graph, o.trainer);
   if (!trainer.ok()) return Fail(trainer.status());
   training::Trainer& t = **trainer;
@@ -407,6 +408,8 @@ int Train(int argc, char** argv) {
       if (!nb.ok()) return Fail(nb.status());
       const training::Dataset* b = *nb;
       if (!b) break;
+      if (data_parallel)  // for the message that ends the job should a rank stop answering
+        dist->comm->SetContext("step " + std::to_string(t.steps_taken() + 1) + " (epoch " + std::to_string(epoch) + ")");
       if (absl::Status s = t.StepAsync(b->Inputs(input), b->y); !s.ok()) return Fail(s);
       ++step_in_epoch;
       pending.push_back({t.steps_taken(), step_in_epoch, global_rows});
@@ -437,6 +440,7 @@ int Train(int argc, char** argv) {
     double per_sec = static_cast<double>(train.size()) * done_here / elapsed;
     double eta = elapsed / done_here * static_cast<double>(o.epochs - epoch);
     std::string val;
+    if (data_parallel) dist->comm->SetContext("the validation after epoch " + std::to_string(epoch));
     if (val_rows > 0) {
       auto m = Evaluate(t, input, validation, std::max<int64_t>(o.batch_size, 256), spec.loss, dist->comm);
       if (!m.ok()) return Fail(m.status());
