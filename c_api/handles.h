@@ -58,6 +58,7 @@ struct TandemIoBinding {
 
 struct TandemTrainingOptions {
   tandem::training::TrainerOptions options;
+  bool distributed = false;  // "distributed": "mpi": join the launcher's group at create
 };
 
 struct TandemTrainingSession {

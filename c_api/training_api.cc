@@ -5,6 +5,7 @@
 #include "onnx_import/import.h"
 #include "c_api/handles.h"
 #include "training/checkpoint.h"
+#include "training/data_parallel.h"
 #include "training/metrics.h"
 
 using namespace tandem::capi;
@@ -41,6 +42,9 @@ TandemStatus* tandem_training_session_create(TandemEnv* env, const char* model_p
       return s;
     }
     tandem::training::TrainerOptions o = options ? options->options : tandem::training::TrainerOptions{};
+    auto group = tandem::training::JoinDataParallel(options && options->distributed);
+    if (!group.ok()) return FromStatus(group.status());
+    o.communicator = group->comm;
     auto trainer = tandem::training::Trainer::Create(*graph, o);
     if (!trainer.ok()) return FromStatus(trainer.status());
     auto ts = std::make_unique<TandemTrainingSession>();
@@ -56,6 +60,16 @@ TandemStatus* tandem_training_session_create(TandemEnv* env, const char* model_p
 }
 
 void tandem_training_session_release(TandemTrainingSession* ts) { delete ts; }
+
+TandemStatus* tandem_training_session_rank(const TandemTrainingSession* ts, int* rank, int* size) {
+  return Guard("tandem_training_session_rank", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_rank", ts);
+    const tandem::Communicator* comm = ts->trainer->communicator();
+    if (rank) *rank = comm ? comm->rank() : 0;
+    if (size) *size = comm ? comm->size() : 1;
+    return nullptr;
+  });
+}
 
 TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* ts, size_t* count) {
   return Guard("tandem_training_session_input_count", [&]() -> TandemStatus* {
@@ -100,7 +114,9 @@ TandemStatus* tandem_training_session_train_step(TandemTrainingSession* ts,
     TANDEM_CAPI_NOT_NULL(fn, target);
     std::map<std::string, Tensor> feeds;
     if (TandemStatus* s = CollectFeeds(fn, input_names, inputs, input_count, &feeds)) return s;
-    auto l = ts->trainer->Step(feeds, target->tensor);
+    const Tensor& y = target->tensor;
+    if (absl::Status st = ts->trainer->ShareLocalBatch(y.rank() > 0 ? y.dim(0) : 1); !st.ok()) return FromStatus(st);
+    auto l = ts->trainer->Step(feeds, y);
     if (!l.ok()) return FromStatus(l.status());
     if (loss) *loss = *l;
     return nullptr;
@@ -126,9 +142,10 @@ TandemStatus* tandem_training_session_eval_step(TandemTrainingSession* ts,
     tandem::training::MetricAccumulator acc(ts->loss_kind);
     Tensor prediction = (*out)[ts->prediction_index];
     if (absl::Status s = acc.Add(prediction, *host_target); !s.ok()) return Prefixed(fn, s);
-    tandem::training::Metrics m = acc.Result();
-    if (loss) *loss = m.loss;
-    if (accuracy) *accuracy = m.accuracy;
+    auto m = tandem::training::ReduceMetrics(acc.Result(), ts->trainer->communicator());
+    if (!m.ok()) return FromStatus(m.status());
+    if (loss) *loss = m->loss;
+    if (accuracy) *accuracy = m->accuracy;
     return nullptr;
   });
 }

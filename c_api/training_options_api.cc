@@ -21,7 +21,8 @@ absl::Status Integer(const std::string& key, const std::string& value, int64_t* 
 }
 
 // Applies one setting; the error names the key and the value.
-absl::Status Set(tandem::training::TrainerOptions& o, const std::string& key, const std::string& value) {
+absl::Status Set(TandemTrainingOptions& all, const std::string& key, const std::string& value) {
+  tandem::training::TrainerOptions& o = all.options;
   namespace tr = tandem::training;
   tr::OptimizerSpec& opt = o.spec.optimizer;
   tr::LrSchedule& sch = o.schedule;
@@ -72,6 +73,10 @@ absl::Status Set(tandem::training::TrainerOptions& o, const std::string& key, co
     if (value != "cpu" && value != "cuda" && value != "auto")
       return absl::InvalidArgumentError("'device' must be cpu, cuda or auto, got '" + value + "'");
     o.providers = ProvidersForDevice(value);
+  } else if (key == "distributed") {
+    if (value != "mpi" && value != "none")
+      return absl::InvalidArgumentError("'distributed' must be mpi or none, got '" + value + "'");
+    all.distributed = value == "mpi";
   } else if (key == "profiling") {
     if (value != "0" && value != "1")
       return absl::InvalidArgumentError("'profiling' must be 0 or 1, got '" + value + "'");
@@ -102,7 +107,7 @@ TandemStatus* tandem_training_options_set(TandemTrainingOptions* options, const 
     TANDEM_CAPI_NOT_NULL("tandem_training_options_set", options);
     TANDEM_CAPI_NOT_NULL("tandem_training_options_set", key);
     TANDEM_CAPI_NOT_NULL("tandem_training_options_set", value);
-    absl::Status s = Set(options->options, key, value);
+    absl::Status s = Set(*options, key, value);
     if (s.ok()) return nullptr;
     return MakeStatus(TANDEM_INVALID_ARGUMENT,
                       "[c_api] tandem_training_options_set: " + std::string(s.message()));

@@ -155,6 +155,23 @@ fault() {
 fault killed KILL
 fault stopped STOP
 
+# The Python module: each rank steps on a batch of its own (distributed="mpi").
+export PYTHONPATH=$root/python TANDEM_LIBRARY=${TANDEM_LIBRARY:-$(dirname "$tandem")/libtandem.so}
+/usr/bin/python3 "$root/tests/python/data_parallel_api.py" "$work/api-1.json"
+for ranks in 2 3; do
+  "${mpi[@]}" -n "$ranks" -x PYTHONPATH -x TANDEM_LIBRARY /usr/bin/python3 "$root/tests/python/data_parallel_api.py" \
+    "$work/api-$ranks.json" mpi >"$work/api-$ranks.log" 2>&1 || { cat "$work/api-$ranks.log"; exit 1; }
+  /usr/bin/python3 - "$work/api-1.json" "$work/api-$ranks.json" <<'PY'
+import json, sys, numpy as np
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+la, lb = np.array(a["losses"]), np.array(b["losses"])
+rel = np.abs(la - lb) / np.abs(la)
+ev = abs(a["eval"][0] - b["eval"][0]) / abs(a["eval"][0])
+assert b["ranks"] > 1 and rel.max() <= 1e-5 and ev <= 1e-5, f"FAIL Python API, {b['ranks']} ranks: {rel.max():.2e}, eval {ev:.2e}"
+print(f"PASS Python API, {b['ranks']} ranks: 10 steps within {rel.max():.1e} of one process, eval_step loss within {ev:.1e}")
+PY
+done
+
 # Refusals that say how to launch.
 if "$tandem" train "${peaks[@]}" --epochs 1 --distributed >"$work/nolauncher.log" 2>&1; then
   echo "FAIL: --distributed without a launcher trained"; exit 1

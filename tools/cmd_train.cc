@@ -14,7 +14,6 @@
 #include "tools/cli.h"
 #include "tools/loss_plot.h"
 #include "tools/run_inputs.h"
-#include "tools/train_distributed.h"
 #include "tools/train_flags.h"
 #include "tools/train_kfold.h"
 #include "runtime/trace.h"
@@ -135,7 +134,12 @@ int Train(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG and is reported like
   // a full disk, instead of SIGXFSZ killing the process in the middle of a checkpoint.
   std::signal(SIGXFSZ, SIG_IGN);
-  auto dist = JoinFromFlags(a.has("--distributed"));
+  if (const int launched = LaunchedWorldSize(); launched > 1 && !a.has("--distributed"))
+    return Fail(absl::FailedPreconditionError(
+        "this process is one of " + std::to_string(launched) +
+        " a launcher started, but without --distributed each would train its own copy of the model: add "
+        "--distributed to train one model data-parallel, or start a single process"));
+  auto dist = training::JoinDataParallel(a.has("--distributed"));
   if (!dist.ok()) return Fail(dist.status());
   // Rank 0 alone prints progress and writes the history, checkpoints and exports.
   const bool lead = dist->lead();

@@ -35,4 +35,9 @@ absl::Status TrainSpecFromFlags(const Args& a, training::TrainerOptions* o);
   "  --warmup-steps N          linear learning-rate warm-up\n"                                     \
   "  --freeze NAME[*]          keep a parameter (or prefix*) fixed; repeatable\n"
 
+#define TANDEM_DISTRIBUTED_HELP                                                                      \
+  "  --distributed             data-parallel training across the processes a launcher started:\n" \
+  "                            mpirun -n K tandem train ... --distributed (srun -n K under Slurm).\n" \
+  "                            --batch-size stays the global batch; rank 0 prints and writes files\n"
+
 }  // namespace tandem::cli

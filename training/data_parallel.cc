@@ -1,6 +1,9 @@
 #include "training/data_parallel.h"
 
 #include <algorithm>
+#include <string>
+
+#include "providers/mpi_communicator.h"
 
 namespace tandem::training {
 
@@ -22,6 +25,22 @@ absl::StatusOr<Metrics> ReduceMetrics(const Metrics& local, Communicator* comm) 
   m.loss = sums[2] > 0 ? sums[0] / sums[2] : 0;
   m.accuracy = local.accuracy < 0 ? -1 : (sums[2] > 0 ? sums[1] / sums[2] : 0);
   return m;
+}
+
+absl::StatusOr<DataParallelGroup> JoinDataParallel(bool requested) {
+  DataParallelGroup group;
+  if (!requested) return group;
+  if (LaunchedWorldSize() == 0)
+    return absl::FailedPreconditionError(
+        "--distributed: no launcher started this process. Start K processes with `mpirun -n K tandem train MODEL "
+        "... --distributed` (as root add --allow-run-as-root; under Slurm `srun -n K ...`); a single process "
+        "trains without --distributed");
+  auto comm = ConnectMpi();
+  if (!comm.ok()) return comm.status();
+  group.comm = *comm;
+  group.rank = group.comm->rank();
+  group.size = group.comm->size();
+  return group;
 }
 
 }  // namespace tandem::training

@@ -188,6 +188,22 @@ absl::StatusOr<double> Trainer::Step(const std::map<std::string, Tensor>& inputs
   return losses[0];
 }
 
+absl::Status Trainer::ShareLocalBatch(int64_t rows) {
+  if (!data_parallel()) return absl::OkStatus();
+  Communicator* comm = options_.communicator;
+  std::vector<double> counts(static_cast<size_t>(comm->size()), 0.0);
+  counts[static_cast<size_t>(comm->rank())] = static_cast<double>(rows);
+  if (absl::Status st = comm->AllReduceSum(counts.data(), static_cast<int64_t>(counts.size())); !st.ok()) return st;
+  double total = 0, before = 0;
+  for (int r = 0; r < comm->size(); ++r) {
+    total += counts[static_cast<size_t>(r)];
+    if (r < comm->rank()) before += counts[static_cast<size_t>(r)];
+  }
+  if (total <= 0) return absl::InvalidArgumentError("[train] every rank's batch is empty");
+  set_batch_share(static_cast<double>(rows) / total, static_cast<int64_t>(before));
+  return absl::OkStatus();
+}
+
 absl::Status Trainer::ReduceLosses(std::vector<double>& losses, const std::vector<double>& shares) const {
   if (!data_parallel() || losses.empty()) return absl::OkStatus();
   for (size_t i = 0; i < losses.size(); ++i) losses[i] *= LossWeight(shares[i]);

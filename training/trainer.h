@@ -74,6 +74,12 @@ class Trainer {
     share_ = share;
     first_row_ = first_row;
   }
+  // The same from the rows of this rank's batch alone, when each rank brings a batch of
+  // its own (the C API, Python): the ranks' row counts are summed (one small all-reduce),
+  // the global batch being all of them in rank order. Nothing without data parallelism.
+  absl::Status ShareLocalBatch(int64_t rows);
+  // The group of a data-parallel trainer (more than one rank), else null.
+  Communicator* communicator() const { return data_parallel() ? options_.communicator : nullptr; }
   // One optimizer step on a batch (inputs by name; `target` as the loss expects).
   // Returns the batch loss before the update (on a device: waits for the step to end).
   absl::StatusOr<double> Step(const std::map<std::string, Tensor>& inputs, const Tensor& target);

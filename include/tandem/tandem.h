@@ -245,7 +245,10 @@ TANDEM_EXPORT void tandem_training_options_release(TandemTrainingOptions* option
  *   beta2, epsilon, weight_decay, clip_norm, schedule (constant|step|cosine), step_size,
  *   gamma, total_steps, min_lr, warmup_steps, freeze (a name or prefix*, repeatable),
  *   threads, device (cpu|cuda|auto: parameters and optimizer state then live on the GPU),
- *   profiling (0|1).
+ *   profiling (0|1), distributed (mpi|none: in a process that `mpirun -n K` or `srun`
+ *   started, join the job and train data-parallel — docs/DISTRIBUTED.md; each rank steps on
+ *   its own batch, the parameters start from rank 0's, the gradients, losses and
+ *   eval_step's metrics are those of all ranks' batches together).
  * An unknown key or a malformed value is TANDEM_INVALID_ARGUMENT naming both. */
 TANDEM_EXPORT TandemStatus* tandem_training_options_set(TandemTrainingOptions* options,
                                                         const char* key, const char* value);
@@ -258,6 +261,9 @@ TANDEM_EXPORT TandemStatus* tandem_training_session_create(TandemEnv* env, const
                                                            const TandemTrainingOptions* options,
                                                            TandemTrainingSession** out);
 TANDEM_EXPORT void tandem_training_session_release(TandemTrainingSession* ts);
+/* This process's rank and the number of ranks (0 and 1 without distributed=mpi); either
+ * pointer may be NULL. In a data-parallel job, write checkpoints and exports from rank 0. */
+TANDEM_EXPORT TandemStatus* tandem_training_session_rank(const TandemTrainingSession* ts, int* rank, int* size);
 /* The model's data inputs (the inputs a batch feeds), by index. */
 TANDEM_EXPORT TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* ts,
                                                                 size_t* count);

@@ -648,6 +648,12 @@ class TrainingSession : public detail::Handle<TandemTrainingSession, tandem_trai
     detail::Check(tandem_training_session_steps(get(), &s));
     return s;
   }
+  // This process's rank and the number of ranks (0 and 1 outside a data-parallel job).
+  std::pair<int, int> Rank() const {
+    int rank = 0, size = 1;
+    detail::Check(tandem_training_session_rank(get(), &rank, &size));
+    return {rank, size};
+  }
   // Parameters, optimizer state and step count (written atomically; loading checks them).
   void SaveCheckpoint(const std::string& path) {
     detail::Check(tandem_training_session_save_checkpoint(get(), path.c_str()));

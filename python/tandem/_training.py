@@ -53,8 +53,11 @@ class TrainingSession(Owned):
             ``tandem train``'s flags with underscores: reduction, prediction, momentum,
             nesterov, beta1, beta2, epsilon, weight_decay, clip_norm, schedule, step_size,
             gamma, total_steps, min_lr, warmup_steps, freeze (a name, ``"prefix*"`` or a
-            list of them), threads, device (``"cpu"``, ``"cuda"``, ``"auto"``). Booleans
-            become 0/1; None values are skipped.
+            list of them), threads, device (``"cpu"``, ``"cuda"``, ``"auto"``),
+            distributed (``"mpi"``: in a process ``mpirun -n K`` started, train one model
+            data-parallel with the other ranks; each steps on its own batch, see
+            docs/DISTRIBUTED.md and :attr:`rank`). Booleans become 0/1; None values are
+            skipped.
 
     Raises :class:`tandem.Error` for an unknown option or malformed value
     (INVALID_ARGUMENT), a missing model (NOT_FOUND), or a model it cannot train.
@@ -189,6 +192,13 @@ class TrainingSession(Owned):
     @learning_rate.setter
     def learning_rate(self, value):
         check(lib.tandem_training_session_set_learning_rate(self._h(), float(value)))
+
+    @property
+    def rank(self):
+        """(rank, size): this process's place in a data-parallel job; (0, 1) otherwise."""
+        rank, size = ctypes.c_int(), ctypes.c_int()
+        check(lib.tandem_training_session_rank(self._h(), ctypes.byref(rank), ctypes.byref(size)))
+        return int(rank.value), int(size.value)
 
     @property
     def steps(self):
