@@ -25,6 +25,14 @@ class Communicator {
   // answering ends the job instead (see Abort and the watchdog in mpi_communicator.h).
   virtual absl::Status AllReduceSum(float* data, int64_t count) = 0;
   virtual absl::Status AllReduceSum(double* data, int64_t count) = 0;
+  // The same sum of floats, started and left to run while the caller goes on: `data` must
+  // stay untouched until WaitAllReduce(data) returns. Collectives run in the order they are
+  // started (or called), which every rank must keep. The default runs it at once.
+  virtual absl::Status StartAllReduceSum(float* data, int64_t count) { return AllReduceSum(data, count); }
+  virtual absl::Status WaitAllReduce(const float* data) {
+    (void)data;
+    return absl::OkStatus();
+  }
   // Rank `root`'s `bytes` bytes at `data` into every rank's `data`.
   virtual absl::Status Broadcast(void* data, int64_t bytes, int root) = 0;
   virtual absl::Status Barrier() = 0;

@@ -9,6 +9,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -46,14 +50,20 @@ class PluginCommunicator final : public Communicator {
   PluginCommunicator(const TandemMpiPlugin* api, int rank, int size, int local_rank, std::string description,
                      double timeout)
       : api_(api), rank_(rank), size_(size), local_rank_(local_rank), description_(std::move(description)),
-        timeout_(timeout), watchdog_([this] { Watch(); }) {}
+        timeout_(timeout), watchdog_([this] { Watch(); }), worker_([this] { Work(); }) {}
   ~PluginCommunicator() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      stop_worker_ = true;
+    }
     cv_.notify_all();
+    queue_cv_.notify_all();
     watchdog_.join();
+    worker_.join();
   }
 
   int rank() const override { return rank_; }
@@ -67,16 +77,34 @@ class PluginCommunicator final : public Communicator {
   }
 
   absl::Status AllReduceSum(float* data, int64_t count) override {
-    return Run("all-reduce", [&](char* err) { return api_->allreduce_sum_f32(data, count, err, kErr); });
+    return Enqueue("all-reduce", [=](char* err) { return api_->allreduce_sum_f32(data, count, err, kErr); }).get();
   }
   absl::Status AllReduceSum(double* data, int64_t count) override {
-    return Run("all-reduce", [&](char* err) { return api_->allreduce_sum_f64(data, count, err, kErr); });
+    return Enqueue("all-reduce", [=](char* err) { return api_->allreduce_sum_f64(data, count, err, kErr); }).get();
   }
   absl::Status Broadcast(void* data, int64_t bytes, int root) override {
-    return Run("broadcast", [&](char* err) { return api_->broadcast(data, bytes, root, err, kErr); });
+    return Enqueue("broadcast", [=](char* err) { return api_->broadcast(data, bytes, root, err, kErr); }).get();
   }
   absl::Status Barrier() override {
-    return Run("barrier", [&](char* err) { return api_->barrier(err, kErr); });
+    return Enqueue("barrier", [=](char* err) { return api_->barrier(err, kErr); }).get();
+  }
+  absl::Status StartAllReduceSum(float* data, int64_t count) override {
+    auto done = Enqueue("all-reduce", [=](char* err) { return api_->allreduce_sum_f32(data, count, err, kErr); });
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (!started_.emplace(data, std::move(done)).second)
+      return absl::FailedPreconditionError("[distributed] an all-reduce of this buffer is already under way");
+    return absl::OkStatus();
+  }
+  absl::Status WaitAllReduce(const float* data) override {
+    std::future<absl::Status> done;
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      auto it = started_.find(data);
+      if (it == started_.end()) return absl::FailedPreconditionError("[distributed] no all-reduce of this buffer was started");
+      done = std::move(it->second);
+      started_.erase(it);
+    }
+    return done.get();
   }
   [[noreturn]] void Abort(const std::string& message) override {
     term_line_length = 0;  // this rank has said why; the launcher's SIGTERM adds nothing
@@ -92,7 +120,7 @@ class PluginCommunicator final : public Communicator {
     {
       std::lock_guard<std::mutex> lock(mu_);
       what_ = what;
-      started_ = std::chrono::steady_clock::now();
+      started_at_ = std::chrono::steady_clock::now();
       busy_ = true;
     }
     cv_.notify_all();
@@ -107,6 +135,36 @@ class PluginCommunicator final : public Communicator {
     return absl::OkStatus();
   }
 
+  // Every MPI call runs on the worker thread, in the order the calls were made: the same
+  // order on every rank, and one call at a time (MPI_THREAD_SERIALIZED), while the
+  // calling thread goes on after StartAllReduceSum.
+  std::future<absl::Status> Enqueue(const char* what, std::function<int(char*)> call) {
+    auto job = std::make_shared<Job>();
+    job->what = what;
+    job->call = std::move(call);
+    std::future<absl::Status> done = job->done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      queue_.push_back(std::move(job));
+    }
+    queue_cv_.notify_one();
+    return done;
+  }
+
+  void Work() {
+    while (true) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(queue_mu_);
+        queue_cv_.wait(lock, [this] { return stop_worker_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job->done.set_value(Run(job->what, job->call));
+    }
+  }
+
   // Ends the job when a collective outlasts the timeout.
   void Watch() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -115,7 +173,7 @@ class PluginCommunicator final : public Communicator {
         cv_.wait(lock);
         continue;
       }
-      const auto deadline = started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      const auto deadline = started_at_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                            std::chrono::duration<double>(timeout_));
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && busy_ &&
           std::chrono::steady_clock::now() >= deadline) {
@@ -139,8 +197,18 @@ class PluginCommunicator final : public Communicator {
   bool busy_ = false, stop_ = false;
   const char* what_ = "";
   std::string context_;
-  std::chrono::steady_clock::time_point started_;
-  std::thread watchdog_;  // last: started once the rest is set
+  std::chrono::steady_clock::time_point started_at_;
+  struct Job {
+    const char* what;
+    std::function<int(char*)> call;
+    std::promise<absl::Status> done;
+  };
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stop_worker_ = false;
+  std::map<const float*, std::future<absl::Status>> started_;  // StartAllReduceSum's, until WaitAllReduce
+  std::thread watchdog_, worker_;  // last: started once the rest is set
 };
 
 double TimeoutFromEnv(double given) {

@@ -2,6 +2,9 @@
 // itself never links MPI) and joins the job the launcher started (mpirun, or srun where
 // the MPI library supports it).
 //
+// Every MPI call runs on one worker thread, in the order the calls are made, so
+// StartAllReduceSum returns at once and the sum runs while the caller computes.
+//
 // A rank that stops answering must not leave the others waiting forever: every collective
 // runs under a watchdog, and one that has not finished after `timeout_seconds` (default
 // 30; TANDEM_DISTRIBUTED_TIMEOUT overrides it) prints one line naming this rank, the

@@ -1,6 +1,6 @@
 // The parts of data-parallel training that need no MPI (docs/DISTRIBUTED.md; the mpirun
 // runs are tests/data_parallel_test.sh): how a batch is shared, where the gradients'
-// AllReduce nodes go, and the trainer's wiring — with a "mirror" communicator that stands
+// AllReduceStart / AllReduceWait nodes go, and the trainer's wiring — with a "mirror" communicator that stands
 // for K ranks holding the same values (a sum over them is K times this rank's).
 #include <gtest/gtest.h>
 
@@ -81,9 +81,10 @@ Graph PeaksMlp() {
   return g.ok() ? *std::move(g) : Graph();
 }
 
-// Buckets of at most one parameter (a bucket size of 1 byte): one AllReduce per gradient,
-// each after the node computing it and before any reader of its result; the updates read
-// only reduced gradients; the scale is the last input of each.
+// Buckets of at most one parameter (a bucket size of 1 byte) or all in one: each bucket's
+// AllReduceStart right after the node computing its last gradient, its AllReduceWait after
+// every Start and reading its packed bucket; the clipping and the updates read only
+// reduced gradients; the scale is Start's last input.
 TEST(DataParallel, AllReduceNodesSitBetweenGradientsAndUpdates) {
   for (int64_t bucket : {int64_t{1}, int64_t{25} << 20}) {
     training::TrainingSpec spec;
@@ -98,20 +99,33 @@ TEST(DataParallel, AllReduceNodesSitBetweenGradientsAndUpdates) {
     for (size_t i = 0; i < g.nodes.size(); ++i)
       for (const std::string& out : g.nodes[i].outputs) made_at[out] = i;
     std::set<std::string> reduced;
-    int nodes = 0;
+    int starts = 0, waits = 0;
+    size_t last_start = 0, first_wait = g.nodes.size();
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
-      if (n.op_type != "AllReduce") continue;
-      ++nodes;
-      ASSERT_EQ(n.inputs.size(), n.outputs.size() + 1);
-      EXPECT_EQ(n.inputs.back(), tg->grad_scale);
-      for (size_t k = 0; k + 1 < n.inputs.size(); ++k) {
-        ASSERT_TRUE(made_at.count(n.inputs[k])) << n.inputs[k];
-        EXPECT_LT(made_at[n.inputs[k]], i) << n.inputs[k] << " is reduced before it is computed";
-        reduced.insert(n.outputs[k]);
+      if (n.op_type == "AllReduceStart") {
+        ++starts;
+        last_start = i;
+        EXPECT_EQ(n.inputs.back(), tg->grad_scale);
+        size_t latest = 0;
+        for (size_t k = 0; k + 1 < n.inputs.size(); ++k) {
+          ASSERT_TRUE(made_at.count(n.inputs[k])) << n.inputs[k];
+          EXPECT_LT(made_at[n.inputs[k]], i) << n.inputs[k] << " is reduced before it is computed";
+          latest = std::max(latest, made_at[n.inputs[k]]);
+        }
+        EXPECT_EQ(latest + 1, i) << n.name << " does not follow its last gradient";
+      } else if (n.op_type == "AllReduceWait") {
+        ++waits;
+        first_wait = std::min(first_wait, i);
+        ASSERT_EQ(n.inputs.size(), n.outputs.size() + 1);
+        ASSERT_TRUE(made_at.count(n.inputs[0]));
+        EXPECT_EQ(g.nodes[made_at[n.inputs[0]]].op_type, "AllReduceStart");
+        reduced.insert(n.outputs.begin(), n.outputs.end());
       }
     }
-    EXPECT_EQ(nodes, bucket == 1 ? static_cast<int>(tg->params.size()) : 1);
+    EXPECT_EQ(starts, bucket == 1 ? static_cast<int>(tg->params.size()) : 1);
+    EXPECT_EQ(waits, starts);
+    EXPECT_LT(last_start, first_wait) << "a Wait comes before every bucket has started";
     EXPECT_EQ(reduced.size(), tg->params.size());
     for (const Node& n : g.nodes) {
       if (n.op_type == "GlobalNormClip") {

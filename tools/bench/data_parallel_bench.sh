@@ -2,7 +2,8 @@
 # Data-parallel training throughput on this machine (docs/DISTRIBUTED.md): per reference
 # model, ms per step and samples/s for one process with 1 and 2 threads and for 2 ranks of
 # 1 thread (mpirun), the bytes each step all-reduces (4 per parameter), and the share of a
-# 2-rank step its AllReduce nodes take (rank 0's --profile). Builds Tandem and installs
+# 2-rank step its AllReduceStart/Wait nodes take (rank 0's --profile: packing, and waiting
+# for the part of the sum the backward pass did not hide). Builds Tandem and installs
 # what is missing first. usage: tools/bench/data_parallel_bench.sh [--markdown FILE]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -54,7 +55,7 @@ for model in peaks_mlp cifar_cnn fashion_cnn; do
   one2=$(best "$tandem" train "$onnx" "${a[@]}" --threads 2 --quiet)
   two=$(best "${mpi[@]}" -n 2 "$tandem" train "$onnx" "${a[@]}" --threads 1 --quiet --distributed)
   share=$("${mpi[@]}" -n 2 "$tandem" train "$onnx" "${a[@]}" --threads 1 --distributed --profile 2>/dev/null |
-          awk '$2 == "AllReduce" {s += $NF + 0} END {printf "%.0f%%", s}')
+          awk '$2 ~ /^AllReduce/ {s += $NF + 0} END {printf "%.0f%%", s}')
   echo "| $model | $params | $(awk "BEGIN{b = $params * 4; if (b < 1e6) printf \"%.1f kB\", b / 1e3; else printf \"%.2f MB\", b / 1e6}") | $one1 ms | $one2 ms | $two ms | $share |" >> "$work/table.md"
   echo "[bench] $model done" >&2
 done
