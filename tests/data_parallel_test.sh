@@ -27,6 +27,7 @@ command -v mpirun >/dev/null || { echo "FAIL: mpirun not found (tools/setup.sh i
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 
 /usr/bin/python3 "$root/models/peaks_data.py" "$work/peaks" >/dev/null
+/usr/bin/python3 "$root/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
 /usr/bin/python3 "$root/tests/sincos_data.py" "$work" >/dev/null
 /usr/bin/python3 "$root/tests/dropout_mlp_model.py" "$work/dropout_mlp.onnx"
 /usr/bin/python3 - "$work" <<'PY'
@@ -77,7 +78,7 @@ run() {
 
 peaks=("$root/models/peaks_mlp.onnx" --x "$work/peaks/X.npy" --y "$work/peaks/Y.npy" --loss mse --optimizer adam
        --lr 0.08 --batch-size 40000 --epochs 20 --seed 1)
-cifar=("$root/models/cifar_cnn.onnx" --x "$work/cifar_x.npy" --y "$work/cifar_y.npy" --loss cross_entropy
+cifar=("$work/models/cifar_cnn.onnx" --x "$work/cifar_x.npy" --y "$work/cifar_y.npy" --loss cross_entropy
        --optimizer momentum --lr 0.01 --batch-size 64 --epochs 2 --seed 2)
 dropout=("$work/dropout_mlp.onnx" --x "$work/x.npy" --y "$work/y.npy" --loss mse --optimizer momentum --lr 0.05
          --batch-size 100 --epochs 2 --seed 7)

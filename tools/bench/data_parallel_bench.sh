@@ -15,6 +15,7 @@ tandem=$ROOT/build/tandem
 work=$(mktemp -d /tmp/tandem_dp_bench_XXXX)
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 /usr/bin/python3 "$ROOT/models/peaks_data.py" "$work/peaks" >/dev/null
+/usr/bin/python3 "$ROOT/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
 /usr/bin/python3 - "$work" <<'PY'
 import sys, numpy as np
 rng = np.random.default_rng(0)
@@ -49,6 +50,7 @@ best() {  # best ms/step after the first over 3 runs of the command
 }
 for model in peaks_mlp cifar_cnn fashion_cnn; do
   onnx=$ROOT/models/$model.onnx
+  [ -f "$onnx" ] || onnx=$work/models/$model.onnx
   read -r -a a <<<"${args[$model]}"
   params=$(/usr/bin/python3 -c "import onnx, numpy as np, sys; m = onnx.load(sys.argv[1]); print(sum(int(np.prod(t.dims)) for t in m.graph.initializer if t.data_type == 1))" "$onnx")
   one1=$(best "$tandem" train "$onnx" "${a[@]}" --threads 1 --quiet)
