@@ -41,6 +41,10 @@ class Communicator {
   // What this rank is doing ("step 12 (epoch 2)"), for the one-line messages that end a
   // job when a rank stops answering.
   virtual void SetContext(const std::string& context) { (void)context; }
+  virtual std::string context() const { return ""; }
+  // How long one collective may wait for the other ranks before the job is ended (the
+  // watchdogs of mpi_communicator.h and of the CUDA provider's NCCL all-reduce).
+  virtual double timeout_seconds() const { return 30; }
 };
 
 // The communicator the AllReduce kernels use: null unless a data-parallel run set one

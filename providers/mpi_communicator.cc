@@ -75,6 +75,11 @@ class PluginCommunicator final : public Communicator {
     context_ = context;
     WriteTermLine(rank_, context_);
   }
+  std::string context() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return context_;
+  }
+  double timeout_seconds() const override { return timeout_; }
 
   absl::Status AllReduceSum(float* data, int64_t count) override {
     return Enqueue("all-reduce", [=](char* err) { return api_->allreduce_sum_f32(data, count, err, kErr); }).get();
@@ -192,7 +197,7 @@ class PluginCommunicator final : public Communicator {
   const int rank_, size_, local_rank_;
   const std::string description_;
   const double timeout_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   bool busy_ = false, stop_ = false;
   const char* what_ = "";

@@ -5,6 +5,8 @@
 
 namespace tandem {
 
+class Communicator;  // providers/communicator.h
+
 enum class Precision {
   kFp32,  // float32 math throughout (the default; what the tests hold every provider to)
   kTf32,  // float32 matrix products and convolutions may round their inputs to TF32 on
@@ -14,6 +16,11 @@ enum class Precision {
 
 struct ProviderOptions {
   Precision precision = Precision::kFp32;
+  // The data-parallel group this process belongs to (not owned), which a provider's own
+  // AllReduce kernels reduce across (CUDA: NCCL, its id sent through this group); null
+  // outside data-parallel training. CreatePluginProvider fills it from
+  // ProcessCommunicator(): a plugin has its own copy of that global.
+  Communicator* communicator = nullptr;
 };
 
 }  // namespace tandem

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "providers/communicator.h"
 #include "providers/plugin_abi.h"
 #include "providers/plugin_search.h"
 
@@ -77,13 +78,17 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const st
     return absl::UnavailableError("provider '" + name + "' is not available: " + lp.probe.why);
   if (lp.probe.devices == 0)
     return absl::UnavailableError("provider '" + name + "': " + lp.probe.why);
+  ProviderOptions given = options;
+  if (!given.communicator) given.communicator = ProcessCommunicator();
+  if (index == kProcessDevice)
+    index = given.communicator ? given.communicator->local_rank() % lp.probe.devices : 0;
   if (index < 0 || index >= lp.probe.devices)
     return absl::InvalidArgumentError("provider '" + name + "': device " + std::to_string(index) +
                                       " does not exist (" + std::to_string(lp.probe.devices) +
                                       " visible)");
   char error[512] = {0};
   const ResourceLimits limits = GetResourceLimits();
-  ExecutionProvider* p = lp.api->create(index, &limits, &options, error, sizeof error);
+  ExecutionProvider* p = lp.api->create(index, &limits, &given, error, sizeof error);
   if (!p) return absl::UnavailableError("provider '" + name + "': " + std::string(error));
   return std::unique_ptr<ExecutionProvider>(p);
 }

@@ -29,9 +29,12 @@ const PluginProbe& ProbeProviderPlugin(const std::string& name);
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginPreview(const std::string& name);
 
 // A provider from the plugin on device `index`, computing as `options` say; an error
-// naming the reason otherwise.
+// naming the reason otherwise. kProcessDevice: this process's device, which is device 0,
+// or in data-parallel training the rank's local rank modulo the devices it sees (one GPU
+// per rank on a host). options.communicator, when null, becomes ProcessCommunicator().
+constexpr int kProcessDevice = -1;
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreatePluginProvider(const std::string& name,
                                                                         const ProviderOptions& options = {},
-                                                                        int index = 0);
+                                                                        int index = kProcessDevice);
 
 }  // namespace tandem

@@ -11,50 +11,13 @@
 
 #include "onnx_import/import.h"
 #include "providers/communicator.h"
+#include "tests/mirror_communicator.h"
 #include "training/data_parallel.h"
 #include "training/trainer.h"
 #include "training/training_graph.h"
 
 namespace tandem {
 namespace {
-
-class MirrorCommunicator : public Communicator {
- public:
-  explicit MirrorCommunicator(int size) : size_(size) {}
-  int rank() const override { return 0; }
-  int size() const override { return size_; }
-  int local_rank() const override { return 0; }
-  std::string description() const override { return "mirror"; }
-  absl::Status AllReduceSum(float* data, int64_t count) override {
-    for (int64_t i = 0; i < count; ++i) data[i] *= static_cast<float>(size_);
-    ++reductions;
-    return absl::OkStatus();
-  }
-  absl::Status AllReduceSum(double* data, int64_t count) override {
-    for (int64_t i = 0; i < count; ++i) data[i] *= size_;
-    ++reductions;
-    return absl::OkStatus();
-  }
-  absl::Status Broadcast(void*, int64_t, int) override {
-    ++broadcasts;
-    return absl::OkStatus();
-  }
-  absl::Status Barrier() override { return absl::OkStatus(); }
-  [[noreturn]] void Abort(const std::string& message) override {
-    ADD_FAILURE() << message;
-    std::abort();
-  }
-  int reductions = 0, broadcasts = 0;
-
- private:
-  int size_;
-};
-
-// Sets the process communicator for a scope.
-struct ScopedCommunicator {
-  explicit ScopedCommunicator(Communicator* c) { SetProcessCommunicator(c); }
-  ~ScopedCommunicator() { SetProcessCommunicator(nullptr); }
-};
 
 TEST(DataParallel, SharesCoverTheBatchContiguouslyAndEvenly) {
   for (int64_t rows : {0, 1, 2, 5, 64, 40000}) {

@@ -13,6 +13,7 @@
 #include "providers/copy_kernel.h"
 #include "providers/provider_plugin.h"
 #include "runtime/session.h"
+#include "tests/mirror_communicator.h"
 #include "training/trainer.h"
 
 namespace tandem {
@@ -101,6 +102,31 @@ TEST(PlacementPreview, CnnTrainingStepRunsOnTheGpuButShapeArithmetic) {
   for (const std::string& op : HostOps(g)) EXPECT_TRUE(op == "Shape") << op << " runs on the host";
   for (const std::string& v : Copied(g))
     EXPECT_TRUE(PerStepInput(v) || p->resident.count(v)) << "per-step copy of " << v;
+}
+
+// A data-parallel step (two ranks) of the CNN: the gradients' all-reduce runs on the GPU
+// too (NCCL), so the step copies nothing more than a plain one but this rank's share.
+TEST(PlacementPreview, DataParallelCnnStepSumsGradientsOnTheGpu) {
+  REQUIRE_CUDA_PLUGIN();
+  MirrorCommunicator two(2);
+  training::TrainerOptions o;
+  o.providers = {"cuda", "cpu"};
+  o.spec.loss = training::LossKind::kCrossEntropy;
+  o.communicator = &two;
+  auto p = training::Trainer::PreviewStep(Model("fashion_cnn.onnx"), o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Graph& g = p->session->graph();
+  int on_gpu = 0;
+  for (const Node& n : g.nodes)
+    if (n.op_type == "AllReduceStart" || n.op_type == "AllReduceWait") {
+      EXPECT_EQ(n.provider, "cuda") << n.name;
+      ++on_gpu;
+    }
+  EXPECT_GE(on_gpu, 2);
+  for (const std::string& op : HostOps(g)) EXPECT_TRUE(op == "Shape") << op << " runs on the host";
+  for (const std::string& v : Copied(g))
+    EXPECT_TRUE(PerStepInput(v) || v == "train/grad_scale" || p->resident.count(v)) << "per-step copy of " << v;
+  EXPECT_EQ(two.reductions + two.broadcasts, 0) << "a preview communicates nothing";
 }
 
 // Where the preview places one node `op` of inputs with the given shapes. Its values

@@ -38,6 +38,8 @@ absl::Status TrainSpecFromFlags(const Args& a, training::TrainerOptions* o);
 #define TANDEM_DISTRIBUTED_HELP                                                                      \
   "  --distributed             data-parallel training across the processes a launcher started:\n" \
   "                            mpirun -n K tandem train ... --distributed (srun -n K under Slurm).\n" \
-  "                            --batch-size stays the global batch; rank 0 prints and writes files\n"
+  "                            --batch-size stays the global batch; rank 0 prints and writes files.\n" \
+  "                            With --device cuda each rank takes one GPU (its local rank) and the\n" \
+  "                            gradients are summed with NCCL\n"
 
 }  // namespace tandem::cli

@@ -63,7 +63,7 @@ absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, co
   spec.fuse_dense_chains = options.fusion && std::all_of(setup.options.providers.begin(), setup.options.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
   spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
-  spec.all_reduce = options.communicator && options.communicator->size() > 1;
+  spec.all_reduce = options.communicator && (options.communicator->size() > 1 || options.spec.all_reduce);
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
   setup.graph = std::move(*tg);

@@ -45,7 +45,8 @@ struct TrainerOptions {
   // is never split node by node: parameters and their updates stay on one device.
   PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
   std::map<std::string, int64_t> dim_values;  // the batch's symbolic dims (DimValuesOf)
-  // Data-parallel training (docs/DISTRIBUTED.md), when the group has more than one rank:
+  // Data-parallel training (docs/DISTRIBUTED.md), when the group has more than one rank
+  // (or one, with spec.all_reduce set: how a single GPU runs the NCCL path):
   // the training graph all-reduces the gradients (TrainingSpec::all_reduce), every rank
   // starts from rank 0's parameters, and the losses Step/TakeLosses return are the global
   // batch's (each rank's loss weighted by its share, summed). Not owned.

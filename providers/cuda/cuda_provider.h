@@ -71,6 +71,9 @@ class CudaProvider : public ExecutionProvider {
   LockedCudnn cudnn() const { return context_->cudnn(); }
   // --precision tf32: matrix products and convolutions may use TF32 tensor-core math.
   bool tf32() const { return options_.precision == Precision::kTf32; }
+  // The data-parallel group of this process (ProviderOptions::communicator), or null.
+  Communicator* communicator() const { return options_.communicator; }
+  DeviceContext* context() const { return context_; }
   CudaAllocator& device_allocator() { return allocator_; }
   // The device's scratch memory for cuBLASLt/cuDNN (DeviceContext::Workspace): it cannot
   // grow while this thread records a graph (the capture then fails; the first, uncaptured

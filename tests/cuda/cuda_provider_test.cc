@@ -18,33 +18,11 @@
 #include "providers/device_selection.h"
 #include "providers/provider_plugin.h"
 #include "runtime/session.h"
+#include "tests/cuda/cuda_test_util.h"
 #include "training/trainer.h"
 
 namespace tandem {
 namespace {
-
-#define REQUIRE_GPU()                                                                  \
-  do {                                                                                 \
-    const PluginProbe& probe = ProbeProviderPlugin("cuda");                            \
-    if (!probe.loaded || probe.devices == 0) {                                         \
-      if (GpuRequired()) FAIL() << "TANDEM_REQUIRE_GPU=1 and no usable GPU: " << probe.why; \
-      GTEST_SKIP() << "no GPU: " << probe.why;                                         \
-    }                                                                                  \
-  } while (0)
-
-// A model of models/: under $TANDEM_SOURCE_DIR when set, else where this binary was built from.
-std::string ModelPath(const std::string& name) {
-  const char* root = std::getenv("TANDEM_SOURCE_DIR");
-  return std::string(root && *root ? root : TANDEM_SOURCE_DIR) + "/models/" + name;
-}
-
-Tensor Random(Dims dims, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  Tensor t = Tensor::Host(DataType::kFloat, std::move(dims));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
 
 struct NodeCase {
   std::string domain, op;

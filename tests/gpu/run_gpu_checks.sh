@@ -7,7 +7,9 @@
 # bounded in time and recorded whether it passes or not (a failing step does not stop the
 # others), with TANDEM_REQUIRE_GPU=1 so that a plugin that cannot load fails instead of
 # falling back to the CPU:
-#   1. the CUDA tests against the CPU (tests/cuda; skips would be failures);
+#   1. the CUDA tests against the CPU (tests/cuda; skips would be failures), the NCCL
+#      all-reduce of data-parallel training on one rank among them (NCCL: the machine's
+#      libnccl.so.2, e.g. PyTorch's nvidia/nccl/lib, which env.sh puts on the path);
 #   2. the ONNX suite's node and simple tests with --device cuda (nodes per provider);
 #   3. GPU-vs-CPU training parity: the same tandem train runs on each device, losses compared
 #      (peaks MLP, Fashion CNN; shuffled batches gathered on the device); a --precision tf32 run;
@@ -45,6 +47,8 @@ failed=0
   echo "# GPU checks, $(date +%F), $gpu"
   echo
   echo "driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1); host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+  echo
+  echo "NCCL: $( (ldconfig -p; find ${LD_LIBRARY_PATH//:/ } -maxdepth 1 -name 'libnccl.so*' 2>/dev/null) | grep -m1 -o '/[^ ]*libnccl.so[.0-9]*' || echo 'none found (the data-parallel GPU tests will say so)')"
   echo
   echo "| step | result | seconds |"
   echo "|---|---|---|"

@@ -24,6 +24,7 @@ void RegisterSliceKernels(KernelRegistry& r);        // slice_ops.cc: Slice, Sli
 void RegisterPadKernels(KernelRegistry& r);          // pad_ops.cc: Pad (all modes)
 void RegisterLayerNormKernels(KernelRegistry& r);    // layer_norm_ops.cc: LayerNormalization and grad
 void RegisterTypedKernels(KernelRegistry& r);        // typed_ops.cc: Cast, comparisons, Not/And/Or/Xor, Where
+void RegisterAllReduceKernels(KernelRegistry& r);    // all_reduce_ops.cc: data-parallel AllReduceStart/Wait (NCCL)
 
 inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterElementwiseKernels(r);
@@ -45,6 +46,7 @@ inline void RegisterAllCudaKernels(KernelRegistry& r) {
   RegisterPadKernels(r);
   RegisterLayerNormKernels(r);
   RegisterTypedKernels(r);
+  RegisterAllReduceKernels(r);
 }
 
 // Attribute variants and static shapes a registered kernel does not implement (the CPU
