@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "providers/communicator.h"
 #include "providers/provider_plugin.h"
 
 namespace tandem {
@@ -54,6 +55,7 @@ bool GpuRequired() {
 void PrintDeviceNoticeOnce(const DeviceChoice& choice) {
   static std::atomic<bool> printed{false};
   if (choice.notice.empty() || printed.exchange(true)) return;
+  if (const Communicator* c = ProcessCommunicator(); c && c->rank() != 0) return;  // every rank would say it
   std::fprintf(stderr, "%s\n", choice.notice.c_str());
 }
 

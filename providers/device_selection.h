@@ -35,7 +35,8 @@ absl::StatusOr<DeviceChoice> ResolveDevice(const std::string& device);
 // or a skip.
 bool GpuRequired();
 
-// Prints choice.notice to stderr the first time a notice is printed in this process.
+// Prints choice.notice to stderr the first time a notice is printed in this process (in a
+// data-parallel job, on rank 0 only).
 void PrintDeviceNoticeOnce(const DeviceChoice& choice);
 
 }  // namespace tandem

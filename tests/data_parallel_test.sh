@@ -38,30 +38,7 @@ np.save(sys.argv[1] + "/cifar_y.npy", rng.integers(0, 10, 256).astype(np.int64))
 PY
 
 # compare NAME REFERENCE_DIR OTHER_DIR: step losses and exported weights.
-compare() {
-  /usr/bin/python3 - "$@" <<'PY'
-import csv, sys, numpy as np, onnx
-from onnx import numpy_helper
-name, ref, other = sys.argv[1:4]
-def losses(d):
-    with open(d + "/steps.csv") as f:
-        return np.array([float(r["loss"]) for r in csv.DictReader(f)])
-a, b = losses(ref), losses(other)
-assert len(a) == len(b) and len(a) > 0, f"{name}: {len(a)} vs {len(b)} steps"
-rel = np.abs(a - b) / np.maximum(np.abs(a), 1e-12)
-worst = int(rel.argmax())
-print(f"{name}: {len(a)} steps, largest relative loss difference {rel.max():.2e} (step {worst + 1}: {a[worst]:.9g} vs {b[worst]:.9g})")
-assert rel.max() <= 1e-5, f"FAIL {name}: step losses differ"
-wa = {t.name: numpy_helper.to_array(t) for t in onnx.load(ref + "/model.onnx").graph.initializer}
-wb = {t.name: numpy_helper.to_array(t) for t in onnx.load(other + "/model.onnx").graph.initializer}
-assert wa.keys() == wb.keys()
-for k in wa:
-    scale = max(np.abs(wa[k]).max(), 1e-6)
-    d = np.abs(wa[k].astype(np.float64) - wb[k]).max() / scale
-    assert d <= 1e-4, f"FAIL {name}: weight {k} differs by {d:.2e} of its scale"
-print(f"PASS {name}: same step losses and final weights")
-PY
-}
+compare() { /usr/bin/python3 "$root/tests/data_parallel_compare.py" "$@"; }
 
 # run CASE RANKS ARGS...: 0 ranks = a plain process.
 run() {

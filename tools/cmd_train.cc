@@ -284,6 +284,9 @@ int Train(int argc, char** argv) {
                 static_cast<long long>(train.size()), static_cast<long long>(val_rows),
                 static_cast<long long>(o.batch_size), static_cast<long long>(batches.num_batches()),
                 training::OptimizerName(spec.optimizer.kind), spec.optimizer.lr, t.device_description().c_str());
+  if (!o.quiet && dist->size > 1)
+    std::printf("data-parallel: %d ranks, each on its share of every batch (%s)\n", dist->size,
+                dist->comm->description().c_str());
 
   const std::string ckpt_dir = a.get("--checkpoint-dir");
   const std::string ckpt = ckpt_dir + "/checkpoint.tdm";

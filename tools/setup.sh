@@ -11,6 +11,7 @@ packages=(
   libopenblas0-openmp
   libonnx-testdata dataset-fashion-mnist
   openmpi-bin libopenmpi-dev
+  slurmctld slurmd slurm-client munge  # the srun test runs a one-node Slurm of its own
 )
 missing=()
 for p in "${packages[@]}"; do
