@@ -10,10 +10,13 @@ file(GLOB TANDEM_CAPI_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/c_api/*.cc
 add_library(tandem_shared SHARED ${TANDEM_CAPI_SOURCES})
 add_library(Tandem::tandem ALIAS tandem_shared)
 set_target_properties(tandem_shared PROPERTIES
-  OUTPUT_NAME tandem EXPORT_NAME tandem VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  OUTPUT_NAME tandem EXPORT_NAME tandem
   CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
   LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libtandem.map)
+if(NOT TANDEM_WHEEL)  # a wheel holds one file per library (zip has no symlinks): libtandem.so
+  set_target_properties(tandem_shared PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+endif()
 target_compile_definitions(tandem_shared PRIVATE TANDEM_VERSION_STRING="${PROJECT_VERSION}")
 target_include_directories(tandem_shared PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -31,6 +34,13 @@ if(TANDEM_PYTHON)
 endif()
 set(TANDEM_PYTHON_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/python${TANDEM_PYTHON_VERSION}/dist-packages
   CACHE STRING "Where cmake --install puts the tandem Python package (relative to the prefix)")
+
+include(${PROJECT_SOURCE_DIR}/cmake/python_fastrun.cmake)
+
+if(TANDEM_WHEEL)
+  include(${PROJECT_SOURCE_DIR}/cmake/wheel.cmake)
+  return()
+endif()
 
 install(TARGETS tandem_shared EXPORT TandemTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -55,8 +65,6 @@ endif()
 if(TARGET tandem_mpi)
   install(TARGETS tandem_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
-
-include(${PROJECT_SOURCE_DIR}/cmake/python_fastrun.cmake)
 
 # The C API's per-call overhead against Session::Run and the kernels (docs/BENCHMARKS.md).
 add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/tools/bench/c_api_overhead.cc)

@@ -9,6 +9,7 @@
 namespace {
 const char kUsage[] =
     "usage: tandem <command> [options]   (tandem <command> --help for details)\n"
+    "       tandem --version\n"
     "\n"
     "commands:\n"
     "  inspect MODEL        inputs/outputs, op histogram, parameters, opsets, placement\n"
@@ -37,6 +38,10 @@ int main(int argc, char** argv) {
       !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::printf("tandem %s\n", TANDEM_VERSION_STRING);
+    return 0;
   }
   for (const Entry& e : kCommands)
     if (argv[1] == std::string(e.name)) {

@@ -27,7 +27,7 @@ def _find():
             spec = importlib.util.spec_from_file_location(_NAME, path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-        except (ImportError, OSError):
+        except Exception:  # noqa: BLE001 - e.g. built against another NumPy: use ctypes
             return None
         address = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
         module.bind(address(lib.tandem_tensor_wrap), address(lib.tandem_tensor_release),

@@ -3,10 +3,11 @@
 The library is looked up, in order, at:
 
 1. the path in the environment variable ``TANDEM_LIBRARY`` (when set, it must load);
-2. the installed layout: ``<package dir>/../../../libtandem.so.0`` (the package lives in
+2. the wheel's layout: ``<package dir>/libtandem.so`` (``pip install``, pyproject.toml);
+3. the installed layout: ``<package dir>/../../../libtandem.so.0`` (the package lives in
    ``PREFIX/lib/python3.X/dist-packages/tandem``, the library in ``PREFIX/lib``);
-3. the source tree: ``<package dir>/../../build/libtandem.so``;
-4. ``ctypes.util.find_library("tandem")`` (the system's library search).
+4. the source tree: ``<package dir>/../../build/libtandem.so``;
+5. ``ctypes.util.find_library("tandem")`` (the system's library search).
 """
 import ctypes
 import ctypes.util
@@ -103,6 +104,7 @@ _SIGNATURES = {
 def _candidates():
     """(description, path or name) pairs in lookup order, after TANDEM_LIBRARY."""
     out = [
+        ("wheel", os.path.join(_PACKAGE_DIR, "libtandem.so")),
         ("installed layout", os.path.normpath(os.path.join(_PACKAGE_DIR, "..", "..", "..",
                                                            "libtandem.so.0"))),
         ("source tree", os.path.normpath(os.path.join(_PACKAGE_DIR, "..", "..", "build",
