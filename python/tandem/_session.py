@@ -160,17 +160,22 @@ class Session(Owned):
 
     # -- running --------------------------------------------------------------------------
 
-    def run(self, feeds, output_names=None):
+    def run(self, feeds, output_names=None, output="numpy"):
         """Runs the model.
 
         Args:
             feeds: ``{input name: array}`` with every model input; arrays must already have
                 the model's dtype (no conversion is made) and are passed without a copy
-                when C-contiguous. A single-input model also accepts the array itself.
+                when C-contiguous. Any host tensor with ``__dlpack__`` (PyTorch, JAX,
+                CuPy host arrays) is passed without a copy too; it must be contiguous. A
+                single-input model also accepts the array itself.
             output_names: the outputs wanted (a list of names or one name); default all.
+            output: ``"numpy"`` (new arrays) or ``"dlpack"``: :class:`tandem.DLPackTensor`
+                objects holding Tandem's own output memory, which ``torch.from_dlpack`` or
+                ``np.from_dlpack`` take without a copy.
 
         Returns:
-            ``{output name: ndarray}`` (new arrays, in the order asked for).
+            ``{output name: ndarray or DLPackTensor}``, in the order asked for.
 
         Raises :class:`tandem.Error` for an unknown input name (NOT_FOUND), a missing
         input or a wrong dtype or shape (INVALID_ARGUMENT), or a failure while running.
@@ -185,7 +190,7 @@ class Session(Owned):
             names = self._all_output_names
         else:
             names = [output_names] if isinstance(output_names, str) else list(output_names)
-        if _fast is not None and type(feeds) is dict:
+        if _fast is not None and type(feeds) is dict and output == "numpy":
             done = _fast.run(h, feeds, names)
             if done is not None:
                 if type(done) is int:
@@ -201,7 +206,7 @@ class Session(Owned):
         outs = (ctypes.c_void_p * max(n, 1))()
         with Wrapped(feeds) as w:
             check(lib.tandem_session_run(h, w.names, w.tensors, w.count, c_names, n, outs))
-        arrays = take_outputs(outs[:n])
+        arrays = take_outputs(outs[:n], output)
         return dict(zip(names, arrays))
 
     def profile(self):

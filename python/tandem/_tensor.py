@@ -1,13 +1,14 @@
-"""Moving NumPy arrays in and out of TandemTensors.
+"""Moving NumPy arrays (and DLPack tensors, _dlpack.py) in and out of TandemTensors.
 
 Inputs are wrapped without a copy (tandem_tensor_wrap over a C-contiguous array, which
 the caller keeps alive until the tensor is released); outputs are copied into new arrays
-and their tensors released.
+and their tensors released, or handed out as DLPack tensors (take_outputs).
 """
 import ctypes
 
 import numpy as np
 
+from . import _dlpack
 from ._errors import Code, Error, check
 from ._lib import lib
 
@@ -86,9 +87,9 @@ class Wrapped:
             for name, value in feeds.items():
                 if not isinstance(name, str):
                     raise TypeError(f"{what} names must be str, got {type(name).__name__}")
-                arr = as_input_array(value, f"{what} '{name}'")
-                self._arrays.append(arr)
-                self._handles.append(wrap(arr))
+                handle, keep = wrap_one(value, f"{what} '{name}'")
+                self._arrays.append(keep)
+                self._handles.append(handle)
         except BaseException:
             self.release()
             raise
@@ -113,7 +114,10 @@ class Wrapped:
 
 
 def wrap_one(value, what):
-    """One array as a TandemTensor: returns (handle, array to keep alive)."""
+    """One array, or DLPack tensor, as a TandemTensor: returns (handle, what to keep alive
+    until the handle is released)."""
+    if _dlpack.is_dlpack(value):
+        return _dlpack.wrap(value, what)
     arr = as_input_array(value, what)
     return wrap(arr), arr
 
@@ -154,9 +158,14 @@ def to_numpy(handle):
     return raw
 
 
-def take_outputs(handles):
+def take_outputs(handles, output="numpy"):
     """Copies then releases each tensor in the C array `handles`; returns the arrays.
-    Every non-NULL handle is released, even when a copy fails."""
+    Every non-NULL handle is released, even when a copy fails. With ``output="dlpack"``
+    each becomes a :class:`tandem.DLPackTensor` instead (no copy; released with it)."""
+    if output == "dlpack":
+        return _take_dlpack(handles)
+    if output != "numpy":
+        raise ValueError(f"output must be 'numpy' or 'dlpack', got {output!r}")
     out = []
     err = None
     for h in handles:
@@ -172,4 +181,20 @@ def take_outputs(handles):
             lib.tandem_tensor_release(h)
     if err is not None:
         raise err
+    return out
+
+
+def _take_dlpack(handles):
+    out = []
+    pending = [h for h in handles if h]
+    try:
+        for h in handles:
+            if h:
+                out.append(_dlpack.DLPackTensor(h))  # owns h from here
+                pending.remove(h)
+            else:
+                out.append(None)
+    finally:
+        for h in pending:  # not handed over (an error): released here
+            lib.tandem_tensor_release(h)
     return out

@@ -113,7 +113,8 @@ class TrainingSession(Owned):
         """One optimizer step on a batch.
 
         Args:
-            feeds: ``{input name: array}``, or the array itself for a single-input model.
+            feeds: ``{input name: array}``, or the array itself for a single-input model;
+                arrays or host tensors with ``__dlpack__`` (e.g. PyTorch's), unconverted.
             target: the targets (float32 for mse/l1/bce_with_logits, int64 class indices
                 for cross_entropy); no dtype conversion is made.
 
@@ -163,21 +164,22 @@ class TrainingSession(Owned):
             self._output_count = count.value
         return self._output_count
 
-    def predict(self, feeds):
+    def predict(self, feeds, output="numpy"):
         """The model's outputs with the current weights (inference mode).
 
         Args:
             feeds: ``{input name: array}``, or the array itself for a single-input model.
+            output: ``"numpy"`` or ``"dlpack"`` (as :meth:`tandem.Session.run`).
 
         Returns:
-            A list of new ndarrays, one per model output, in model order.
+            A list, one per model output in model order, of new ndarrays or DLPackTensors.
         """
         n = self.output_count
         h = self._h()
         outs = (ctypes.c_void_p * max(n, 1))()
         with Wrapped(self._feeds(feeds)) as w:
             check(lib.tandem_training_session_predict(h, w.names, w.tensors, w.count, n, outs))
-        return take_outputs(outs[:n])
+        return take_outputs(outs[:n], output)
 
     # -- state ----------------------------------------------------------------------------
 

@@ -250,6 +250,9 @@ mkdir -p "$WORK/pytrain"
 run_logged "$WORK/py_train.log" "${PYENV[@]}" "$PYTHON" "$SRC/examples/python_training.py" \
   "$MODELS/peaks_mlp.onnx" "$WORK/pytrain" 8
 expect "$WORK/py_train.log" '^epoch +8/8 ' 'predictions equal the training session' '^loss fell: '
+run_logged "$WORK/py_torch_train.log" "${PYENV[@]}" "$PYTHON" "$SRC/examples/python_torch_training.py" \
+  "$MODELS/peaks_mlp.onnx" 4
+expect "$WORK/py_torch_train.log" '^epoch +4/4 ' "PyTorch's mse of Tandem's predictions" '^loss fell: '
 
 echo
 echo "installed_package_examples: all $STEP steps passed"

@@ -26,66 +26,12 @@ import os
 import subprocess
 import sys
 import threading
-import traceback
 
 import numpy as np
 import torch
 
 import tandem
-
-RESULTS = []
-
-
-def check(name, ok, detail=""):
-    """Records one check and prints its line."""
-    RESULTS.append((name, bool(ok)))
-    print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f"  -- {detail}" if detail else ""),
-          flush=True)
-    return bool(ok)
-
-
-def section(fn):
-    """Runs a group of checks; an unexpected exception fails the group, not the script."""
-    def run(*args):
-        try:
-            fn(*args)
-        except Exception:  # noqa: BLE001 - report and go on with the other groups
-            traceback.print_exc()
-            check(f"{fn.__name__} completed without an unexpected exception", False)
-    run.__name__ = fn.__name__
-    return run
-
-
-def rel_diff(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12)))
-
-
-def expect_error(name, fn, code=None, substrings=(), exc_type=None, any_of=None):
-    """Checks that fn() raises tandem.Error (or `exc_type`) whose message names each of
-    `substrings` (and at least one of `any_of` when given); returns the exception."""
-    exc_type = exc_type or tandem.Error
-    try:
-        fn()
-    except exc_type as e:
-        msg = str(e)
-        ok = all(s in msg for s in substrings)
-        if any_of:
-            ok &= any(s in msg for s in any_of)
-        if code is not None and isinstance(e, tandem.Error):
-            ok &= e.code == code
-        detail = f"{type(e).__name__}: {msg}"
-        if isinstance(e, tandem.Error):
-            ok &= isinstance(e, RuntimeError) and isinstance(e.code, int)
-            ok &= e.code != 0 and bool(e.message)
-        check(name, ok, detail)
-        return e
-    except Exception as e:  # noqa: BLE001
-        check(name, False, f"raised {type(e).__name__} instead: {e}")
-        return e
-    check(name, False, "no exception")
-    return None
-
+from checks import check, expect_error, rel_diff, section, summary
 
 def mlp(seed):
     torch.manual_seed(seed)
@@ -528,14 +474,7 @@ def main():
     for group in (basics, inference, training, errors, lookup, leaks):
         print(f"-- {group.__name__}")
         group(cli, work)
-    failed = [name for name, ok in RESULTS if not ok]
-    print(f"\n{len(RESULTS) - len(failed)}/{len(RESULTS)} checks passed")
-    if failed:
-        print("FAILED:\n  " + "\n  ".join(failed))
-        print("FAIL")
-        return 1
-    print("PASS")
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -44,6 +44,12 @@ with tandem.Session(os.path.join(work, "cnn.onnx"), threads=1) as s:
 err = float(np.abs(y - ref).max() / np.abs(ref).max())
 check("the CNN's output is PyTorch's (1e-5 of its scale)", y.shape == ref.shape and err <= 1e-5, f"{err:.2e}")
 
+with tandem.Session(os.path.join(work, "cnn.onnx"), threads=1) as s:
+    out = s.run({"x": x}, output="dlpack")["y"]
+view = np.from_dlpack(out)
+check("output='dlpack': NumPy " + np.__version__ + " views Tandem's output without a copy",
+      view.ctypes.data == out.data_ptr and np.array_equal(view, y))
+
 X, Y = np.load(os.path.join(work, "mlp_x.npy")), np.load(os.path.join(work, "mlp_y.npy"))
 ref_losses = json.load(open(os.path.join(work, "mlp_adam_losses.json")))
 ts = tandem.TrainingSession(os.path.join(work, "mlp.onnx"), loss="mse", optimizer="adam", lr=0.01, threads=1)
