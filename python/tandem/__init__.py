@@ -28,11 +28,12 @@ from ._env import get_env as _get_env
 from ._errors import Code, Error, check as _check
 from ._lib import lib as _lib
 from ._lib import path as library_path
+from ._binding import IoBinding
 from ._dlpack import DLPackTensor
 from ._session import IoInfo, Session
 from ._training import TrainingSession
 
-__all__ = ["Code", "DLPackTensor", "Error", "IoInfo", "Session", "TrainingSession", "api_version",
+__all__ = ["Code", "DLPackTensor", "Error", "IoBinding", "IoInfo", "Session", "TrainingSession", "api_version",
            "library_path", "provider_available", "version"]
 
 

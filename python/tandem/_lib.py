@@ -74,6 +74,13 @@ _SIGNATURES = {
     "tandem_session_run": (c_status, [c_handle, c_str_p, c_handle_p, ctypes.c_size_t,
                                       c_str_p, ctypes.c_size_t, c_handle_p]),
     "tandem_session_profile": (c_status, [c_handle, c_handle_p]),
+    # IO binding
+    "tandem_io_binding_create": (c_status, [c_handle, c_handle_p]),
+    "tandem_io_binding_release": (None, [c_handle]),
+    "tandem_io_binding_bind_input": (c_status, [c_handle, ctypes.c_char_p, c_handle]),
+    "tandem_io_binding_bind_output": (c_status, [c_handle, ctypes.c_char_p, c_handle]),
+    "tandem_session_run_with_binding": (c_status, [c_handle, c_handle]),
+    "tandem_io_binding_output": (c_status, [c_handle, ctypes.c_char_p, c_handle_p]),
     # training
     "tandem_training_options_create": (c_status, [c_handle_p]),
     "tandem_training_options_release": (None, [c_handle]),

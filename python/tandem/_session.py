@@ -109,6 +109,7 @@ class Session(Owned):
         self._handle = handle.value
         # The finalizer holds the env, so the env is released after every session.
         self._finalizer = weakref.finalize(self, _release_session, self._handle, self._env)
+        self._bindings = weakref.WeakSet()
         self.inputs = self._io_infos(_INPUTS)
         self.outputs = self._io_infos(_OUTPUTS)
         # run()'s default request (every output), built once: small models run in a few
@@ -208,6 +209,21 @@ class Session(Owned):
             check(lib.tandem_session_run(h, w.names, w.tensors, w.count, c_names, n, outs))
         arrays = take_outputs(outs[:n], output)
         return dict(zip(names, arrays))
+
+    def io_binding(self):
+        """A new :class:`tandem.IoBinding`: inputs and output targets bound once (without
+        copies), then ``binding.run()`` as often as needed."""
+        from ._binding import IoBinding
+        binding = IoBinding(self)
+        self._bindings.add(binding)
+        return binding
+
+    def close(self):
+        """Frees the session now, after closing its IO bindings (later calls raise
+        ValueError). Idempotent."""
+        for binding in list(self._bindings):
+            binding.close()
+        super().close()
 
     def profile(self):
         """Per-node timings since creation, parsed from the library's JSON:

@@ -9,7 +9,10 @@ tensors (Debian's python3-torch) and NumPy:
      tandem.DLPackTensor objects that torch.from_dlpack and np.from_dlpack view without a
      copy (same address), with PyTorch's values; the memory outlives the DLPackTensor while
      a view holds it, and is released once the last view goes;
-  3. refusals, naming the input: a non-contiguous tensor, an element type Tandem lacks
+  3. IO binding: PyTorch/NumPy inputs and output targets bound without copies (a target
+     receives each run's result in place; a bound input's later changes are seen),
+     unbound outputs read as NumPy or DLPack, closing the session closes its bindings;
+  4. refusals, naming the input: a non-contiguous tensor, an element type Tandem lacks
      (complex64), another element type than the model's (float64), device memory.
 
 usage: test_dlpack.py WORK_DIR   (PYTHONPATH and TANDEM_LIBRARY as for test_python_api.py)
@@ -118,6 +121,50 @@ def outputs(work):
                  exc_type=ValueError, substrings=("'numpy' or 'dlpack'",))
 
 
+@section
+def binding(work):
+    model = export_mlp(os.path.join(work, "mlp.onnx"))
+    s = tandem.Session(os.path.join(work, "mlp.onnx"), threads=1)
+    b = s.io_binding()
+    x = torch.randn(4, 4)
+    target = torch.zeros(4, 3)
+    b.bind_input("x", x)
+    b.bind_output("y", target)
+    address = target.data_ptr()
+    b.run()
+    with torch.no_grad():
+        check("a bound PyTorch output target receives the result in place (PyTorch's values)",
+              target.data_ptr() == address and float((target - model(x)).abs().max()) <= 1e-6)
+        x.mul_(2)  # the bound input's own memory changes: the next run sees it
+        b.run()
+        check("the next run reads the bound input's memory as it is now",
+              float((target - model(x)).abs().max()) <= 1e-6)
+        x2 = np.random.default_rng(2).standard_normal((4, 4)).astype(np.float32)
+        b.bind_input("x", x2)  # rebound, to a NumPy array
+        b2 = s.io_binding()  # an unbound output, read back
+        b2.bind_input("x", x2)
+        b2.run()
+        (y,) = b2.outputs(output="dlpack").values()
+        view = torch.utils.dlpack.from_dlpack(y)
+        b.run()
+        ref = model(torch.from_numpy(x2))
+        check("outputs(output='dlpack') of an unbound output: PyTorch views it without a copy",
+              view.data_ptr() == y.data_ptr and float((view - ref).abs().max()) <= 1e-6)
+        check("outputs() as NumPy", float(np.abs(b2.outputs()["y"] - ref.numpy()).max()) <= 1e-6)
+        check("a rebound input (NumPy) is what the next run reads", float((target - ref).abs().max()) <= 1e-6)
+    expect_error("a non-contiguous NumPy output target is refused",
+                 lambda: b.bind_output("y", np.zeros((3, 4), np.float32).T), code=tandem.Code.INVALID_ARGUMENT,
+                 substrings=("output target 'y'", "C-contiguous"))
+    expect_error("an output target of the wrong shape is refused by the library",
+                 lambda: b.bind_output("y", torch.zeros(4, 5)), code=tandem.Code.INVALID_ARGUMENT,
+                 substrings=("'y'",))
+    expect_error("an unknown input name", lambda: b.bind_input("nope", x), code=tandem.Code.NOT_FOUND,
+                 substrings=("nope",))
+    s.close()
+    check("closing the session closes its bindings first", b.closed and b2.closed)
+    expect_error("a closed binding refuses to run", b.run, exc_type=ValueError, substrings=("IoBinding is closed",))
+
+
 class _OnDevice:
     """A stand-in for a CUDA tensor: DLPack says device type 2 (kDLCUDA)."""
 
@@ -151,7 +198,7 @@ def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
     torch.set_num_threads(1)
-    for group in (inputs, outputs, refusals):
+    for group in (inputs, outputs, binding, refusals):
         print(f"-- {group.__name__}")
         group(work)
     return summary()
