@@ -238,6 +238,25 @@ TandemStatus* tandem_session_tensor_to_host(const TandemSession* s, const Tandem
   return Transfer("tandem_session_tensor_to_host", &tandem::Session::ToHost, s, t, out);
 }
 
+TandemStatus* tandem_session_device_stream(const TandemSession* s, void** stream) {
+  return Guard("tandem_session_device_stream", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_device_stream", s);
+    TANDEM_CAPI_NOT_NULL("tandem_session_device_stream", stream);
+    *stream = s->session->primary_provider().native_stream();
+    return nullptr;
+  });
+}
+
+TandemStatus* tandem_session_order_before(const TandemSession* s, void* stream) {
+  return Guard("tandem_session_order_before", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_session_order_before", s);
+    for (tandem::ExecutionProvider* p : s->session->providers())
+      if (p->native_stream())
+        if (absl::Status st = p->OrderBefore(stream); !st.ok()) return FromStatus(st);
+    return nullptr;
+  });
+}
+
 TandemStatus* tandem_session_profile(const TandemSession* s, char** json) {
   return Guard("tandem_session_profile", [&]() -> TandemStatus* {
     TANDEM_CAPI_NOT_NULL("tandem_session_profile", s);

@@ -48,6 +48,30 @@ TandemStatus* CheckNewTensor(const char* function, TandemDataType dtype, const i
   return nullptr;
 }
 
+// A tensor over the caller's memory on `device` (no copy, no release).
+TandemStatus* WrapCallerMemory(const char* function, TandemDataType dtype, const int64_t* dims, size_t rank,
+                               tandem::Device device, void* data, size_t byte_size, TandemTensor** out) {
+  return Guard(function, [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL(function, out);
+    tandem::Dims d;
+    if (TandemStatus* s = CheckNewTensor(function, dtype, dims, rank, &d)) return s;
+    size_t need = static_cast<size_t>(tandem::NumElements(d)) * tandem::SizeOf(static_cast<tandem::DataType>(dtype));
+    if (need > 0 && data == nullptr) return NullArgument(function, "data");
+    if (byte_size < need)
+      return MakeStatus(TANDEM_INVALID_ARGUMENT, std::string("[c_api] ") + function + ": " + std::to_string(byte_size) +
+                                                     " bytes given, the shape " + tandem::DimsToString(d) +
+                                                     " needs " + std::to_string(need));
+    auto buffer = std::make_shared<tandem::Buffer>();
+    buffer->data = data;
+    buffer->bytes = byte_size;  // no release: the memory is the caller's
+    buffer->device = device;
+    auto* h = NewTensorHandle(Tensor(static_cast<tandem::DataType>(dtype), std::move(d), buffer));
+    h->caller_memory = true;
+    *out = h;
+    return nullptr;
+  });
+}
+
 }  // namespace
 }  // namespace tandem::capi
 
@@ -69,26 +93,18 @@ TandemStatus* tandem_tensor_create(TandemDataType dtype, const int64_t* dims, si
 
 TandemStatus* tandem_tensor_wrap(TandemDataType dtype, const int64_t* dims, size_t rank, void* data,
                                  size_t byte_size, TandemTensor** out) {
-  return Guard("tandem_tensor_wrap", [&]() -> TandemStatus* {
-    TANDEM_CAPI_NOT_NULL("tandem_tensor_wrap", out);
-    tandem::Dims d;
-    if (TandemStatus* s = CheckNewTensor("tandem_tensor_wrap", dtype, dims, rank, &d)) return s;
-    size_t need = static_cast<size_t>(tandem::NumElements(d)) *
-                  tandem::SizeOf(static_cast<tandem::DataType>(dtype));
-    if (need > 0 && data == nullptr) return NullArgument("tandem_tensor_wrap", "data");
-    if (byte_size < need)
-      return MakeStatus(TANDEM_INVALID_ARGUMENT,
-                        "[c_api] tandem_tensor_wrap: " + std::to_string(byte_size) +
-                            " bytes given, the shape " + tandem::DimsToString(d) + " needs " +
-                            std::to_string(need));
-    auto buffer = std::make_shared<tandem::Buffer>();
-    buffer->data = data;
-    buffer->bytes = byte_size;  // no release: the memory is the caller's
-    auto* h = NewTensorHandle(Tensor(static_cast<tandem::DataType>(dtype), std::move(d), buffer));
-    h->caller_memory = true;
-    *out = h;
-    return nullptr;
-  });
+  return WrapCallerMemory("tandem_tensor_wrap", dtype, dims, rank, tandem::Device{}, data, byte_size, out);
+}
+
+TandemStatus* tandem_tensor_wrap_device(TandemDataType dtype, const int64_t* dims, size_t rank,
+                                        TandemDeviceType device, int device_index, void* data,
+                                        size_t byte_size, TandemTensor** out) {
+  if (device != TANDEM_DEVICE_CUDA || device_index < 0)
+    return MakeStatus(TANDEM_INVALID_ARGUMENT,
+                      "[c_api] tandem_tensor_wrap_device: device " + std::to_string(device) + ":" +
+                          std::to_string(device_index) + " is not a CUDA device (use tandem_tensor_wrap for host memory)");
+  return WrapCallerMemory("tandem_tensor_wrap_device", dtype, dims, rank,
+                          tandem::Device{tandem::DeviceType::kCuda, device_index}, data, byte_size, out);
 }
 
 void tandem_tensor_release(TandemTensor* tensor) { delete tensor; }
@@ -156,6 +172,18 @@ TandemStatus* tandem_tensor_data(TandemTensor* t, void** data) {
                             "; copy it with tandem_session_tensor_to_host first");
     if (t->tensor.dtype() == tandem::DataType::kString || !t->tensor.is_tensor())
       return MakeStatus(TANDEM_UNIMPLEMENTED, "[c_api] tandem_tensor_data: string, sequence and "
+                                              "optional values are not supported by the C API");
+    *data = t->tensor.raw();
+    return nullptr;
+  });
+}
+
+TandemStatus* tandem_tensor_address(TandemTensor* t, void** data) {
+  return Guard("tandem_tensor_address", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_address", t);
+    TANDEM_CAPI_NOT_NULL("tandem_tensor_address", data);
+    if (t->tensor.dtype() == tandem::DataType::kString || !t->tensor.is_tensor())
+      return MakeStatus(TANDEM_UNIMPLEMENTED, "[c_api] tandem_tensor_address: string, sequence and "
                                               "optional values are not supported by the C API");
     *data = t->tensor.raw();
     return nullptr;

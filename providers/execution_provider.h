@@ -80,6 +80,16 @@ class ExecutionProvider {
   }
   // One line about the device, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)".
   virtual std::string description() const { return name(); }
+  // Sharing device memory with other libraries (DLPack): the device's native work queue
+  // this provider enqueues on (CUDA: its cudaStream_t), null for the host; and making
+  // another queue of this device (another library's cudaStream_t, or CUDA's special
+  // handles 1 = legacy default, 2 = per-thread default) wait for everything enqueued here
+  // so far, without blocking the host.
+  virtual void* native_stream() const { return nullptr; }
+  virtual absl::Status OrderBefore(void* stream) {
+    (void)stream;
+    return absl::OkStatus();
+  }
 };
 
 // The provider among `providers` whose device is `d`, or null.

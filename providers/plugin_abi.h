@@ -12,7 +12,7 @@
 #include "providers/provider_options.h"
 
 // Bump when any class that crosses the plugin boundary changes.
-#define TANDEM_PROVIDER_PLUGIN_ABI 6
+#define TANDEM_PROVIDER_PLUGIN_ABI 7
 
 extern "C" {
 

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define TANDEM_API_VERSION 1
+#define TANDEM_API_VERSION 2
 
 /* ---- Errors ------------------------------------------------------------------------ */
 
@@ -106,6 +106,14 @@ TANDEM_EXPORT TandemStatus* tandem_tensor_create(TandemDataType dtype, const int
 TANDEM_EXPORT TandemStatus* tandem_tensor_wrap(TandemDataType dtype, const int64_t* dims,
                                                size_t rank, void* data, size_t byte_size,
                                                TandemTensor** out);
+/* A device tensor over the caller's device memory (e.g. another library's CUDA tensor,
+ * shared through DLPack), without a copy; `data` must stay valid until the tensor is
+ * released. The caller orders the work that wrote it before the session's runs (see
+ * tandem_session_device_stream). Since API version 2. */
+TANDEM_EXPORT TandemStatus* tandem_tensor_wrap_device(TandemDataType dtype, const int64_t* dims,
+                                                      size_t rank, TandemDeviceType device,
+                                                      int device_index, void* data, size_t byte_size,
+                                                      TandemTensor** out);
 TANDEM_EXPORT void tandem_tensor_release(TandemTensor* tensor);
 TANDEM_EXPORT TandemStatus* tandem_tensor_dtype(const TandemTensor* t, TandemDataType* dtype);
 TANDEM_EXPORT TandemStatus* tandem_tensor_rank(const TandemTensor* t, size_t* rank);
@@ -118,6 +126,9 @@ TANDEM_EXPORT TandemStatus* tandem_tensor_device(const TandemTensor* t, TandemDe
 /* The host memory of a host tensor (TANDEM_FAILED_PRECONDITION for a device tensor:
  * copy it with tandem_session_tensor_to_host first). */
 TANDEM_EXPORT TandemStatus* tandem_tensor_data(TandemTensor* t, void** data);
+/* The address of the first element, host or device (tandem_tensor_device says which),
+ * for handing the memory to another library (DLPack). Since API version 2. */
+TANDEM_EXPORT TandemStatus* tandem_tensor_address(TandemTensor* t, void** data);
 /* All a caller needs to read a host tensor, in one call (bindings pay per call): its
  * dtype, rank, dims (as tandem_tensor_dims: `capacity` below the rank is an error, and
  * `rank` is set first so the caller can retry), data (as tandem_tensor_data) and size. */
@@ -205,6 +216,16 @@ TANDEM_EXPORT TandemStatus* tandem_session_tensor_to_device(const TandemSession*
 TANDEM_EXPORT TandemStatus* tandem_session_tensor_to_host(const TandemSession* s,
                                                           const TandemTensor* t,
                                                           TandemTensor** out);
+
+/* The native work queue of the session's first provider (CUDA: the cudaStream_t every
+ * session on that GPU runs on), NULL when it is the CPU: a producer of device inputs
+ * orders its writes before it (DLPack's __dlpack__(stream=...)). Since API version 2. */
+TANDEM_EXPORT TandemStatus* tandem_session_device_stream(const TandemSession* s, void** stream);
+/* Makes work later enqueued on `stream` (a native queue of the session's device: another
+ * library's cudaStream_t, or 1 / 2 for CUDA's legacy / per-thread default stream) wait
+ * for everything the session has enqueued so far, without blocking: device outputs are
+ * then safe to read there. Nothing to do for a CPU session. Since API version 2. */
+TANDEM_EXPORT TandemStatus* tandem_session_order_before(const TandemSession* s, void* stream);
 
 /* Per-node timings since creation as JSON text ({"nodes": [{"node", "op", "provider",
  * "calls", "total_us"}...]}), summed over all threads' runs; calls and times are 0 unless

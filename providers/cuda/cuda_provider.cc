@@ -56,6 +56,17 @@ CudaProvider::~CudaProvider() {
 
 const KernelRegistry& CudaProvider::registry() const { return CudaKernelRegistry(); }
 
+absl::Status CudaProvider::OrderBefore(void* other) {
+  if (!context_) return absl::FailedPreconditionError("a placement preview has no stream");
+  TANDEM_CUDA_RETURN(cudaSetDevice(index_));
+  cudaEvent_t done = nullptr;
+  TANDEM_CUDA_RETURN(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  absl::Status st = Check(cudaEventRecord(done, stream()), "cudaEventRecord");
+  if (st.ok()) st = Check(cudaStreamWaitEvent(static_cast<cudaStream_t>(other), done, 0), "cudaStreamWaitEvent");
+  cudaEventDestroy(done);  // released once the wait is satisfied
+  return st;
+}
+
 std::optional<double> CudaProvider::Capability(const KernelInfo& info) const {
   if (!FindKernel(info)) return std::nullopt;
   if (!CudaKernelAccepts(info)) return std::nullopt;  // attribute variants we lack

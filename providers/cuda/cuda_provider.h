@@ -54,6 +54,8 @@ class CudaProvider : public ExecutionProvider {
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
   absl::Status Synchronize() override;
   std::string description() const override { return description_; }
+  void* native_stream() const override { return stream(); }
+  absl::Status OrderBefore(void* stream) override;
   // CUDA Graphs (cuda_graph.cc): the shared stream captured on this thread, memory from a
   // private pool of the device allocator meanwhile; the graph holds that pool and the
   // workspace its kernels were given.

@@ -2,7 +2,8 @@
 (the C API's TandemIoBinding, include/tandem/tandem.h).
 
 Bound inputs and output targets are the caller's memory, referenced without copies (NumPy
-arrays, or host tensors with ``__dlpack__`` such as PyTorch's); the binding keeps them
+arrays, or tensors with ``__dlpack__`` such as PyTorch's, on the host or, for a GPU
+session, on its GPU); the binding keeps them
 alive while they are bound. An output bound to a target receives each run's result in
 place; the others are read with :meth:`IoBinding.outputs`.
 """
@@ -31,7 +32,8 @@ class IoBinding(Owned):
         self._finalizer = weakref.finalize(self, _release_binding, self._handle, session)
 
     def _bind(self, kind, name, value, call):
-        handle, keep = wrap_one(value, f"{'input' if kind == 'in' else 'output target'} '{name}'")
+        handle, keep = wrap_one(value, f"{'input' if kind == 'in' else 'output target'} '{name}'",
+                                self._session.device_stream)
         try:
             check(call(self._h(), name.encode(), handle))
         finally:
@@ -74,7 +76,7 @@ class IoBinding(Owned):
             for h in handles:
                 lib.tandem_tensor_release(h)
             raise
-        return dict(zip(names, take_outputs(handles, output)))
+        return dict(zip(names, take_outputs(handles, output, self._session)))
 
     def close(self):
         """Releases the binding and lets go of the bound memory. Idempotent."""

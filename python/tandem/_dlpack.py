@@ -2,14 +2,17 @@
 outputs out, without copies.
 
 In: any object with ``__dlpack__`` and ``__dlpack_device__`` (a PyTorch tensor, a JAX or
-CuPy array; NumPy arrays take the array path of _tensor.py) on the host is wrapped as a
-TandemTensor over its memory. The capsule is kept until the tensor is released and is not
-consumed, so its producer frees the memory as usual. Non-contiguous tensors, element types
-Tandem lacks and device memory are refused with an Error naming the input.
+CuPy array; NumPy arrays take the array path of _tensor.py) is wrapped as a TandemTensor
+over its memory: host memory always; CUDA memory when the call runs on a GPU session,
+whose stream the producer is asked to order its writes before (``__dlpack__(stream=)``).
+The capsule is kept until the tensor is released and is not consumed, so its producer
+frees the memory as usual. Non-contiguous tensors, element types Tandem lacks and device
+memory where no GPU session runs are refused with an Error naming the input.
 
-Out: :class:`DLPackTensor` holds an output's TandemTensor and hands its memory to
-``np.from_dlpack``, ``torch.from_dlpack`` and the like; the TandemTensor is released when
-the DLPackTensor and every consumer's view are gone.
+Out: :class:`DLPackTensor` holds an output's TandemTensor (host, or GPU with
+``outputs_on_device``) and hands its memory to ``np.from_dlpack``, ``torch.from_dlpack``
+and the like; a GPU output's consumer stream is first made to wait for the session's
+work. The TandemTensor is released when the DLPackTensor and every consumer's view are gone.
 """
 import ctypes
 
@@ -40,7 +43,8 @@ class _Managed(ctypes.Structure):  # DLManagedTensor
 _Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _Managed._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter)]
 
-_CPU, _CUDA, _CUDA_HOST = 1, 2, 3
+_CPU, _CUDA, _CUDA_HOST = 1, 2, 3  # DLDeviceType
+_TANDEM_CUDA = 1  # TandemDeviceType
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
                  10: "rocm", 13: "cuda_managed"}
 # (DLDataTypeCode, bits) <-> TandemDataType
@@ -72,17 +76,21 @@ def is_dlpack(value):
             and hasattr(value, "__dlpack_device__"))
 
 
-def wrap(value, what):
+def wrap(value, what, device_stream=None):
     """A new TandemTensor over the memory of DLPack tensor `value`, and the capsule to keep
-    alive until that tensor is released. Raises Error (INVALID_ARGUMENT) for device
-    memory, a non-contiguous layout or an element type Tandem lacks, naming `what`."""
-    device_type, device_id = value.__dlpack_device__()
-    if int(device_type) not in (_CPU, _CUDA_HOST):
-        name = _DEVICE_NAMES.get(int(device_type), f"device type {int(device_type)}")
-        raise Error(Code.INVALID_ARGUMENT,
-                    f"[python] {what} lives on {name}:{int(device_id)}; Tandem's Python API takes "
-                    f"host memory (copy it to the CPU first, e.g. tensor.cpu())")
-    capsule = value.__dlpack__()
+    alive until that tensor is released. CUDA memory needs `device_stream`, the GPU
+    session's stream (an int), which the producer orders its writes before. Raises Error
+    (INVALID_ARGUMENT) for other device memory, a non-contiguous layout or an element type
+    Tandem lacks, naming `what`."""
+    device_type, device_id = (int(v) for v in value.__dlpack_device__())
+    on_gpu = device_type == _CUDA and device_stream is not None
+    if device_type not in (_CPU, _CUDA_HOST) and not on_gpu:
+        name = _DEVICE_NAMES.get(device_type, f"device type {device_type}")
+        where = ("this call takes host memory (copy it with tensor.cpu()); GPU tensors go into "
+                 "Session.run and IoBinding of a session made with providers=['cuda', 'cpu']"
+                 if device_type == _CUDA else "Tandem takes host and CUDA memory")
+        raise Error(Code.INVALID_ARGUMENT, f"[python] {what} lives on {name}:{device_id}; {where}")
+    capsule = value.__dlpack__(stream=device_stream) if on_gpu else value.__dlpack__()
     managed = _Managed.from_address(_api.PyCapsule_GetPointer(capsule, _NAME))
     t = managed.dl_tensor
     code = _TO_TANDEM.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
@@ -107,8 +115,12 @@ def wrap(value, what):
     data = (t.data or 0) + t.byte_offset
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     handle = ctypes.c_void_p()
-    check(lib.tandem_tensor_wrap(code, dims, len(shape), data or None, numel * _SIZE[code],
-                                 ctypes.byref(handle)))
+    if on_gpu:
+        check(lib.tandem_tensor_wrap_device(code, dims, len(shape), _TANDEM_CUDA, t.device.device_id,
+                                            data or None, numel * _SIZE[code], ctypes.byref(handle)))
+    else:
+        check(lib.tandem_tensor_wrap(code, dims, len(shape), data or None, numel * _SIZE[code],
+                                     ctypes.byref(handle)))
     return handle.value, capsule
 
 
@@ -145,20 +157,29 @@ def _capsule_destructor(capsule):
 
 class DLPackTensor:
     """A Tandem output whose memory other libraries take through DLPack, without a copy:
-    ``np.from_dlpack(t)``, ``torch.from_dlpack(t)``. Also ``t.numpy()`` (a NumPy view),
-    ``t.shape`` and ``t.dtype``. The memory lives while this object or any view of it does."""
+    ``np.from_dlpack(t)``, ``torch.from_dlpack(t)`` (host outputs), ``torch.from_dlpack(t)``
+    or ``cupy.from_dlpack(t)`` (GPU outputs, ``Session(..., outputs_on_device=True)``).
+    Also ``t.numpy()`` (a NumPy view of a host output), ``t.shape``, ``t.dtype`` and
+    ``t.device`` (``"cpu"`` or ``"cuda:0"``). The memory lives while this object or any
+    view of it does."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, session=None):
         self._owner = _Owner(handle)
-        code, rank, data, nbytes = ctypes.c_int(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
-        dims = (ctypes.c_int64 * 32)()
-        check(lib.tandem_tensor_host_view(handle, ctypes.byref(code), ctypes.byref(rank), dims, 32,
-                                          ctypes.byref(data), ctypes.byref(nbytes)))
+        self._session = session  # orders a GPU output before its consumer's stream
+        code, rank, data = ctypes.c_int(), ctypes.c_size_t(), ctypes.c_void_p()
+        device, index = ctypes.c_int(), ctypes.c_int()
+        check(lib.tandem_tensor_dtype(handle, ctypes.byref(code)))
+        check(lib.tandem_tensor_rank(handle, ctypes.byref(rank)))
+        dims = (ctypes.c_int64 * max(rank.value, 1))()
+        check(lib.tandem_tensor_dims(handle, dims, rank.value))
+        check(lib.tandem_tensor_address(handle, ctypes.byref(data)))
+        check(lib.tandem_tensor_device(handle, ctypes.byref(device), ctypes.byref(index)))
         if code.value not in _FROM_TANDEM:
             raise Error(Code.UNIMPLEMENTED, f"[python] outputs of TandemDataType {code.value} have "
                                             f"no DLPack type")
         self._code = code.value
         self._data = data.value
+        self._device = (_CUDA, index.value) if device.value == _TANDEM_CUDA else (_CPU, 0)
         self.shape = tuple(dims[:rank.value])
 
     @property
@@ -168,27 +189,38 @@ class DLPackTensor:
         return numpy_dtype(self._code)
 
     @property
+    def device(self):
+        """``"cpu"`` or ``"cuda:N"``."""
+        return "cpu" if self._device[0] == _CPU else f"cuda:{self._device[1]}"
+
+    @property
     def data_ptr(self):
         """The address of the first element (shared with every DLPack view)."""
         return self._data or 0
 
     def __dlpack_device__(self):
-        return (_CPU, 0)
+        return self._device
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """A "dltensor" capsule over this tensor's memory (host memory: `stream` must be
-        None; `copy=True` is refused, the point being not to copy)."""
-        if stream is not None and stream != -1:
-            raise BufferError("host memory takes no stream")
+        """A "dltensor" capsule over this tensor's memory. For a GPU output, `stream` is the
+        consumer's CUDA stream (None: the legacy default stream; -1: no ordering), made to
+        wait for the session's work first. `copy=True` is refused: the point is not to copy."""
         if copy:
             raise BufferError("tandem.DLPackTensor shares its memory; it does not copy")
-        if dl_device is not None and tuple(dl_device) != (_CPU, 0):
-            raise BufferError(f"the tensor is on the CPU, not {tuple(dl_device)}")
+        if dl_device is not None and tuple(dl_device) != self._device:
+            raise BufferError(f"the tensor is on {self.device}, not {tuple(dl_device)}")
+        if self._device[0] == _CPU:
+            if stream is not None and stream != -1:
+                raise BufferError("host memory takes no stream")
+        elif stream != -1:
+            if self._session is None:
+                raise BufferError("this GPU tensor has no session to order its work by")
+            check(lib.tandem_session_order_before(self._session._h(), 1 if stream is None else stream))
         del max_version  # a legacy (unversioned) capsule, which every consumer takes
         shape = (ctypes.c_int64 * max(len(self.shape), 1))(*self.shape)
         code, bits = _FROM_TANDEM[self._code]
         managed = _Managed()
-        managed.dl_tensor = _DLTensor(self._data, _Device(_CPU, 0), len(self.shape),
+        managed.dl_tensor = _DLTensor(self._data, _Device(*self._device), len(self.shape),
                                       _DataType(code, bits, 1), shape, None, 0)
         address = ctypes.addressof(managed)
         managed.manager_ctx = address
@@ -199,8 +231,11 @@ class DLPackTensor:
         return capsule
 
     def numpy(self):
-        """A NumPy array viewing this memory (no copy)."""
+        """A NumPy array viewing this memory (no copy); host outputs only."""
+        if self._device[0] != _CPU:
+            raise BufferError(f"the tensor is on {self.device}: take it with torch.from_dlpack or "
+                              f"cupy.from_dlpack")
         return np.from_dlpack(self)
 
     def __repr__(self):
-        return f"tandem.DLPackTensor(shape={list(self.shape)}, dtype={self.dtype})"
+        return f"tandem.DLPackTensor(shape={list(self.shape)}, dtype={self.dtype}, device={self.device})"

@@ -14,7 +14,7 @@ import ctypes.util
 import os
 
 # The TANDEM_API_VERSION this package was written against (include/tandem/tandem.h).
-API_VERSION = 1
+API_VERSION = 2
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -51,6 +51,10 @@ _SIGNATURES = {
     "tandem_tensor_dims": (c_status, [c_handle, c_int64_p, ctypes.c_size_t]),
     "tandem_tensor_byte_size": (c_status, [c_handle, c_size_p]),
     "tandem_tensor_data": (c_status, [c_handle, c_handle_p]),
+    "tandem_tensor_wrap_device": (c_status, [c_enum, c_int64_p, ctypes.c_size_t, c_enum, ctypes.c_int,
+                                             ctypes.c_void_p, ctypes.c_size_t, c_handle_p]),
+    "tandem_tensor_address": (c_status, [c_handle, c_handle_p]),
+    "tandem_tensor_device": (c_status, [c_handle, c_enum_p, c_int_p]),
     "tandem_tensor_host_view": (c_status, [c_handle, c_enum_p, c_size_p, c_int64_p, ctypes.c_size_t,
                                            c_handle_p, c_size_p]),
     # session options
@@ -60,6 +64,7 @@ _SIGNATURES = {
     "tandem_session_options_set_threads": (c_status, [c_handle, ctypes.c_int]),
     "tandem_session_options_set_optimization_level": (c_status, [c_handle, ctypes.c_int]),
     "tandem_session_options_set_profiling": (c_status, [c_handle, ctypes.c_int]),
+    "tandem_session_options_set_outputs_on_device": (c_status, [c_handle, ctypes.c_int]),
     # inference sessions
     "tandem_session_create": (c_status, [c_handle, ctypes.c_char_p, c_handle, c_handle_p]),
     "tandem_session_create_from_memory": (c_status, [c_handle, ctypes.c_void_p, ctypes.c_size_t,
@@ -74,6 +79,8 @@ _SIGNATURES = {
     "tandem_session_run": (c_status, [c_handle, c_str_p, c_handle_p, ctypes.c_size_t,
                                       c_str_p, ctypes.c_size_t, c_handle_p]),
     "tandem_session_profile": (c_status, [c_handle, c_handle_p]),
+    "tandem_session_device_stream": (c_status, [c_handle, c_handle_p]),
+    "tandem_session_order_before": (c_status, [c_handle, ctypes.c_void_p]),
     # IO binding
     "tandem_io_binding_create": (c_status, [c_handle, c_handle_p]),
     "tandem_io_binding_release": (None, [c_handle]),

@@ -44,7 +44,7 @@ class IoInfo:
     __hash__ = None
 
 
-def _options(providers, threads, optimization_level, profiling):
+def _options(providers, threads, optimization_level, profiling, outputs_on_device=False):
     handle = ctypes.c_void_p()
     check(lib.tandem_session_options_create(ctypes.byref(handle)))
     opts = handle.value
@@ -58,6 +58,7 @@ def _options(providers, threads, optimization_level, profiling):
         check(lib.tandem_session_options_set_threads(opts, int(threads)))
         check(lib.tandem_session_options_set_optimization_level(opts, int(optimization_level)))
         check(lib.tandem_session_options_set_profiling(opts, 1 if profiling else 0))
+        check(lib.tandem_session_options_set_outputs_on_device(opts, 1 if outputs_on_device else 0))
     except BaseException:
         lib.tandem_session_options_release(opts)
         raise
@@ -68,7 +69,7 @@ class Session(Owned):
     """An ONNX model loaded for inference.
 
     ``Session(path_or_bytes, providers=None, threads=0, optimization_level=2,
-    profiling=False)``
+    profiling=False, outputs_on_device=False)``
 
     Args:
         path_or_bytes: a model file path (str or os.PathLike) or a serialized ModelProto
@@ -78,6 +79,8 @@ class Session(Owned):
         threads: intra-op CPU threads; 0 means all cores.
         optimization_level: 0 none, 1 constant folding and dead-code removal, 2 also fusions.
         profiling: time every node; read the timings with :meth:`profile`.
+        outputs_on_device: outputs stay on the GPU that made them; take them with
+            ``run(..., output="dlpack")`` (e.g. into ``torch.from_dlpack``).
 
     Raises :class:`tandem.Error` when the model cannot be loaded (e.g. code NOT_FOUND for a
     missing file, INVALID_MODEL for one that fails to parse, UNAVAILABLE for a provider
@@ -89,9 +92,10 @@ class Session(Owned):
     """
 
     def __init__(self, path_or_bytes, providers=None, threads=0, optimization_level=2,
-                 profiling=False):
+                 profiling=False, outputs_on_device=False):
         self._env = get_env()
-        opts = _options(providers, threads, optimization_level, profiling)
+        self._outputs_on_device = bool(outputs_on_device)
+        opts = _options(providers, threads, optimization_level, profiling, outputs_on_device)
         handle = ctypes.c_void_p()
         try:
             if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
@@ -191,7 +195,7 @@ class Session(Owned):
             names = self._all_output_names
         else:
             names = [output_names] if isinstance(output_names, str) else list(output_names)
-        if _fast is not None and type(feeds) is dict and output == "numpy":
+        if _fast is not None and type(feeds) is dict and output == "numpy" and not self._outputs_on_device:
             done = _fast.run(h, feeds, names)
             if done is not None:
                 if type(done) is int:
@@ -205,10 +209,18 @@ class Session(Owned):
         c_names = self._c_all_output_names if output_names is None else c_strings(names)
         n = len(names)
         outs = (ctypes.c_void_p * max(n, 1))()
-        with Wrapped(feeds) as w:
+        with Wrapped(feeds, device_stream=self.device_stream) as w:
             check(lib.tandem_session_run(h, w.names, w.tensors, w.count, c_names, n, outs))
-        arrays = take_outputs(outs[:n], output)
+        arrays = take_outputs(outs[:n], output, session=self)
         return dict(zip(names, arrays))
+
+    @property
+    def device_stream(self):
+        """The GPU stream this session runs on (a cudaStream_t as an int), or None for a
+        CPU session: producers of device inputs order their writes before it."""
+        stream = ctypes.c_void_p()
+        check(lib.tandem_session_device_stream(self._h(), ctypes.byref(stream)))
+        return stream.value
 
     def io_binding(self):
         """A new :class:`tandem.IoBinding`: inputs and output targets bound once (without

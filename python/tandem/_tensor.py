@@ -80,14 +80,14 @@ class Wrapped:
     """Named inputs wrapped as TandemTensors for one call; a context manager that releases
     them. ``names`` and ``tensors`` are the C arrays to pass."""
 
-    def __init__(self, feeds, what="input"):
+    def __init__(self, feeds, what="input", device_stream=None):
         self._arrays = []
         self._handles = []
         try:
             for name, value in feeds.items():
                 if not isinstance(name, str):
                     raise TypeError(f"{what} names must be str, got {type(name).__name__}")
-                handle, keep = wrap_one(value, f"{what} '{name}'")
+                handle, keep = wrap_one(value, f"{what} '{name}'", device_stream)
                 self._arrays.append(keep)
                 self._handles.append(handle)
         except BaseException:
@@ -113,11 +113,12 @@ class Wrapped:
         return False
 
 
-def wrap_one(value, what):
+def wrap_one(value, what, device_stream=None):
     """One array, or DLPack tensor, as a TandemTensor: returns (handle, what to keep alive
-    until the handle is released)."""
+    until the handle is released). `device_stream`: the session's GPU stream, which a
+    device tensor's producer orders its writes before (None: host memory only)."""
     if _dlpack.is_dlpack(value):
-        return _dlpack.wrap(value, what)
+        return _dlpack.wrap(value, what, device_stream)
     arr = as_input_array(value, what)
     return wrap(arr), arr
 
@@ -158,12 +159,13 @@ def to_numpy(handle):
     return raw
 
 
-def take_outputs(handles, output="numpy"):
+def take_outputs(handles, output="numpy", session=None):
     """Copies then releases each tensor in the C array `handles`; returns the arrays.
     Every non-NULL handle is released, even when a copy fails. With ``output="dlpack"``
-    each becomes a :class:`tandem.DLPackTensor` instead (no copy; released with it)."""
+    each becomes a :class:`tandem.DLPackTensor` instead (no copy; released with it;
+    `session` orders device outputs before their consumers' streams)."""
     if output == "dlpack":
-        return _take_dlpack(handles)
+        return _take_dlpack(handles, session)
     if output != "numpy":
         raise ValueError(f"output must be 'numpy' or 'dlpack', got {output!r}")
     out = []
@@ -184,13 +186,13 @@ def take_outputs(handles, output="numpy"):
     return out
 
 
-def _take_dlpack(handles):
+def _take_dlpack(handles, session):
     out = []
     pending = [h for h in handles if h]
     try:
         for h in handles:
             if h:
-                out.append(_dlpack.DLPackTensor(h))  # owns h from here
+                out.append(_dlpack.DLPackTensor(h, session))  # owns h from here
                 pending.remove(h)
             else:
                 out.append(None)

@@ -285,6 +285,57 @@ TEST(CApi, DeviceTransfersOnTheCpuShareMemory) {
   EXPECT_EQ(data, x.data());
 }
 
+// API version 2's calls for sharing memory with other libraries (DLPack), as far as they
+// go without a GPU: a device tensor over caller memory is made without touching the
+// device, says where it lives and gives its address; a CPU session has no stream, orders
+// nothing, and refuses a device input with a message instead of reading it.
+TEST(CApi, DeviceMemoryFromOtherLibrariesWithoutAGpu) {
+  alignas(64) static float device_stand_in[6];  // never read: the address is all that is used
+  const int64_t dims[2] = {2, 3};
+  TandemTensor* wrapped = nullptr;
+  ASSERT_TANDEM_OK(tandem_tensor_wrap_device(TANDEM_FLOAT, dims, 2, TANDEM_DEVICE_CUDA, 1, device_stand_in,
+                                             sizeof device_stand_in, &wrapped));
+  TensorPtr dev(wrapped);
+  TandemDeviceType type = TANDEM_DEVICE_CPU;
+  int index = -1;
+  EXPECT_TANDEM_OK(tandem_tensor_device(dev.get(), &type, &index));
+  EXPECT_EQ(type, TANDEM_DEVICE_CUDA);
+  EXPECT_EQ(index, 1);
+  void* address = nullptr;
+  EXPECT_TANDEM_OK(tandem_tensor_address(dev.get(), &address));
+  EXPECT_EQ(address, device_stand_in);
+  void* data = nullptr;
+  EXPECT_TANDEM_ERROR(tandem_tensor_data(dev.get(), &data), TANDEM_FAILED_PRECONDITION, "cuda:1");
+  TandemTensor* refused = nullptr;
+  EXPECT_TANDEM_ERROR(tandem_tensor_wrap_device(TANDEM_FLOAT, dims, 2, TANDEM_DEVICE_CPU, 0, device_stand_in,
+                                                sizeof device_stand_in, &refused),
+                      TANDEM_INVALID_ARGUMENT, "tandem_tensor_wrap");
+  EXPECT_TANDEM_ERROR(tandem_tensor_wrap_device(TANDEM_FLOAT, dims, 2, TANDEM_DEVICE_CUDA, 0, device_stand_in, 8,
+                                                &refused),
+                      TANDEM_INVALID_ARGUMENT, "needs 24");
+  EXPECT_EQ(refused, nullptr);
+
+  EnvPtr env = MakeEnv();
+  SessionPtr s = MakeSession(env.get(), ModelPath("ode_mlp.onnx"));
+  void* stream = &address;
+  EXPECT_TANDEM_OK(tandem_session_device_stream(s.get(), &stream));
+  EXPECT_EQ(stream, nullptr) << "a CPU session has no stream";
+  EXPECT_TANDEM_OK(tandem_session_order_before(s.get(), reinterpret_cast<void*>(1)));
+  const int64_t xdims[2] = {2, 3};
+  ASSERT_TANDEM_OK(tandem_tensor_wrap_device(TANDEM_FLOAT, xdims, 2, TANDEM_DEVICE_CUDA, 0, device_stand_in,
+                                             sizeof device_stand_in, &wrapped));
+  TensorPtr x(wrapped);
+  const char* in_names[1] = {"x"};
+  TandemTensor* ins[1] = {x.get()};
+  const char* out_names[1] = {"y"};
+  TandemTensor* outs[1] = {nullptr};
+  TandemStatus* st = tandem_session_run(s.get(), in_names, ins, 1, out_names, 1, outs);
+  ASSERT_NE(st, nullptr) << "a CPU session read memory on cuda:0";
+  EXPECT_NE(std::string(tandem_status_message(st)).find("cuda:0"), std::string::npos) << tandem_status_message(st);
+  tandem_status_release(st);
+  EXPECT_EQ(outs[0], nullptr);
+}
+
 TEST(CApi, ProfileCountsEveryNode) {
   EnvPtr env = MakeEnv();
   TandemSessionOptions* o = nullptr;

@@ -15,7 +15,8 @@
 #      (peaks MLP, Fashion CNN; shuffled batches gathered on the device); a --precision tf32 run;
 #   4. tandem profile --compare cpu,cuda with the batch sweep and crossover per model;
 #   5. --device auto against both devices on the same runs;
-#   6. tools/bench/gpu_bench.py against PyTorch CUDA (when PyTorch sees the GPU).
+#   6. tools/bench/gpu_bench.py against PyTorch CUDA (when PyTorch sees the GPU);
+#   7. DLPack with PyTorch CUDA tensors through the Python module (dlpack_cuda_check.py).
 # It writes RESULTS_DIR/<date>-<gpu>.md (default bench/results) and a log beside it, and
 # exits 1 when any step failed.
 set -uo pipefail
@@ -29,7 +30,7 @@ results=${2:-$root/bench/results}
 if [ -f "$bundle/env.sh" ]; then
   # shellcheck disable=SC1091
   source "$bundle/env.sh"
-  tandem=$bundle/bin/tandem cuda_tests=$bundle/bin/tandem_cuda_tests onnx=$bundle/onnx
+  tandem=$bundle/bin/tandem cuda_tests=$bundle/bin/tandem_cuda_tests onnx=$bundle/onnx libtandem=$bundle/lib/libtandem.so
   export TANDEM_PLUGIN_PATH=$bundle/lib
 else  # a build tree
   tandem=$bundle/tandem cuda_tests=$bundle/tests/tandem_cuda_tests onnx=/usr/share/libonnx-testdata/data
@@ -144,6 +145,14 @@ PY
 step "CUDA Graph vs launches: 3-100-3 step, batch 1" 180 graph_vs_launch ode ode_mlp.onnx ode_x.npy ode_y.npy mse 1
 step "CUDA Graph vs launches: Fashion CNN, batch 32" 180 graph_vs_launch fashion_graph fashion_cnn.onnx img_x.npy \
   img_y.npy cross_entropy 32
+# DLPack with CUDA memory: PyTorch CUDA tensors in and out of the Python module.
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  step "DLPack with PyTorch CUDA tensors (python)" 180 env PYTHONPATH="$root/python" \
+    TANDEM_LIBRARY="${libtandem:-$bundle/libtandem.so}" python3 "$root/tests/gpu/dlpack_cuda_check.py" \
+    "$root/models/ode_mlp.onnx"
+else
+  echo "| DLPack with PyTorch CUDA tensors | not run: PyTorch sees no GPU | 0 |" >>"$md"
+fi
 {
   echo
   echo "Failing steps' output is in $(basename "$log")."

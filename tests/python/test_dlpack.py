@@ -91,7 +91,8 @@ def outputs(work):
     with tandem.Session(os.path.join(work, "mlp.onnx"), threads=1) as s:
         out = s.run({"x": x}, output="dlpack")["y"]
     check("output='dlpack' gives a tandem.DLPackTensor", isinstance(out, tandem.DLPackTensor), repr(out))
-    check("its shape and dtype", out.shape == (5, 3) and out.dtype == np.float32, repr(out))
+    check("its shape, dtype and device", out.shape == (5, 3) and out.dtype == np.float32 and out.device == "cpu"
+          and out.__dlpack_device__() == (1, 0), repr(out))
     t = torch.utils.dlpack.from_dlpack(out)
     check("torch.from_dlpack views it without a copy (same address)", t.data_ptr() == out.data_ptr,
           f"{t.data_ptr():#x} vs {out.data_ptr:#x}")
@@ -187,8 +188,9 @@ def refusals(work):
         expect_error("float64 for a float32 input is refused, naming both",
                      lambda: s.run({"x": torch.randn(6, 4, dtype=torch.float64)}),
                      code=tandem.Code.INVALID_ARGUMENT, substrings=("'x'", "double", "float"))
+        check("a CPU session has no device stream", s.device_stream is None, repr(s.device_stream))
         expect_error("device memory is refused, naming the device", lambda: s.run({"x": _OnDevice()}),
-                     code=tandem.Code.INVALID_ARGUMENT, substrings=("input 'x'", "cuda:0"))
+                     code=tandem.Code.INVALID_ARGUMENT, substrings=("input 'x'", "cuda:0", "providers=['cuda', 'cpu']"))
         expect_error("a tensor that requires grad: PyTorch's own refusal",
                      lambda: s.run({"x": torch.randn(6, 4, requires_grad=True)}), exc_type=RuntimeError,
                      substrings=("detach",))
