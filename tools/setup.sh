@@ -12,6 +12,7 @@ packages=(
   libonnx-testdata dataset-fashion-mnist
   openmpi-bin libopenmpi-dev
   slurmctld slurmd slurm-client munge  # the srun test runs a one-node Slurm of its own
+  debootstrap  # the wheel test's clean Debian root
 )
 missing=()
 for p in "${packages[@]}"; do
