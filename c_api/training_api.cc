@@ -71,6 +71,15 @@ TandemStatus* tandem_training_session_rank(const TandemTrainingSession* ts, int*
   });
 }
 
+TandemStatus* tandem_training_session_device_stream(const TandemTrainingSession* ts, void** stream) {
+  return Guard("tandem_training_session_device_stream", [&]() -> TandemStatus* {
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_device_stream", ts);
+    TANDEM_CAPI_NOT_NULL("tandem_training_session_device_stream", stream);
+    *stream = ts->trainer->training_session().primary_provider().native_stream();
+    return nullptr;
+  });
+}
+
 TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* ts, size_t* count) {
   return Guard("tandem_training_session_input_count", [&]() -> TandemStatus* {
     TANDEM_CAPI_NOT_NULL("tandem_training_session_input_count", ts);

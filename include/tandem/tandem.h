@@ -285,6 +285,11 @@ TANDEM_EXPORT void tandem_training_session_release(TandemTrainingSession* ts);
 /* This process's rank and the number of ranks (0 and 1 without distributed=mpi); either
  * pointer may be NULL. In a data-parallel job, write checkpoints and exports from rank 0. */
 TANDEM_EXPORT TandemStatus* tandem_training_session_rank(const TandemTrainingSession* ts, int* rank, int* size);
+/* The native work queue of the training session's device (CUDA: its cudaStream_t), NULL
+ * on the CPU: producers of device batches order their writes before it (DLPack's
+ * __dlpack__(stream=...)). Since API version 2. */
+TANDEM_EXPORT TandemStatus* tandem_training_session_device_stream(const TandemTrainingSession* ts,
+                                                                  void** stream);
 /* The model's data inputs (the inputs a batch feeds), by index. */
 TANDEM_EXPORT TandemStatus* tandem_training_session_input_count(const TandemTrainingSession* ts,
                                                                 size_t* count);

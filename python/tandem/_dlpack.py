@@ -86,9 +86,10 @@ def wrap(value, what, device_stream=None):
     on_gpu = device_type == _CUDA and device_stream is not None
     if device_type not in (_CPU, _CUDA_HOST) and not on_gpu:
         name = _DEVICE_NAMES.get(device_type, f"device type {device_type}")
-        where = ("this call takes host memory (copy it with tensor.cpu()); GPU tensors go into "
-                 "Session.run and IoBinding of a session made with providers=['cuda', 'cpu']"
-                 if device_type == _CUDA else "Tandem takes host and CUDA memory")
+        where = ("this session runs on the CPU and takes host memory (copy it with tensor.cpu()); "
+                 "GPU tensors go into sessions on the GPU: Session(..., providers=['cuda', 'cpu']), "
+                 "TrainingSession(..., device='cuda')" if device_type == _CUDA
+                 else "Tandem takes host and CUDA memory")
         raise Error(Code.INVALID_ARGUMENT, f"[python] {what} lives on {name}:{device_id}; {where}")
     capsule = value.__dlpack__(stream=device_stream) if on_gpu else value.__dlpack__()
     managed = _Managed.from_address(_api.PyCapsule_GetPointer(capsule, _NAME))

@@ -108,6 +108,7 @@ _SIGNATURES = {
     "tandem_training_session_set_learning_rate": (c_status, [c_handle, ctypes.c_double]),
     "tandem_training_session_learning_rate": (c_status, [c_handle, c_double_p]),
     "tandem_training_session_steps": (c_status, [c_handle, c_int64_p]),
+    "tandem_training_session_device_stream": (c_status, [c_handle, c_handle_p]),
     "tandem_training_session_rank": (c_status, [c_handle, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
     "tandem_training_session_save_checkpoint": (c_status, [c_handle, ctypes.c_char_p]),
     "tandem_training_session_load_checkpoint": (c_status, [c_handle, ctypes.c_char_p]),

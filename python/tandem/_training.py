@@ -82,6 +82,7 @@ class TrainingSession(Owned):
         self._handle = handle.value
         self._finalizer = weakref.finalize(self, _release_training, self._handle, self._env)
         self._output_count = None
+        self._device_stream = False  # not asked yet (None: the CPU)
         h = self._handle
         count = ctypes.c_size_t()
         check(lib.tandem_training_session_input_count(h, ctypes.byref(count)))
@@ -98,6 +99,16 @@ class TrainingSession(Owned):
     def input_names(self):
         """The model's data inputs (what a batch feeds), in model order."""
         return list(self._input_names)
+
+    @property
+    def device_stream(self):
+        """The GPU stream this session trains on (a cudaStream_t as an int), or None on the
+        CPU: CUDA tensors fed to it are ordered before it (DLPack)."""
+        if self._device_stream is False:
+            stream = ctypes.c_void_p()
+            check(lib.tandem_training_session_device_stream(self._h(), ctypes.byref(stream)))
+            self._device_stream = stream.value
+        return self._device_stream
 
     def _feeds(self, feeds):
         if isinstance(feeds, dict):
@@ -123,9 +134,9 @@ class TrainingSession(Owned):
         """
         h = self._h()
         loss = ctypes.c_double()
-        t, t_arr = wrap_one(target, "target")
+        t, t_arr = wrap_one(target, "target", self.device_stream)
         try:
-            with Wrapped(self._feeds(feeds)) as w:
+            with Wrapped(self._feeds(feeds), device_stream=self.device_stream) as w:
                 check(lib.tandem_training_session_train_step(h, w.names, w.tensors, w.count, t,
                                                              ctypes.byref(loss)))
         finally:
@@ -143,9 +154,9 @@ class TrainingSession(Owned):
         h = self._h()
         loss = ctypes.c_double()
         acc = ctypes.c_double()
-        t, t_arr = wrap_one(target, "target")
+        t, t_arr = wrap_one(target, "target", self.device_stream)
         try:
-            with Wrapped(self._feeds(feeds)) as w:
+            with Wrapped(self._feeds(feeds), device_stream=self.device_stream) as w:
                 check(lib.tandem_training_session_eval_step(h, w.names, w.tensors, w.count, t,
                                                             ctypes.byref(loss),
                                                             ctypes.byref(acc)))
@@ -177,7 +188,7 @@ class TrainingSession(Owned):
         n = self.output_count
         h = self._h()
         outs = (ctypes.c_void_p * max(n, 1))()
-        with Wrapped(self._feeds(feeds)) as w:
+        with Wrapped(self._feeds(feeds), device_stream=self.device_stream) as w:
             check(lib.tandem_training_session_predict(h, w.names, w.tensors, w.count, n, outs))
         return take_outputs(outs[:n], output)
 

@@ -127,6 +127,9 @@ TEST(CApiTraining, LearningRateCheckpointAndExport) {
   double lr = 0;
   EXPECT_TANDEM_OK(tandem_training_session_learning_rate(ts.get(), &lr));
   EXPECT_NEAR(lr, 0.01, 1e-9);
+  void* stream = &lr;
+  EXPECT_TANDEM_OK(tandem_training_session_device_stream(ts.get(), &stream));
+  EXPECT_EQ(stream, nullptr) << "training on the CPU: no device stream";
   EXPECT_TANDEM_OK(tandem_training_session_set_learning_rate(ts.get(), 0.005));
   EXPECT_TANDEM_OK(tandem_training_session_learning_rate(ts.get(), &lr));
   EXPECT_NEAR(lr, 0.005, 1e-9);

@@ -9,7 +9,8 @@ tests/gpu/run_gpu_checks.sh with PyTorch's CUDA; no GPU here, so never run here)
      stream right before the run, and the output is read on another PyTorch stream right
      after, with no synchronisation in between but DLPack's;
   4. IO binding with a CUDA input and a CUDA output target written in place;
-  5. a CPU session refuses the CUDA tensor, naming the input.
+  5. train_step on the GPU fed CUDA tensors takes the steps it takes fed host arrays;
+  6. a CPU session refuses the CUDA tensor, naming the input.
 
 usage: dlpack_cuda_check.py MODEL.onnx   (PYTHONPATH=python, TANDEM_LIBRARY=libtandem.so)
 Prints PASS/FAIL lines; exits 1 on any failure.
@@ -76,6 +77,14 @@ def main(model):
     check("IO binding: a CUDA output target is written in place",
           float(np.abs(target.cpu().numpy() - ref).max()) <= 1e-5)
     b.close()
+    # Training on the GPU from CUDA tensors takes the steps it takes from host arrays.
+    X, Y = torch.randn(512, 3, device=dev), torch.randn(512, 3, device=dev)
+    losses = {}
+    for kind, (xs, ys) in {"cuda": (X, Y), "host": (X.cpu().numpy(), Y.cpu().numpy())}.items():
+        ts = tandem.TrainingSession(model, loss="mse", optimizer="adam", lr=0.01, device="cuda")
+        losses[kind] = [ts.train_step(xs, ys) for _ in range(5)]
+    check("train_step with CUDA tensors steps as with host arrays (1e-6)", ts.device_stream is not None and
+          max(abs(a - b) / abs(b) for a, b in zip(losses["cuda"], losses["host"])) <= 1e-6, f"{losses}")
     try:
         cpu.run({"x": x})
         check("a CPU session refuses a CUDA tensor", False, "no exception")

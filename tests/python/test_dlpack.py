@@ -191,6 +191,11 @@ def refusals(work):
         check("a CPU session has no device stream", s.device_stream is None, repr(s.device_stream))
         expect_error("device memory is refused, naming the device", lambda: s.run({"x": _OnDevice()}),
                      code=tandem.Code.INVALID_ARGUMENT, substrings=("input 'x'", "cuda:0", "providers=['cuda', 'cpu']"))
+        ts = tandem.TrainingSession(os.path.join(work, "mlp.onnx"), loss="mse", threads=1)
+        check("a CPU training session has no device stream", ts.device_stream is None, repr(ts.device_stream))
+        expect_error("a CPU training session refuses device memory too, naming it",
+                     lambda: ts.train_step(torch.randn(6, 4), _OnDevice()), code=tandem.Code.INVALID_ARGUMENT,
+                     substrings=("target", "cuda:0"))
         expect_error("a tensor that requires grad: PyTorch's own refusal",
                      lambda: s.run({"x": torch.randn(6, 4, requires_grad=True)}), exc_type=RuntimeError,
                      substrings=("detach",))
