@@ -5,7 +5,7 @@
 # peaks MLP (full batch, Adam) and the Dropout MLP (batch 100), which must train what one
 # process trains (tests/data_parallel_compare.py); srun -n 2 without --distributed is
 # refused. Root only (the daemons); exits 77 (skipped) without root or Slurm
-# (tools/setup.sh installs slurmctld, slurmd, slurm-client and munge).
+# (tools/setup.sh --tests installs slurmctld, slurmd, slurm-client and munge).
 # usage: tests/data_parallel_srun_test.sh path/to/tandem WORK_DIR
 set -euo pipefail
 tandem=$1
@@ -13,7 +13,7 @@ work=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: the Slurm daemons need root"; exit 77; }
 for tool in slurmctld slurmd srun sinfo munged mungekey; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not found (tools/setup.sh installs Slurm and munge)"; exit 77; }
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool not found (tools/setup.sh --tests installs Slurm and munge)"; exit 77; }
 done
 rm -rf "$work" && mkdir -p "$work"/{munge,state,spool}
 chmod 700 "$work/munge"

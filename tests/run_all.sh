@@ -6,7 +6,7 @@
 # Usage: bash tests/run_all.sh [extra ctest args]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/tools/setup.sh"
+bash "$root/tools/setup.sh" --tests
 bash "$root/tools/build.sh"
 (cd "${BUILD_DIR:-$root/build}" && ctest --output-on-failure --timeout 1800 "$@")
 if [ "${TANDEM_SKIP_SANITIZE:-0}" != 1 ]; then

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs every Debian package Tandem needs to build, test and run its demo.
 # Idempotent and non-interactive; run as root (or with sudo available).
+# usage: bash tools/setup.sh [--tests]
+#   --tests also installs what only tests use: a one-node Slurm with munge (the srun test
+#   starts its own daemons from a temporary folder) and debootstrap (the wheel's clean
+#   Debian root). tests/run_all.sh passes it; the demo, install and wheel scripts do not.
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-dev
@@ -11,9 +15,10 @@ packages=(
   libopenblas0-openmp
   libonnx-testdata dataset-fashion-mnist
   openmpi-bin libopenmpi-dev
-  slurmctld slurmd slurm-client munge  # the srun test runs a one-node Slurm of its own
-  debootstrap  # the wheel test's clean Debian root
 )
+if [ "${1:-}" = --tests ]; then
+  packages+=(slurmctld slurmd slurm-client munge debootstrap)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,14 +5,14 @@
 # files only (no index), then tests/python/wheel_check.py runs in it under chroot
 # (/proc mounted: the CLI's $ORIGIN needs it). Reuses the wheel and PyTorch's numbers of
 # ctest python_wheel (WHEEL_WORK_DIR). The root is cached as a tarball in build/.
-# Root only, with debootstrap (tools/setup.sh); exits 77 (skipped) otherwise.
+# Root only, with debootstrap (tools/setup.sh --tests); exits 77 (skipped) otherwise.
 # usage: tests/python/wheel_debian_root_test.sh WHEEL_WORK_DIR WORK_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 from=$(realpath "$1")
 work=$(realpath -m "$2")
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: chroot needs root"; exit 77; }
-command -v debootstrap >/dev/null || { echo "SKIP: debootstrap not found (tools/setup.sh installs it)"; exit 77; }
+command -v debootstrap >/dev/null || { echo "SKIP: debootstrap not found (tools/setup.sh --tests installs it)"; exit 77; }
 wheel=$(ls "$from"/wheelhouse/tandem_engine-*.whl)
 rm -rf "$work" && mkdir -p "$work"
 cache=$root/build/debian-bookworm-minbase-python.tar
