@@ -70,6 +70,15 @@ _api.PyCapsule_SetContext.argtypes = [ctypes.py_object, ctypes.c_void_p]
 _NAME, _USED = b"dltensor", b"used_dltensor"
 
 
+def native_stream(query, handle):
+    """The native stream (a cudaStream_t as an int, None on the CPU) that the C call
+    `query` (tandem_session_device_stream or tandem_training_session_device_stream) gives
+    for session `handle`: fixed for the session's life, so asked once."""
+    stream = ctypes.c_void_p()
+    check(query(handle, ctypes.byref(stream)))
+    return stream.value
+
+
 def is_dlpack(value):
     """Whether `value` offers DLPack (and is not a NumPy array, which takes the array path)."""
     return (not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__")
@@ -165,8 +174,7 @@ class DLPackTensor:
     view of it does."""
 
     def __init__(self, handle, session=None):
-        self._owner = _Owner(handle)
-        self._session = session  # orders a GPU output before its consumer's stream
+        # Takes `handle` over only once it is read: until then a failure leaves it the caller's.
         code, rank, data = ctypes.c_int(), ctypes.c_size_t(), ctypes.c_void_p()
         device, index = ctypes.c_int(), ctypes.c_int()
         check(lib.tandem_tensor_dtype(handle, ctypes.byref(code)))
@@ -182,6 +190,8 @@ class DLPackTensor:
         self._data = data.value
         self._device = (_CUDA, index.value) if device.value == _TANDEM_CUDA else (_CPU, 0)
         self.shape = tuple(dims[:rank.value])
+        self._session = session  # orders a GPU output before its consumer's stream
+        self._owner = _Owner(handle)
 
     @property
     def dtype(self):

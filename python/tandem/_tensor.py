@@ -188,15 +188,12 @@ def take_outputs(handles, output="numpy", session=None):
 
 def _take_dlpack(handles, session):
     out = []
-    pending = [h for h in handles if h]
     try:
         for h in handles:
+            out.append(_dlpack.DLPackTensor(h, session) if h else None)  # owns h from here
+    except BaseException:
+        for h in handles[len(out):]:  # not handed over (the failed one included): released here
             if h:
-                out.append(_dlpack.DLPackTensor(h, session))  # owns h from here
-                pending.remove(h)
-            else:
-                out.append(None)
-    finally:
-        for h in pending:  # not handed over (an error): released here
-            lib.tandem_tensor_release(h)
+                lib.tandem_tensor_release(h)
+        raise
     return out
