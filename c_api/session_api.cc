@@ -250,9 +250,8 @@ TandemStatus* tandem_session_device_stream(const TandemSession* s, void** stream
 TandemStatus* tandem_session_order_before(const TandemSession* s, void* stream) {
   return Guard("tandem_session_order_before", [&]() -> TandemStatus* {
     TANDEM_CAPI_NOT_NULL("tandem_session_order_before", s);
-    for (tandem::ExecutionProvider* p : s->session->providers())
-      if (p->native_stream())
-        if (absl::Status st = p->OrderBefore(stream); !st.ok()) return FromStatus(st);
+    for (tandem::ExecutionProvider* p : s->session->providers())  // the host's is a no-op
+      if (absl::Status st = p->OrderBefore(stream); !st.ok()) return FromStatus(st);
     return nullptr;
   });
 }

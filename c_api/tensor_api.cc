@@ -72,6 +72,16 @@ TandemStatus* WrapCallerMemory(const char* function, TandemDataType dtype, const
   });
 }
 
+// *data = the address of t's first element (host or device); string, sequence and
+// optional values are refused.
+TandemStatus* FirstElement(const char* function, TandemTensor& t, void** data) {
+  if (t.tensor.dtype() == tandem::DataType::kString || !t.tensor.is_tensor())
+    return MakeStatus(TANDEM_UNIMPLEMENTED, std::string("[c_api] ") + function +
+                                                ": string, sequence and optional values are not supported by the C API");
+  *data = t.tensor.raw();
+  return nullptr;
+}
+
 }  // namespace
 }  // namespace tandem::capi
 
@@ -170,11 +180,7 @@ TandemStatus* tandem_tensor_data(TandemTensor* t, void** data) {
                         "[c_api] tandem_tensor_data: the tensor lives on " +
                             t->tensor.device().ToString() +
                             "; copy it with tandem_session_tensor_to_host first");
-    if (t->tensor.dtype() == tandem::DataType::kString || !t->tensor.is_tensor())
-      return MakeStatus(TANDEM_UNIMPLEMENTED, "[c_api] tandem_tensor_data: string, sequence and "
-                                              "optional values are not supported by the C API");
-    *data = t->tensor.raw();
-    return nullptr;
+    return FirstElement("tandem_tensor_data", *t, data);
   });
 }
 
@@ -182,11 +188,7 @@ TandemStatus* tandem_tensor_address(TandemTensor* t, void** data) {
   return Guard("tandem_tensor_address", [&]() -> TandemStatus* {
     TANDEM_CAPI_NOT_NULL("tandem_tensor_address", t);
     TANDEM_CAPI_NOT_NULL("tandem_tensor_address", data);
-    if (t->tensor.dtype() == tandem::DataType::kString || !t->tensor.is_tensor())
-      return MakeStatus(TANDEM_UNIMPLEMENTED, "[c_api] tandem_tensor_address: string, sequence and "
-                                              "optional values are not supported by the C API");
-    *data = t->tensor.raw();
-    return nullptr;
+    return FirstElement("tandem_tensor_address", *t, data);
   });
 }
 

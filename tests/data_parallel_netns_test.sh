@@ -49,12 +49,7 @@ veth_bytes() { ip netns exec "$ns_a" cat /proc/net/dev | awk -v d="$veth_a:" '$1
 
 /usr/bin/python3 "$root/models/peaks_data.py" "$work/peaks" >/dev/null
 /usr/bin/python3 "$root/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
-/usr/bin/python3 - "$work" <<'PY'
-import sys, numpy as np
-rng = np.random.default_rng(3)
-np.save(sys.argv[1] + "/cifar_x.npy", rng.standard_normal((256, 3, 32, 32)).astype(np.float32))
-np.save(sys.argv[1] + "/cifar_y.npy", rng.integers(0, 10, 256).astype(np.int64))
-PY
+/usr/bin/python3 "$root/models/random_images.py" "$work" cifar 256 3 32 32 3
 peaks=("$root/models/peaks_mlp.onnx" --x "$work/peaks/X.npy" --y "$work/peaks/Y.npy" --loss mse --optimizer adam
        --lr 0.08 --batch-size 40000 --epochs 20 --seed 1)
 cifar=("$work/models/cifar_cnn.onnx" --x "$work/cifar_x.npy" --y "$work/cifar_y.npy" --loss cross_entropy

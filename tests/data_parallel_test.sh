@@ -30,12 +30,7 @@ mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 /usr/bin/python3 "$root/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
 /usr/bin/python3 "$root/tests/sincos_data.py" "$work" >/dev/null
 /usr/bin/python3 "$root/tests/dropout_mlp_model.py" "$work/dropout_mlp.onnx"
-/usr/bin/python3 - "$work" <<'PY'
-import sys, numpy as np
-rng = np.random.default_rng(3)
-np.save(sys.argv[1] + "/cifar_x.npy", rng.standard_normal((256, 3, 32, 32)).astype(np.float32))
-np.save(sys.argv[1] + "/cifar_y.npy", rng.integers(0, 10, 256).astype(np.int64))
-PY
+/usr/bin/python3 "$root/models/random_images.py" "$work" cifar 256 3 32 32 3
 
 # compare NAME REFERENCE_DIR OTHER_DIR: step losses and exported weights.
 compare() { /usr/bin/python3 "$root/tests/data_parallel_compare.py" "$@"; }

@@ -4,6 +4,7 @@ import json
 import os
 import weakref
 
+from ._dlpack import native_stream
 from ._env import get_env
 from ._errors import check
 from ._owned import Owned
@@ -114,6 +115,7 @@ class Session(Owned):
         # The finalizer holds the env, so the env is released after every session.
         self._finalizer = weakref.finalize(self, _release_session, self._handle, self._env)
         self._bindings = weakref.WeakSet()
+        self._device_stream = native_stream(lib.tandem_session_device_stream, self._handle)
         self.inputs = self._io_infos(_INPUTS)
         self.outputs = self._io_infos(_OUTPUTS)
         # run()'s default request (every output), built once: small models run in a few
@@ -218,9 +220,8 @@ class Session(Owned):
     def device_stream(self):
         """The GPU stream this session runs on (a cudaStream_t as an int), or None for a
         CPU session: producers of device inputs order their writes before it."""
-        stream = ctypes.c_void_p()
-        check(lib.tandem_session_device_stream(self._h(), ctypes.byref(stream)))
-        return stream.value
+        self._h()
+        return self._device_stream
 
     def io_binding(self):
         """A new :class:`tandem.IoBinding`: inputs and output targets bound once (without

@@ -5,6 +5,7 @@ import weakref
 
 import numpy as np
 
+from ._dlpack import native_stream
 from ._env import get_env
 from ._errors import check
 from ._owned import Owned
@@ -82,7 +83,7 @@ class TrainingSession(Owned):
         self._handle = handle.value
         self._finalizer = weakref.finalize(self, _release_training, self._handle, self._env)
         self._output_count = None
-        self._device_stream = False  # not asked yet (None: the CPU)
+        self._device_stream = native_stream(lib.tandem_training_session_device_stream, self._handle)
         h = self._handle
         count = ctypes.c_size_t()
         check(lib.tandem_training_session_input_count(h, ctypes.byref(count)))
@@ -104,10 +105,7 @@ class TrainingSession(Owned):
     def device_stream(self):
         """The GPU stream this session trains on (a cudaStream_t as an int), or None on the
         CPU: CUDA tensors fed to it are ordered before it (DLPack)."""
-        if self._device_stream is False:
-            stream = ctypes.c_void_p()
-            check(lib.tandem_training_session_device_stream(self._h(), ctypes.byref(stream)))
-            self._device_stream = stream.value
+        self._h()
         return self._device_stream
 
     def _feeds(self, feeds):

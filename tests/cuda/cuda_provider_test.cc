@@ -522,42 +522,6 @@ TEST(CudaKernels, OptimizerUpdatesMatchTheCpuInPlace) {
   }
 }
 
-// Training parity: the same model, seed and batches on the GPU and on the CPU.
-struct TrainRun {
-  std::vector<double> losses;
-  std::map<std::string, std::vector<std::string>> ops_on;  // provider -> op types of the step's nodes
-  std::string graph_status;  // Session::device_graph_status of the step
-  int64_t replays = 0;
-};
-
-absl::StatusOr<TrainRun> Train(const std::string& model, const std::vector<std::string>& providers, Dims x_dims,
-                               Dims y_dims, training::LossKind loss, int steps, bool device_graphs = false) {
-  auto g = ImportModelFile(ModelPath(model));
-  if (!g.ok()) return g.status();
-  training::TrainerOptions o;
-  o.providers = providers;
-  o.spec.loss = loss;
-  o.spec.optimizer.lr = 1e-3f;
-  o.device_graphs = device_graphs;
-  auto t = training::Trainer::Create(*g, o);
-  if (!t.ok()) return t.status();
-  TrainRun run;
-  for (const Node& n : (*t)->training_session().graph().nodes) run.ops_on[n.provider].push_back(n.op_type);
-  Tensor x = Random(x_dims, 50), y = Random(y_dims, 51);
-  if (loss == training::LossKind::kCrossEntropy) {
-    y = Tensor::Host(DataType::kInt64, y_dims);
-    for (int64_t i = 0; i < y.numel(); ++i) y.data<int64_t>()[i] = i % 10;
-  }
-  for (int s = 0; s < steps; ++s) {
-    auto l = (*t)->Step({{(*t)->training_graph().data_inputs[0], x}}, y);
-    if (!l.ok()) return absl::Status(l.status().code(), "step " + std::to_string(s + 1) + ": " + std::string(l.status().message()));
-    run.losses.push_back(*l);
-  }
-  run.graph_status = (*t)->training_session().device_graph_status();
-  run.replays = (*t)->training_session().device_graph_replays();
-  return run;
-}
-
 void ExpectSameCurve(const std::vector<double>& gpu, const std::vector<double>& cpu, double rtol) {
   ASSERT_EQ(gpu.size(), cpu.size());
   for (size_t i = 0; i < cpu.size(); ++i)

@@ -61,42 +61,18 @@ TEST(CudaDataParallel, OneRankBucketSumIsTheScaledGradients) {
   EXPECT_EQ(one.broadcasts, 1) << "NCCL's id went through the communicator once";
 }
 
-struct DataParallelRun {
-  std::vector<double> losses;
-  std::map<std::string, int> all_reduce_on;  // provider -> AllReduceStart/Wait nodes
-  std::string graph_status;
-};
-
 // The Fashion CNN, momentum, 8 steps of one batch, in a group of one rank with the
 // gradients' all-reduce in the graph (or, with comm null, a plain run).
-absl::StatusOr<DataParallelRun> Train(Communicator* comm, const std::vector<std::string>& providers,
+absl::StatusOr<TrainRun> TrainFashion(Communicator* comm, const std::vector<std::string>& providers,
                                       bool device_graphs) {
-  auto g = ImportModelFile(ModelPath("fashion_cnn.onnx"));
-  if (!g.ok()) return g.status();
-  training::TrainerOptions o;
-  o.providers = providers;
-  o.spec.loss = training::LossKind::kCrossEntropy;
-  o.spec.optimizer.kind = training::OptimizerKind::kMomentum;  // Adam would hide a wrong scale
-  o.spec.optimizer.lr = 0.01f;
-  o.spec.all_reduce = comm != nullptr;
-  o.spec.bucket_bytes = 64 << 10;  // several buckets
-  o.communicator = comm;
-  o.device_graphs = device_graphs;
-  auto t = training::Trainer::Create(*g, o);
-  if (!t.ok()) return t.status();
-  DataParallelRun run;
-  for (const Node& n : (*t)->training_session().graph().nodes)
-    if (n.op_type.rfind("AllReduce", 0) == 0) ++run.all_reduce_on[n.provider];
-  const Tensor x = Random({32, 1, 28, 28}, 50);
-  Tensor y = Tensor::Host(DataType::kInt64, {32});
-  for (int64_t i = 0; i < 32; ++i) y.data<int64_t>()[i] = i % 10;
-  for (int s = 0; s < 8; ++s) {
-    auto l = (*t)->Step({{(*t)->training_graph().data_inputs[0], x}}, y);
-    if (!l.ok()) return l.status();
-    run.losses.push_back(*l);
-  }
-  run.graph_status = (*t)->training_session().device_graph_status();
-  return run;
+  return Train("fashion_cnn.onnx", providers, {32, 1, 28, 28}, {32}, training::LossKind::kCrossEntropy, 8,
+               device_graphs, [comm](training::TrainerOptions& o) {
+                 o.spec.optimizer.kind = training::OptimizerKind::kMomentum;  // Adam would hide a wrong scale
+                 o.spec.optimizer.lr = 0.01f;
+                 o.spec.all_reduce = comm != nullptr;
+                 o.spec.bucket_bytes = 64 << 10;  // several buckets
+                 o.communicator = comm;
+               });
 }
 
 // The data-parallel step on the GPU sums through NCCL and takes the steps of a plain GPU
@@ -106,18 +82,18 @@ TEST(CudaDataParallel, OneRankNcclTrainingTakesThePlainSteps) {
   REQUIRE_GPU();
   MirrorCommunicator one(1);
   ScopedCommunicator scoped(&one);
-  auto plain = Train(nullptr, {"cuda", "cpu"}, false);
+  auto plain = TrainFashion(nullptr, {"cuda", "cpu"}, false);
   ASSERT_TRUE(plain.ok()) << plain.status();
-  auto nccl = Train(&one, {"cuda", "cpu"}, false);
+  auto nccl = TrainFashion(&one, {"cuda", "cpu"}, false);
   ASSERT_TRUE(nccl.ok()) << nccl.status();
-  auto cpu = Train(&one, {"cpu"}, false);
+  auto cpu = TrainFashion(&one, {"cpu"}, false);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
-  auto recorded = Train(&one, {"cuda", "cpu"}, true);
+  auto recorded = TrainFashion(&one, {"cuda", "cpu"}, true);
   ASSERT_TRUE(recorded.ok()) << recorded.status();
-  EXPECT_TRUE(plain->all_reduce_on.empty());
-  EXPECT_GE(nccl->all_reduce_on["cuda"], 4) << "several buckets, summed on the GPU";
-  EXPECT_EQ(nccl->all_reduce_on.count("cpu"), 0u);
-  EXPECT_GE(cpu->all_reduce_on["cpu"], 4);
+  EXPECT_EQ(plain->CountOn("cuda", "AllReduce") + plain->CountOn("cpu", "AllReduce"), 0);
+  EXPECT_GE(nccl->CountOn("cuda", "AllReduce"), 4) << "several buckets, summed on the GPU";
+  EXPECT_EQ(nccl->CountOn("cpu", "AllReduce"), 0);
+  EXPECT_GE(cpu->CountOn("cpu", "AllReduce"), 4);
   EXPECT_NE(recorded->graph_status, "") << "a plan with NCCL sums was recorded";
   ASSERT_EQ(nccl->losses.size(), plain->losses.size());
   for (size_t i = 0; i < plain->losses.size(); ++i) {

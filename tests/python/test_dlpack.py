@@ -29,15 +29,14 @@ import torch.utils.dlpack
 
 import tandem
 from checks import check, expect_error, rel_diff, section, summary
+from torch_models import export, mlp
 from tandem import _dlpack
 from tandem._lib import lib
 
 
 def export_mlp(path):
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3)).eval()
-    torch.onnx.export(model, torch.randn(2, 4), path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=13)
+    model = mlp(0)
+    export(model, path)
     return model
 
 

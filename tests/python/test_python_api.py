@@ -32,18 +32,7 @@ import torch
 
 import tandem
 from checks import check, expect_error, rel_diff, section, summary
-
-def mlp(seed):
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
-
-
-def export(module, path):
-    module.eval()
-    torch.onnx.export(module, torch.randn(2, 4), path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=13,
-                      do_constant_folding=True)
-
+from torch_models import export, mlp
 
 def rss_bytes():
     with open("/proc/self/statm") as f:

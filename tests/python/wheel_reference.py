@@ -13,11 +13,7 @@ import sys
 import numpy as np
 import torch
 
-
-def export(module, example, path):
-    module.eval()
-    torch.onnx.export(module, example, path, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=13)
+from torch_models import export, mlp
 
 
 def main(work):
@@ -28,26 +24,25 @@ def main(work):
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
         torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
         torch.nn.Flatten(), torch.nn.Linear(16, 10))
-    export(cnn, torch.randn(1, 3, 16, 16), os.path.join(work, "cnn.onnx"))
+    export(cnn, os.path.join(work, "cnn.onnx"), torch.randn(1, 3, 16, 16))
     x = rng.standard_normal((4, 3, 16, 16)).astype(np.float32)
     with torch.no_grad():
         y = cnn(torch.from_numpy(x)).numpy()
     np.save(os.path.join(work, "cnn_x.npy"), x)
     np.save(os.path.join(work, "cnn_y.npy"), y)
 
-    torch.manual_seed(1)
-    mlp = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
-    export(mlp, torch.randn(2, 4), os.path.join(work, "mlp.onnx"))
+    model = mlp(1)
+    export(model, os.path.join(work, "mlp.onnx"))
     X = rng.standard_normal((64, 4)).astype(np.float32)
     Y = np.sin(X @ rng.standard_normal((4, 3))).astype(np.float32)
     np.save(os.path.join(work, "mlp_x.npy"), X)
     np.save(os.path.join(work, "mlp_y.npy"), Y)
-    mlp.train()
-    opt = torch.optim.Adam(mlp.parameters(), lr=0.01)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
     losses = []
     for _ in range(5):
         opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(mlp(torch.from_numpy(X)), torch.from_numpy(Y))
+        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(X)), torch.from_numpy(Y))
         loss.backward()
         opt.step()
         losses.append(loss.item())

@@ -16,14 +16,8 @@ work=$(mktemp -d /tmp/tandem_dp_bench_XXXX)
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 /usr/bin/python3 "$ROOT/models/peaks_data.py" "$work/peaks" >/dev/null
 /usr/bin/python3 "$ROOT/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
-/usr/bin/python3 - "$work" <<'PY'
-import sys, numpy as np
-rng = np.random.default_rng(0)
-np.save(sys.argv[1] + "/img_x.npy", rng.standard_normal((2048, 3, 32, 32)).astype(np.float32))
-np.save(sys.argv[1] + "/img_y.npy", rng.integers(0, 10, 2048).astype(np.int64))
-np.save(sys.argv[1] + "/fm_x.npy", rng.standard_normal((2048, 1, 28, 28)).astype(np.float32))
-np.save(sys.argv[1] + "/fm_y.npy", rng.integers(0, 10, 2048).astype(np.int64))
-PY
+/usr/bin/python3 "$ROOT/models/random_images.py" "$work" img 2048 3 32 32 0
+/usr/bin/python3 "$ROOT/models/random_images.py" "$work" fm 2048 1 28 28 1
 declare -A args=(
   [peaks_mlp]="--x $work/peaks/X.npy --y $work/peaks/Y.npy --loss mse --batch-size 40000 --epochs 200 --lr 0.08"
   [cifar_cnn]="--x $work/img_x.npy --y $work/img_y.npy --loss cross_entropy --batch-size 128 --epochs 2"
