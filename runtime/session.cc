@@ -15,6 +15,7 @@
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/activation_fusion.h"
 #include "optimizer/layer_norm_fusion.h"
+#include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 
 namespace tandem {
@@ -80,8 +81,12 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
   // chains (of two layers or more) only when the CPU runs everything: a GPU would
   // otherwise lose the MLP's layers.
+  // Concats into convolutions only for the CPU alone: its convolutions add the parts
+  // (residual-sum fusion); elsewhere the parts' Adds would be passes of their own.
+  if (options.fusion && providers.size() == 1 && providers[0]->name() == "cpu")
+    stats.nodes_fused = SplitConcatIntoConvs(g);
   if (options.fusion)
-    stats.nodes_fused = (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g);
+    stats.nodes_fused += (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g);
   std::vector<ExecutionProvider*> order;
   for (const auto& p : providers) order.push_back(p.get());
   PartitionOptions po;
