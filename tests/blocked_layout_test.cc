@@ -94,14 +94,8 @@ onnx::ModelProto FirstLayerModel() {
   return m;
 }
 
-Graph Import(const onnx::ModelProto& model) {
-  const std::string bytes = Serialize(model);
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", model.graph().name());
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? std::move(*g) : Graph();
-}
 
-Graph ImportChain() { return Import(ChainModel()); }
+Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
   for (const Node& n : g.nodes)

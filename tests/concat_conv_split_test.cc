@@ -7,7 +7,6 @@
 
 #include <map>
 
-#include "onnx_import/import.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
@@ -17,13 +16,6 @@ namespace tandem {
 namespace {
 
 using namespace tandem::testing;
-
-onnx::NodeProto* AddConv(onnx::GraphProto* g, const std::string& name, std::vector<std::string> inputs,
-                         const std::string& y, int64_t pad) {
-  auto* n = AddNode(g, "Conv", name, std::move(inputs), {y});
-  AddIntsAttribute(n, "pads", {pad, pad, pad, pad});
-  return n;
-}
 
 // x[2,8,9,9] -> e1 = Relu(Conv 12 1x1), e3 = Relu(Conv 20 3x3): the fire module's two
 // expands. Then
@@ -40,20 +32,20 @@ onnx::ModelProto FireModel() {
   AddFloatInitializer(g, "bs", {6}, 0.1f);
   AddFloatInitializer(g, "wp", {5, 44, 3, 3}, 0.02f);
   AddFloatInitializer(g, "wz", {40, 32, 1, 1}, 0.03f);
-  AddConv(g, "expand1", {"x", "w1"}, "c1", 0);
+  AddPaddedConv(g, "expand1", {"x", "w1"}, "c1", 0);
   AddNode(g, "Relu", "relu1", {"c1"}, {"e1"});
-  AddConv(g, "expand3", {"x", "w3"}, "c3", 1);
+  AddPaddedConv(g, "expand3", {"x", "w3"}, "c3", 1);
   AddNode(g, "Relu", "relu3", {"c3"}, {"e3"});
   AddIntAttribute(AddNode(g, "Concat", "concat_s", {"e1", "e3"}, {"joined_s"}), "axis", 1);
-  AddConv(g, "squeeze", {"joined_s", "ws", "bs"}, "cs", 0);
+  AddPaddedConv(g, "squeeze", {"joined_s", "ws", "bs"}, "cs", 0);
   AddNode(g, "Relu", "relu_s", {"cs"}, {"y"});
   AddIntAttribute(AddNode(g, "Concat", "concat_p", {"e3", "e1", "e1"}, {"joined_p"}), "axis", -3);
   auto* pool = AddNode(g, "MaxPool", "pool", {"joined_p"}, {"pooled"});
   AddIntsAttribute(pool, "kernel_shape", {3, 3});
   AddIntsAttribute(pool, "strides", {2, 2});
-  AddConv(g, "conv_p", {"pooled", "wp"}, "p", 1);
+  AddPaddedConv(g, "conv_p", {"pooled", "wp"}, "p", 1);
   AddIntAttribute(AddNode(g, "Concat", "concat_z", {"e1", "e3"}, {"joined_z"}), "axis", 1);
-  AddConv(g, "widen", {"joined_z", "wz"}, "z", 0);
+  AddPaddedConv(g, "widen", {"joined_z", "wz"}, "z", 0);
   SetFloatType(g->add_output(), "y", {2, 6, 9, 9});
   SetFloatType(g->add_output(), "p", {2, 5, 4, 4});
   SetFloatType(g->add_output(), "z", {2, 40, 9, 9});
@@ -83,15 +75,10 @@ TEST_P(ConcatConvSplit, MatchesTheGraphWithItsConcats) {
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcatConvSplit, ::testing::Values("nhwc", "nChw16c", "nchw"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
-Graph ImportFire(const onnx::ModelProto& m = FireModel()) {
-  const std::string bytes = Serialize(m);
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "fire");
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? std::move(*g) : Graph{};
-}
+
 
 TEST(ConcatConvSplitPass, SlicesTheWeightsByInputChannel) {
-  Graph g = ImportFire();
+  Graph g = ImportTestModel(FireModel());
   EXPECT_EQ(SplitConcatIntoConvs(g), 2);
   ASSERT_TRUE(g.Validate().ok());
   EXPECT_EQ(g.initializers.count("ws"), 0u) << "the unsplit weights go";
@@ -124,11 +111,11 @@ TEST(ConcatConvSplitPass, KeepsConcatsItCannotSplit) {
   {  // the Concat has another reader
     onnx::ModelProto m = FireModel();
     SetFloatType(m.mutable_graph()->add_output(), "joined_s", {2, 32, 9, 9});
-    Graph g = ImportFire(m);
+    Graph g = ImportTestModel(m);
     EXPECT_EQ(SplitConcatIntoConvs(g), 1) << "only conv_p's";
   }
   {  // a part's channel count is not known
-    Graph g = ImportFire();
+    Graph g = ImportTestModel(FireModel());
     g.value_info.erase("e1");
     EXPECT_EQ(SplitConcatIntoConvs(g), 0);
   }
@@ -139,7 +126,7 @@ TEST(ConcatConvSplitPass, KeepsConcatsItCannotSplit) {
     AddFloatInitializer(m.mutable_graph(), "ws_grouped", {6, 16, 1, 1}, 0.04f);
     for (auto& n : *m.mutable_graph()->mutable_node())
       if (n.name() == "squeeze") n.set_input(1, "ws_grouped");
-    Graph g = ImportFire(m);
+    Graph g = ImportTestModel(m);
     EXPECT_EQ(SplitConcatIntoConvs(g), 1) << "only conv_p's";
   }
 }

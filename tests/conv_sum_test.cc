@@ -18,11 +18,6 @@ namespace {
 
 using namespace tandem::testing;
 
-void AddConv(onnx::GraphProto* g, const std::string& name, const std::string& x, const std::string& w,
-             const std::string& y, int64_t pad) {
-  AddIntsAttribute(AddNode(g, "Conv", name, {x, w}, {y}), "pads", {pad, pad, pad, pad});
-}
-
 // x[2,3,10,10] -> Conv+Relu = s -> Conv+Relu -> Conv = c2; Add(c2, s) -> Relu = r1 (an
 // identity block: s's last reader is the Add);
 // Conv 24 (3x3) of r1 = ca, Conv 24 (1x1) of r1 = cb, Add(cb, ca) -> Relu = r2 (a projection
@@ -41,20 +36,20 @@ onnx::ModelProto ResidualModel() {
   AddFloatInitializer(g, "wc", {24, 24, 3, 3}, 0.02f);
   AddFloatInitializer(g, "wd", {24, 24, 1, 1}, 0.03f);
   AddFloatInitializer(g, "k", {1, 24, 1, 1}, 0.1f);
-  AddConv(g, "conv0", "x", "w0", "c0", 1);
+  AddPaddedConv(g, "conv0", {"x", "w0"}, "c0", 1);
   AddNode(g, "Relu", "relu0", {"c0"}, {"s"});
-  AddConv(g, "conv1", "s", "w1", "c1", 1);
+  AddPaddedConv(g, "conv1", {"s", "w1"}, "c1", 1);
   AddNode(g, "Relu", "relu1", {"c1"}, {"t"});
-  AddConv(g, "conv2", "t", "w2", "c2", 1);
+  AddPaddedConv(g, "conv2", {"t", "w2"}, "c2", 1);
   AddNode(g, "Add", "add1", {"c2", "s"}, {"a1"});
   AddNode(g, "Relu", "relu2", {"a1"}, {"r1"});
-  AddConv(g, "conva", "r1", "wa", "ca", 1);
-  AddConv(g, "convb", "r1", "wb", "cb", 0);
+  AddPaddedConv(g, "conva", {"r1", "wa"}, "ca", 1);
+  AddPaddedConv(g, "convb", {"r1", "wb"}, "cb", 0);
   AddNode(g, "Add", "add2", {"cb", "ca"}, {"a2"});
   AddNode(g, "Relu", "relu3", {"a2"}, {"r2"});
-  AddConv(g, "convc", "r2", "wc", "cc", 1);
+  AddPaddedConv(g, "convc", {"r2", "wc"}, "cc", 1);
   AddNode(g, "Add", "add3", {"cc", "r2"}, {"y"});
-  AddConv(g, "convd", "r2", "wd", "cd", 0);
+  AddPaddedConv(g, "convd", {"r2", "wd"}, "cd", 0);
   AddNode(g, "Add", "add4", {"cd", "k"}, {"z"});
   SetFloatType(g->add_output(), "y", {2, 24, 10, 10});
   SetFloatType(g->add_output(), "z", {2, 24, 10, 10});
@@ -71,10 +66,10 @@ onnx::ModelProto MovedReaderModel() {
   AddFloatInitializer(g, "w0", {8, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "wa", {8, 8, 3, 3}, 0.03f);
   AddFloatInitializer(g, "wb", {8, 3, 3, 3}, 0.02f, 0.001f);
-  AddConv(g, "conv0", "x", "w0", "c0", 1);
+  AddPaddedConv(g, "conv0", {"x", "w0"}, "c0", 1);
   AddNode(g, "Relu", "relu", {"c0"}, {"s"});
-  AddConv(g, "conv_a", "s", "wa", "a", 1);
-  AddConv(g, "conv_b", "x", "wb", "b", 1);
+  AddPaddedConv(g, "conv_a", {"s", "wa"}, "a", 1);
+  AddPaddedConv(g, "conv_b", {"x", "wb"}, "b", 1);
   AddNode(g, "Add", "add_t", {"b", "s"}, {"t"});
   AddNode(g, "Add", "add_u", {"a", "t"}, {"u"});
   SetFloatType(g->add_output(), "u", {2, 8, 6, 6});

@@ -23,12 +23,6 @@ namespace {
 
 using namespace tandem::testing;
 
-Graph Import(const onnx::ModelProto& m) {
-  const std::string bytes = Serialize(m);
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", m.graph().name());
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? std::move(*g) : Graph{};
-}
 
 Tensor Random(Dims dims, unsigned seed) {
   std::mt19937 rng(seed);
@@ -82,7 +76,7 @@ TEST(GraphRewrites, ConvBatchNormFoldsIntoOneConv) {
   AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
   AddNode(g, "BatchNormalization", "bn", {"c", "scale", "bias", "mean", "var"}, {"y"});
   SetFloatType(g->add_output(), "y", {2, 4, 6, 6});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3, 6, 6}, 1)}};
   const auto want = RunGraph(graph, feeds);
   EXPECT_EQ(FoldConvBatchNorm(graph), 1);
@@ -112,7 +106,7 @@ TEST(GraphRewrites, BiasAddsFoldIntoGemmAndConv) {
   SetFloatType(g->add_output(), "y2", {1, 3, 4, 4});
   SetFloatType(g->add_output(), "y3", {2, 3});
   SetFloatType(g->add_output(), "y4", {2, 3});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"a", Random({2, 5}, 2)}, {"x", Random({1, 2, 4, 4}, 3)}};
   const auto want = RunGraph(graph, feeds);
   EXPECT_EQ(FoldBiasAdds(graph), 2);
@@ -131,7 +125,7 @@ TEST(GraphRewrites, TransposePairsAroundUnaryOpsCancel) {
   AddNode(g, "Relu", "relu", {"t"}, {"r"});
   AddIntsAttribute(AddNode(g, "Transpose", "to_nhwc", {"r"}, {"y"}), "perm", {0, 2, 3, 1});
   SetFloatType(g->add_output(), "y", {1, 4, 5, 3});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({1, 4, 5, 3}, 4)}};
   const auto want = RunGraph(graph, feeds);
   EXPECT_GT(OptimizeTransposes(graph), 0);
@@ -162,7 +156,7 @@ TEST(GraphRewrites, TransposeBeforeFlattenMovesIntoTheWeights) {
   AddIntAttribute(AddNode(g, "Gemm", "dense_t", {"f", "wt"}, {"y2"}), "transB", 1);
   SetFloatType(g->add_output(), "y1", {2, 7});
   SetFloatType(g->add_output(), "y2", {2, 6});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3, 4, 5}, 5)}};
   const auto want = RunGraph(graph, feeds);
   EXPECT_EQ(OptimizeTransposes(graph), 1);
@@ -197,7 +191,7 @@ TEST(GraphRewrites, ShapeChainBecomesAConstantReshapeTarget) {
   auto* y = g->add_output();
   SetFloatType(y, "y", {1, 12});
   y->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const Graph original = graph;
   EXPECT_EQ(SimplifyShapes(graph), 1);
   EliminateDeadCode(graph);
@@ -222,7 +216,7 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
   AddNode(g, "Identity", "id3", {"x"}, {"z"});  // input straight to output: must stay
   SetFloatType(g->add_output(), "y", {2, 3});
   SetFloatType(g->add_output(), "z", {2, 3});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3}, 7)}};
   const auto want = RunGraph(graph, feeds);
   EXPECT_EQ(EliminateIdentities(graph), 3);
@@ -251,7 +245,7 @@ TEST(GraphRewrites, ZeroPadsGo) {
   AddIntsAttribute(AddNode(g, "AveragePool", "pool", {"a"}, {"b"}), "kernel_shape", {2, 2});
   AddNode(g, "Pad", "real_pad", {"b", "ones"}, {"y"});
   SetFloatType(g->add_output(), "y", {1, 2, 5, 5});
-  Graph graph = Import(m);
+  Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({1, 2, 4, 4}, 9)}};
   const auto want = RunGraph(graph, feeds);
   Graph rewritten = graph;

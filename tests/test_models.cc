@@ -118,10 +118,29 @@ void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusion) {
+onnx::NodeProto* AddPaddedConv(onnx::GraphProto* g, const std::string& name, std::vector<std::string> inputs,
+                               const std::string& y, int64_t pad) {
+  auto* n = AddNode(g, "Conv", name, std::move(inputs), {y});
+  AddIntsAttribute(n, "pads", {pad, pad, pad, pad});
+  return n;
+}
+
+namespace {
+absl::StatusOr<Graph> ImportProto(const onnx::ModelProto& model) {
   const std::string bytes = Serialize(model);
   auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", model.graph().name());
   EXPECT_TRUE(g.ok()) << g.status();
+  return g;
+}
+}  // namespace
+
+Graph ImportTestModel(const onnx::ModelProto& model) {
+  auto g = ImportProto(model);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusion) {
+  auto g = ImportProto(model);
   if (!g.ok()) return nullptr;
   SessionOptions o;
   o.num_threads = 2;

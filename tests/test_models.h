@@ -45,6 +45,12 @@ Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
 // target); a failed step is a test failure and ends the list there.
 std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
                                const Tensor& y, int steps);
+// A Conv node padded by `pad` on every side of both spatial axes.
+onnx::NodeProto* AddPaddedConv(onnx::GraphProto* g, const std::string& name, std::vector<std::string> inputs,
+                               const std::string& y, int64_t pad);
+// `model` imported (its graph named as the model's); a failed import is a test failure and
+// gives an empty graph.
+Graph ImportTestModel(const onnx::ModelProto& model);
 // `model` imported and loaded on the default providers with 2 threads, graph fusion (and the
 // providers' rewrites) on or off; null after a failed expectation.
 std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusion);

@@ -52,11 +52,11 @@ Tensor InputChannels(const Tensor& w, int64_t begin, int64_t count) {
   return part;
 }
 
-// `shape` with its channel dimension set to `channels`.
-ValueInfo WithChannels(const ValueInfo& like, const std::string& name, int64_t channels) {
+// `like` renamed `name`, with its channel dimension set to `channels` when given.
+ValueInfo Like(const ValueInfo& like, const std::string& name, int64_t channels = -1) {
   ValueInfo v = like;
   v.name = name;
-  v.shape.dims[1] = Dim{channels, ""};
+  if (channels >= 0) v.shape.dims[1] = Dim{channels, ""};
   return v;
 }
 
@@ -128,7 +128,7 @@ std::vector<Node> SplitNodes(Graph& graph, const Match& match) {
       pool.inputs = {x};
       x = rewrite::FreshName(graph, pool.outputs[0] + tag);
       pool.outputs = {x};
-      graph.value_info[x] = WithChannels(*graph.FindValueInfo(graph.nodes[match.pool].outputs[0]), x, match.channels[j]);
+      graph.value_info[x] = Like(*graph.FindValueInfo(graph.nodes[match.pool].outputs[0]), x, match.channels[j]);
       nodes.push_back(pool);
     }
     Node part = conv;
@@ -141,7 +141,7 @@ std::vector<Node> SplitNodes(Graph& graph, const Match& match) {
     const bool last = j + 1 == match.channels.size();
     const std::string y = rewrite::FreshName(graph, conv.outputs[0] + tag);
     part.outputs = {y};
-    graph.value_info[y] = WithChannels(out_info, y, out_info.shape.dims[1].value);
+    graph.value_info[y] = Like(out_info, y);
     nodes.push_back(part);
     if (j == 0) {
       sum = y;
@@ -152,7 +152,7 @@ std::vector<Node> SplitNodes(Graph& graph, const Match& match) {
     add.op_type = "Add";
     add.inputs = {y, sum};
     sum = last ? conv.outputs[0] : rewrite::FreshName(graph, conv.outputs[0] + "/sum" + std::to_string(j));
-    if (!last) graph.value_info[sum] = WithChannels(out_info, sum, out_info.shape.dims[1].value);
+    if (!last) graph.value_info[sum] = Like(out_info, sum);
     add.outputs = {sum};
     nodes.push_back(add);
   }
@@ -164,6 +164,7 @@ std::vector<Node> SplitNodes(Graph& graph, const Match& match) {
 int SplitConcatIntoConvs(Graph& graph) {
   if (graph.HasGradientNodes()) return 0;
   int removed = 0;
+  std::set<std::string> split_weights;
   for (bool changed = true; changed;) {
     changed = false;
     const ValueReaders readers(graph);
@@ -171,7 +172,7 @@ int SplitConcatIntoConvs(Graph& graph) {
     for (size_t k = 0; k < graph.nodes.size() && !changed; ++k) {
       Match match;
       if (!Matches(graph, producers, readers, k, match)) continue;
-      const std::string old_weights = graph.nodes[k].inputs[1];
+      split_weights.insert(graph.nodes[k].inputs[1]);
       std::vector<Node> parts = SplitNodes(graph, match);
       // The parts take the Conv's place (after everything they read); the Concat and the
       // pool, both before it, go.
@@ -182,12 +183,14 @@ int SplitConcatIntoConvs(Graph& graph) {
       std::set<size_t> gone = {match.concat};
       if (match.pool >= 0) gone.insert(static_cast<size_t>(match.pool));
       rewrite::RemoveNodes(graph, gone);
-      const ValueReaders now(graph);
-      if (now.nodes(old_weights).empty() && !now.pinned(old_weights)) graph.initializers.erase(old_weights);
       ++removed;
       changed = true;
     }
   }
+  if (removed == 0) return 0;
+  const ValueReaders readers(graph);  // unsplit weights nothing else reads go
+  for (const std::string& w : split_weights)
+    if (readers.nodes(w).empty() && !readers.pinned(w)) graph.initializers.erase(w);
   return removed;
 }
 
