@@ -130,4 +130,8 @@ dnnl::memory WrapTensor(const Tensor& t, const dnnl::memory::desc& md) {
   return dnnl::memory(md, DnnlEngine(), const_cast<void*>(t.raw()));
 }
 
+dnnl::memory UnboundMemory(const dnnl::memory::desc& md) {
+  return dnnl::memory(md, DnnlEngine(), DNNL_MEMORY_NONE);
+}
+
 }  // namespace tandem::cpu

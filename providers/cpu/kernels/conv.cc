@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
@@ -141,11 +142,19 @@ struct DnnlConv {
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
   int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain; may be kChannelsLast)
   dnnl::memory y_pool_src;  // with pool, where y_buf's layout is not poolable: reordered
+  // Kept across calls and pointed at each call's tensors (x_md, w_md, b_md, y_md), and the
+  // primitive's arguments built once from them and the buffers above.
+  dnnl::memory x_view, w_view, b_view, y_view;
+  std::unordered_map<int, dnnl::memory> args;
 
   // Finishes setup from the primitive descriptor's chosen layouts.
   void Init(const dnnl::primitive_desc& pd, const dnnl::memory::desc& px,
             const dnnl::memory::desc& pw, const dnnl::memory::desc& py) {
     auto& eng = DnnlEngine();
+    x_view = UnboundMemory(x_md);
+    w_view = UnboundMemory(w_md);
+    y_view = UnboundMemory(y_md);
+    if (!b_md.is_zero()) b_view = UnboundMemory(b_md);
     if (px != x_md) {
       x_buf = HostMemory(px, x_mem);
       x_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, x_md, eng, px));
@@ -214,40 +223,27 @@ struct DnnlConv {
 
   void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
     auto& s = DnnlStream();
-    dnnl::memory wei;
-    if (w_re) {
-      if (!(w_constant && w_ready)) {
-        dnnl::memory plain = WrapTensor(w, w_md);
-        w_re->execute(s, plain, w_buf);
-      }
-      w_ready = w_constant;
-      wei = w_buf;
-    } else {
-      wei = WrapTensor(w, w_md);
+    if (args.empty()) {
+      args = {{DNNL_ARG_SRC, x_re ? x_buf : x_view},
+              {DNNL_ARG_WEIGHTS, w_re ? w_buf : w_view},
+              {DNNL_ARG_DST, y_re || pool ? y_buf : y_view}};
+      if (b_view) args[DNNL_ARG_BIAS] = b_view;
     }
+    PointAt(w_view, w.raw());
+    if (w_re && !(w_constant && w_ready)) w_re->execute(s, w_view, w_buf);
+    w_ready = w_re && w_constant;
+    if (b) PointAt(b_view, b->raw());
     // Every layout here keeps each image's values together, image after image.
     const int64_t batch = x.dim(0), x_image = x.numel() / batch, y_image = y.numel() / batch;
     const int64_t step = images > 0 ? images : batch;
     for (int64_t n = 0; n < batch; n += step) {
-      dnnl::memory src(x_md, DnnlEngine(), const_cast<float*>(x.data<float>()) + n * x_image);
-      if (x_re) {
-        x_re->execute(s, src, x_buf);
-        src = x_buf;
-      }
+      PointAt(x_view, x.data<float>() + n * x_image);
+      if (x_re) x_re->execute(s, x_view, x_buf);
       float* y_at = y.data<float>() + n * y_image;
-      dnnl::memory dst = y_re || pool ? y_buf : dnnl::memory(y_md, DnnlEngine(), y_at);
-      if (sum_re) {
-        dnnl::memory held(y_md, DnnlEngine(), y_at);
-        sum_re->execute(s, held, y_buf);
-      }
-      std::unordered_map<int, dnnl::memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-      if (b) args[DNNL_ARG_BIAS] = WrapTensor(*b, b_md);
+      PointAt(y_view, y_at);
+      if (sum_re) sum_re->execute(s, y_view, y_buf);
       prim.execute(s, args);
-      if (y_re && !pool) {
-        dnnl::memory out(y_md, DnnlEngine(), y_at);
-        y_re->execute(s, y_buf, out);
-      }
+      if (y_re && !pool) y_re->execute(s, y_buf, y_view);
       s.wait();
       if (pool) PoolInto(y_at);
     }
@@ -351,11 +347,9 @@ class Conv : public Kernel {
       if (!view.ok()) return view.status();
       x = *std::move(view);
     }
-    auto kernel = CheckConvInputs(node_, x, w, b, group_, false);
-    if (!kernel.ok()) return kernel.status();
+    if (auto st = CheckShapes(x, w, b, x_blocked); !st.ok()) return st;
+    const WindowGeometry* geo = &shapes_.geo;
     const Dims in(x.dims().begin() + 2, x.dims().end());
-    auto geo = ComputeWindowGeometry(node_, in, *kernel, false);
-    if (!geo.ok()) return geo.status();
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     Dims out_dims = {N, M};
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
@@ -413,6 +407,38 @@ class Conv : public Kernel {
   }
 
  private:
+  // What one call's shapes determine, kept for the next call of the same shapes and types
+  // (every call at a fixed batch size): the checks passed, the window geometry, and the
+  // oneDNN convolution for them once RunDnnl has found it.
+  struct CheckedShapes {
+    bool valid = false;
+    Dims x, w, b;  // b: {-1} without a bias
+    DataType x_type = DataType::kUndefined, w_type = DataType::kUndefined, b_type = DataType::kUndefined;
+    bool x_blocked = false;
+    WindowGeometry geo;
+    DnnlConv* dnnl = nullptr;
+  };
+
+  // Checks x, w and b (CheckConvInputs) and computes the window geometry into shapes_,
+  // unless the last call had the same shapes and types.
+  absl::Status CheckShapes(const Tensor& x, const Tensor& w, const Tensor* b, bool x_blocked) {
+    static const Dims kNoBias = {-1};
+    const Dims& b_dims = b ? b->dims() : kNoBias;
+    const DataType b_type = b ? b->dtype() : DataType::kUndefined;
+    CheckedShapes& c = shapes_;
+    if (c.valid && c.x == x.dims() && c.w == w.dims() && c.b == b_dims && c.x_type == x.dtype() &&
+        c.w_type == w.dtype() && c.b_type == b_type && c.x_blocked == x_blocked)
+      return absl::OkStatus();
+    c = CheckedShapes();
+    auto kernel = CheckConvInputs(node_, x, w, b, group_, false);
+    if (!kernel.ok()) return kernel.status();
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    auto geo = ComputeWindowGeometry(node_, in, *kernel, false);
+    if (!geo.ok()) return geo.status();
+    c = {true, x.dims(), w.dims(), b_dims, x.dtype(), w.dtype(), b_type, x_blocked, *std::move(geo), nullptr};
+    return absl::OkStatus();
+  }
+
   // The output of a residual sum, holding s before the convolution adds onto it: s's own
   // buffer when the pass allowed it (sum_in_place) and nothing else shares that buffer now
   // (not even the convolution's input), else a copy of s.
@@ -451,8 +477,9 @@ class Conv : public Kernel {
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                        const WindowGeometry& geo, const Dims& y_dims, bool x_blocked) {
     try {
+      // shapes_ holds the shapes of this call (halves come as float copies of them).
       const Dims key_flags = {b ? 1 : 0, x_blocked ? 1 : 0};
-      DnnlConv& e = cache_.Get({x.dims(), w.dims(), key_flags}, [&] {
+      DnnlConv& e = shapes_.dnnl ? *shapes_.dnnl : cache_.Get({x.dims(), w.dims(), key_flags}, [&] {
         DnnlConv c;
         c.pool = pool_;
         c.sum = sum_;
@@ -500,6 +527,7 @@ class Conv : public Kernel {
         c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
         return c;
       });
+      shapes_.dnnl = &e;
       e.Run(x, w, b, y, w_constant_);
     } catch (const dnnl::error& err) {
       return absl::InternalError(std::string("oneDNN convolution failed: ") + err.what());
@@ -517,7 +545,8 @@ class Conv : public Kernel {
   bool sum_;           // input 3: a residual sum s, y = act(conv) + s, then sum_act_
   bool sum_in_place_;  // the pass allows writing y into s's buffer
   FusedActivation sum_act_;
-  ShapeCache<DnnlConv> cache_;
+  ShapeCache<DnnlConv> cache_;  // map nodes: shapes_.dnnl stays valid
+  CheckedShapes shapes_;
 };
 
 class ConvTranspose : public Kernel {

@@ -8,7 +8,6 @@
 // reference loops.
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
@@ -106,12 +105,31 @@ void MatMulRef(const T* a, const T* b, T* y, const MatMulShape& s) {
   });
 }
 
+// A matrix product's arguments: A, B (or its prepacked copy), Y and an optional bias.
+void BindProductArgs(BoundArgs& args, const dnnl::memory::desc& a_md, const dnnl::memory::desc& b_md,
+                     const dnnl::memory& b_packed, const dnnl::memory::desc& y_md,
+                     const dnnl::memory::desc* bias_md) {
+  args.Bind(DNNL_ARG_SRC, a_md);
+  if (b_packed) args.Fix(DNNL_ARG_WEIGHTS, b_packed);
+  else args.Bind(DNNL_ARG_WEIGHTS, b_md);
+  args.Bind(DNNL_ARG_DST, y_md);
+  if (bias_md) args.Bind(DNNL_ARG_BIAS, *bias_md);
+}
+// Points them at one call's tensors (b null: B is prepacked).
+void PointProductArgs(BoundArgs& args, const Tensor& a, const Tensor* b, Tensor& y, const Tensor* bias) {
+  args.Point(DNNL_ARG_SRC, a.raw());
+  if (b) args.Point(DNNL_ARG_WEIGHTS, b->raw());
+  args.Point(DNNL_ARG_DST, y.raw());
+  if (bias) args.Point(DNNL_ARG_BIAS, bias->raw());
+}
+
 // A cached float32 oneDNN matmul for one pair of input shapes.
 struct MatMulEntry {
   dnnl::matmul prim;
   dnnl::memory::desc a_md, b_md, y_md, bias_md;
   dnnl::memory::desc b_wanted;  // the primitive's weights layout
   dnnl::memory b_packed;        // constant B in that layout (packed_matmul_weights.h), or null
+  BoundArgs args;               // SRC, WEIGHTS (b_packed, else B's), DST [, BIAS]
 };
 
 // With b_any (B one constant matrix) oneDNN picks B's layout (b_wanted); else B as stored.
@@ -250,13 +268,11 @@ class MatMul : public Kernel {
         const bool pack = b_constant_ && b.rank() == 2 && b.dtype() == DataType::kFloat && PackMatMulWeights(s.k, s.n);
         MatMulEntry built = BuildMatMul(s, act_.Attr(), bias != nullptr, pack);
         if (pack) built.b_packed = packed_b_.Get(b, built.b_md, built.b_wanted);
+        BindProductArgs(built.args, built.a_md, built.b_md, built.b_packed, built.y_md, bias ? &built.bias_md : nullptr);
         return built;
       });
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
-                                                    {DNNL_ARG_WEIGHTS, e.b_packed ? e.b_packed : WrapTensor(b, e.b_md)},
-                                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
-      if (bias) args[DNNL_ARG_BIAS] = WrapTensor(*bias, e.bias_md);
-      e.prim.execute(DnnlStream(), args);
+      PointProductArgs(e.args, a, e.b_packed ? nullptr : &b, y, bias);
+      e.prim.execute(DnnlStream(), e.args.map());
       DnnlStream().wait();
     } catch (const dnnl::error& err) {
       return DnnlError("matmul", err);
@@ -280,6 +296,7 @@ struct GemmEntry {
   bool use_bias = false;  // C passed as oneDNN bias (alpha == beta == 1, C is [N]/[1,N])
   bool use_sum = false;   // Y prefilled with C, added by a sum post-op scaled by beta
   dnnl::memory b_packed;  // constant B in the primitive's layout (packed_matmul_weights.h), or null
+  BoundArgs args;         // SRC, WEIGHTS (b_packed, else B's), DST [, BIAS with use_bias]
 };
 
 // Gemm, and FusedGemm (ai.tandem): a Gemm with an activation applied to its output.
@@ -414,12 +431,10 @@ class Gemm : public Kernel {
         const dnnl::matmul::primitive_desc pd(d, attr, DnnlEngine());
         g.prim = dnnl::matmul(pd);
         if (pack) g.b_packed = packed_b_.Get(b, g.b_md, pd.weights_desc());
+        BindProductArgs(g.args, g.a_md, g.b_md, g.b_packed, g.y_md, g.use_bias ? &g.bias_md : nullptr);
         return g;
       });
-      std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, WrapTensor(a, e.a_md)},
-                                                    {DNNL_ARG_WEIGHTS, e.b_packed ? e.b_packed : WrapTensor(b, e.b_md)},
-                                                    {DNNL_ARG_DST, WrapTensor(y, e.y_md)}};
-      if (e.use_bias) args[DNNL_ARG_BIAS] = WrapTensor(*c, e.bias_md);
+      PointProductArgs(e.args, a, e.b_packed ? nullptr : &b, y, e.use_bias ? c : nullptr);
       if (e.use_sum) FillC(*c, cdims, y.data<float>(), m, n);
       if (k == 0) {
         // oneDNN needs a non-empty reduction; the product is zero.
@@ -429,7 +444,7 @@ class Gemm : public Kernel {
         act_.Apply(py, m * n);
         return absl::OkStatus();
       }
-      e.prim.execute(DnnlStream(), args);
+      e.prim.execute(DnnlStream(), e.args.map());
       DnnlStream().wait();
     } catch (const dnnl::error& err) {
       return DnnlError("gemm", err);
