@@ -93,8 +93,8 @@ TEST(ConcatConvSplitPass, SlicesTheWeightsByInputChannel) {
   const Tensor& w1 = g.initializers.at(s1->inputs[1]);
   ASSERT_EQ(w0.dims(), (Dims{6, 12, 1, 1}));
   ASSERT_EQ(w1.dims(), (Dims{6, 20, 1, 1}));
-  // ws[m, c] = 0.04 * ((i * 7) % 11 - 5) - 0.001 with i = m * 32 + c (test_models.h).
-  auto ws = [](int64_t m, int64_t c) { return 0.04f * static_cast<float>(((m * 32 + c) * 7) % 11 - 5) - 0.001f; };
+  // ws[m, c] is the initializer's value m * 32 + c.
+  auto ws = [](int64_t m, int64_t c) { return InitializerValue(m * 32 + c, 0.04f, -0.001f); };
   for (int64_t m = 0; m < 6; ++m) {
     for (int64_t c = 0; c < 12; ++c) EXPECT_FLOAT_EQ(w0.data<float>()[m * 12 + c], ws(m, c));
     for (int64_t c = 0; c < 20; ++c) EXPECT_FLOAT_EQ(w1.data<float>()[m * 20 + c], ws(m, 12 + c));

@@ -22,7 +22,7 @@ constexpr int64_t kC = 3, kM = 16, kH = 7;
 // Weights and bias as AddFloatInitializer writes them.
 std::vector<double> InitializerValues(int64_t n, float scale, float offset) {
   std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>((i * 7) % 11 - 5) + offset;
+  for (int64_t i = 0; i < n; ++i) v[i] = InitializerValue(i, scale, offset);
   return v;
 }
 

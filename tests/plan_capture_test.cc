@@ -14,6 +14,7 @@
 
 #include "providers/copy_kernel.h"
 #include "runtime/session.h"
+#include "tests/test_models.h"
 
 namespace tandem {
 namespace {
@@ -268,7 +269,7 @@ ValueInfo FloatInput(const std::string& name, int64_t cols) {
 
 Tensor Values(Dims dims, float scale, float offset) {
   Tensor t = Tensor::Host(DataType::kFloat, std::move(dims));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = scale * static_cast<float>((i * 7) % 11 - 5) + offset;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = testing::InitializerValue(i, scale, offset);
   return t;
 }
 

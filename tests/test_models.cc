@@ -83,8 +83,7 @@ void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vect
   t->set_data_type(onnx::TensorProto::FLOAT);
   int64_t n = 1;
   for (int64_t d : dims) t->add_dims(d), n *= d;
-  for (int64_t i = 0; i < n; ++i)
-    t->add_float_data(scale * static_cast<float>((i * 7) % 11 - 5) + offset);
+  for (int64_t i = 0; i < n; ++i) t->add_float_data(InitializerValue(i, scale, offset));
 }
 
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,

@@ -28,7 +28,11 @@ onnx::ModelProto AddInitializerModel(int64_t n);
 std::string Serialize(const onnx::ModelProto& m);
 
 // Pieces for hand-built graphs.
-// A float initializer of `dims` with values scale * ((i * 7) % 11 - 5) + offset.
+// A float initializer of `dims` with values InitializerValue(i, scale, offset).
+// The i-th value of AddFloatInitializer's tensors: scale * ((i * 7) % 11 - 5) + offset.
+inline float InitializerValue(int64_t i, float scale, float offset = 0.f) {
+  return scale * static_cast<float>((i * 7) % 11 - 5) + offset;
+}
 void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
                          float scale, float offset = 0.f);
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,

@@ -60,6 +60,7 @@ class BoundArgs {
  private:
   std::unordered_map<int, dnnl::memory> args_;
 };
+
 // md's dims and data type with format_tag::any: oneDNN picks the layout.
 inline dnnl::memory::desc AnyLayout(const dnnl::memory::desc& md) {
   return dnnl::memory::desc(md.dims(), md.data_type(), dnnl::memory::format_tag::any);

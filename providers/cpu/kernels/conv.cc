@@ -143,7 +143,7 @@ struct DnnlConv {
   int y_block = 1;    // with pool: channel block of what is pooled from (1 = plain; may be kChannelsLast)
   dnnl::memory y_pool_src;  // with pool, where y_buf's layout is not poolable: reordered
   // Kept across calls and pointed at each call's tensors (x_md, w_md, b_md, y_md), and the
-  // primitive's arguments built once from them and the buffers above.
+  // primitive's arguments, built by Init from them and the buffers above.
   dnnl::memory x_view, w_view, b_view, y_view;
   std::unordered_map<int, dnnl::memory> args;
 
@@ -164,6 +164,10 @@ struct DnnlConv {
       w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
     }
     if (py != y_md || pool) y_buf = HostMemory(py, y_mem);
+    args = {{DNNL_ARG_SRC, x_re ? x_buf : x_view},
+            {DNNL_ARG_WEIGHTS, w_re ? w_buf : w_view},
+            {DNNL_ARG_DST, y_buf ? y_buf : y_view}};
+    if (b_view) args[DNNL_ARG_BIAS] = b_view;
     if (!pool) {
       if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
       if (sum && y_re) sum_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, y_md, eng, py));
@@ -223,12 +227,6 @@ struct DnnlConv {
 
   void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
     auto& s = DnnlStream();
-    if (args.empty()) {
-      args = {{DNNL_ARG_SRC, x_re ? x_buf : x_view},
-              {DNNL_ARG_WEIGHTS, w_re ? w_buf : w_view},
-              {DNNL_ARG_DST, y_re || pool ? y_buf : y_view}};
-      if (b_view) args[DNNL_ARG_BIAS] = b_view;
-    }
     PointAt(w_view, w.raw());
     if (w_re && !(w_constant && w_ready)) w_re->execute(s, w_view, w_buf);
     w_ready = w_re && w_constant;
