@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU inference latency: Tandem vs ONNX Runtime vs PyTorch, side by side in one run.
 
-usage: tools/bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5]
+usage: tools/bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5] [--slice 0.25]
                                 [--cases NAME,...] [--markdown FILE] [--no-torch2]
 (the .sh sets up the environments and passes --torch2-python; this script runs inside
 the ONNX Runtime one)
@@ -13,14 +13,16 @@ the file was exported from (torch.inference_mode; same weights), once as Debian'
 with OpenBLAS and, given --torch2-python, once as PyTorch 2.x from PyPI (oneDNN
 convolutions, MKL matrix products: the stronger reference). Each engine runs in its
 own process (no two thread pools spinning against each other), with the same thread
-count; rounds are interleaved (round 1: every engine on every case, then round 2, ...),
-and each round starts with the next engine in turn, so no engine always runs first.
-A process warms up, then times single calls for --seconds and reports their median (p50).
-The table gives min and median over rounds of those p50s, and Tandem / ORT and
-Tandem / each PyTorch of the medians (< 1: Tandem is faster); "paired" is the median over
-rounds of Tandem / ORT within each round (the two ran seconds apart: less exposed to a
-machine whose speed drifts over minutes); and the largest difference between Tandem's and
-ONNX Runtime's outputs as a check that they computed the same thing.
+count, loaded once per case and warmed up. The engines take turns in slices of --slice
+seconds (the next slice starts once the last engine's process is quiet, its thread pool
+done spinning, and with untimed calls for 20 ms; the first engine of each turn rotates),
+until each has run --seconds in the round; a shared machine whose speed drifts from one
+second to the next (VMs on a busy host do) then slows every engine alike. A round's
+figure for an engine is the median (p50) of its single calls in that round. The table
+gives min and median over rounds of those p50s, and Tandem / ORT and Tandem / each
+PyTorch of the medians (< 1: Tandem is faster); "paired" is the median over rounds of
+Tandem / ORT within each round; and the largest difference between Tandem's and ONNX
+Runtime's outputs as a check that they computed the same thing.
 """
 import argparse
 import datetime
@@ -118,22 +120,93 @@ def make_runner(engine, case, onnx_path, state_path, x, threads):
     return run
 
 
-def worker(engine, case, onnx_path, state_path, x_path, threads, seconds, out_path):
+def worker(engine, case, onnx_path, state_path, x_path, threads, out_path):
+    """Loads the case, writes its output to out_path, warms up and says "ready"; then each
+    line on stdin, a number of seconds S, runs one slice (untimed calls for 20 ms, at least
+    one, then single calls timed for S seconds, at least 3) and answers a JSON list of the
+    calls' times in ms. Ends at the end of stdin."""
     x = np.load(x_path)
     run = make_runner(engine, case, onnx_path, state_path, x, threads)
-    y = run()
-    if out_path:
-        np.save(out_path, y)
+    np.save(out_path, run())
     start = time.perf_counter()
-    while time.perf_counter() - start < min(0.3, seconds / 3):  # warm-up
+    while time.perf_counter() - start < 0.3:  # first warm-up: primitives, caches, pages
         run()
-    times = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds or len(times) < 5:
-        t0 = time.perf_counter()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        seconds = float(line)
+        start = time.perf_counter()
         run()
-        times.append(time.perf_counter() - t0)
-    print(json.dumps({"p50_ms": statistics.median(times) * 1e3, "calls": len(times)}))
+        while time.perf_counter() - start < 0.02:
+            run()
+        times = []
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds or len(times) < 3:
+            t0 = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - t0) * 1e3)
+        print(json.dumps(times), flush=True)
+
+
+class Worker:
+    """One engine's worker process for one case (see worker()); its stderr goes to a file
+    that a failure quotes."""
+
+    def __init__(self, python, engine, case, paths, threads, work):
+        onnx_path, state_path, x_path = paths
+        self.name = f"{engine} on {case}"
+        self.err_path = os.path.join(work, f"{case}.{engine}.stderr")
+        with open(self.err_path, "w") as err:
+            self.proc = subprocess.Popen(
+                [python, os.path.abspath(__file__), "--worker", engine, case, onnx_path, state_path, x_path,
+                 str(threads), os.path.join(work, f"{case}.{engine}.out.npy")],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+        self._answer()  # "ready"
+
+    def _answer(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            with open(self.err_path) as f:
+                sys.exit(f"error: {self.name} failed (exit status {self.proc.returncode}):\n{f.read().strip()}")
+        return line
+
+    def slice(self, seconds):
+        """The call times (ms) of one slice of `seconds`, returned once the process has gone
+        quiet (see settle)."""
+        self.proc.stdin.write(f"{seconds}\n")
+        self.proc.stdin.flush()
+        times = json.loads(self._answer())
+        self.settle()
+        return times
+
+    def cpu_ns(self):
+        """CPU time of all the process's threads so far (ns, /proc/PID/task/*/schedstat)."""
+        total = 0
+        task_dir = f"/proc/{self.proc.pid}/task"
+        for tid in os.listdir(task_dir):
+            try:
+                with open(f"{task_dir}/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that just ended
+        return total
+
+    def settle(self, timeout=1.0):
+        """Waits until the process uses under 10% of a core over 10 ms: thread pools spin for
+        a while after their last job (ONNX Runtime's for ~50 ms of CPU), which would slow
+        the engine whose turn is next."""
+        deadline = time.perf_counter() + timeout
+        before = self.cpu_ns()
+        while time.perf_counter() < deadline:
+            time.sleep(0.01)
+            now = self.cpu_ns()
+            if now - before < 1_000_000:
+                return
+            before = now
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 # -- the driver ---------------------------------------------------------------------------
@@ -191,15 +264,17 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=1.5, help="timed seconds per engine, case and round")
+    ap.add_argument("--slice", type=float, default=0.25,
+                    help="seconds an engine runs before the next takes its turn (--seconds is split into slices)")
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, from: " + ", ".join(CASES))
     ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
     ap.add_argument("--torch2-python", help="python of a PyTorch 2.x environment "
                     "(tools/bench/setup_torch2_env.sh makes one); without it that column is left out")
-    ap.add_argument("--worker", nargs=8, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        engine, case, onnx_path, state_path, x_path, threads, seconds, out_path = args.worker
-        worker(engine, case, onnx_path, state_path, x_path, int(threads), float(seconds), out_path)
+        engine, case, onnx_path, state_path, x_path, threads, out_path = args.worker
+        worker(engine, case, onnx_path, state_path, x_path, int(threads), out_path)
         return
     engines = ("tandem", "ort", "torch") + (("torch2",) if args.torch2_python else ())
 
@@ -208,7 +283,8 @@ def main():
     if unknown:
         sys.exit(f"error: unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
     header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
-              f"per engine, {args.rounds} interleaved rounds of {args.seconds} s per engine and case",
+              f"per engine, {args.rounds} rounds of {args.seconds} s per engine and case, "
+              f"engines taking turns in slices of {args.seconds / max(1, round(args.seconds / args.slice)):.2g} s",
               *versions(args.torch2_python)]
     for line in header:
         print(line, flush=True)
@@ -216,24 +292,25 @@ def main():
         print("WARNING: torch is not using OpenBLAS; install libopenblas0-openmp for a fair baseline")
 
     work = tempfile.mkdtemp(prefix="tandem_cpu_bench_")
-    paths = {}
-    for case in cases:
-        print(f"[bench] exporting {case}", file=sys.stderr, flush=True)
-        paths[case] = prepare(case, work)
+    pythons = {e: args.torch2_python if e == "torch2" else sys.executable for e in engines}
+    slices = max(1, round(args.seconds / args.slice))
     p50 = {(c, e): [] for c in cases for e in engines}
-    for r in range(args.rounds):
-        for case in cases:
-            for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
-                onnx_path, state_path, x_path = paths[case]
-                out = os.path.join(work, f"{case}.{engine}.out.npy") if r == 0 else ""
-                python = args.torch2_python if engine == "torch2" else sys.executable
-                res = subprocess.run([python, os.path.abspath(__file__), "--worker", engine, case, onnx_path,
-                                      state_path, x_path, str(args.threads), str(args.seconds), out],
-                                     capture_output=True, text=True)
-                if res.returncode != 0:
-                    sys.exit(f"error: {engine} on {case} failed:\n{res.stderr.strip()}")
-                p50[(case, engine)].append(json.loads(res.stdout.strip().splitlines()[-1])["p50_ms"])
-            print(f"[bench] round {r + 1}/{args.rounds}: {case} done", file=sys.stderr, flush=True)
+    for case in cases:
+        print(f"[bench] {case}: exporting, loading every engine", file=sys.stderr, flush=True)
+        paths = prepare(case, work)
+        workers = {e: Worker(pythons[e], e, case, paths, args.threads, work) for e in engines}
+        turn = 0
+        for r in range(args.rounds):
+            times = {e: [] for e in engines}
+            for _ in range(slices):
+                for engine in engines[turn % len(engines):] + engines[:turn % len(engines)]:
+                    times[engine] += workers[engine].slice(args.seconds / slices)
+                turn += 1
+            for engine in engines:
+                p50[(case, engine)].append(statistics.median(times[engine]))
+            print(f"[bench] {case}: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        for w in workers.values():
+            w.close()
 
     others = engines[1:]
     rows = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 min / med (ms)" for e in engines) + " | " +
