@@ -161,6 +161,7 @@ class Worker:
                  str(threads), os.path.join(work, f"{case}.{engine}.out.npy")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
         self._answer()  # "ready"
+        self.settle()
 
     def _answer(self):
         line = self.proc.stdout.readline()
