@@ -283,9 +283,10 @@ def main():
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         sys.exit(f"error: unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    slices = max(1, round(args.seconds / args.slice))  # per engine and round
     header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
               f"per engine, {args.rounds} rounds of {args.seconds} s per engine and case, "
-              f"engines taking turns in slices of {args.seconds / max(1, round(args.seconds / args.slice)):.2g} s",
+              f"engines taking turns in slices of {args.seconds / slices:.2g} s",
               *versions(args.torch2_python)]
     for line in header:
         print(line, flush=True)
@@ -294,7 +295,6 @@ def main():
 
     work = tempfile.mkdtemp(prefix="tandem_cpu_bench_")
     pythons = {e: args.torch2_python if e == "torch2" else sys.executable for e in engines}
-    slices = max(1, round(args.seconds / args.slice))
     p50 = {(c, e): [] for c in cases for e in engines}
     for case in cases:
         print(f"[bench] {case}: exporting, loading every engine", file=sys.stderr, flush=True)

@@ -12,8 +12,9 @@ per call over every run (warm-up included, the same number for both), summed by 
 ms per run. ORT's fused and layout ops keep ORT's names (FusedConv, ReorderInput, ...),
 so read the table by what each op type does, not by name alone. ORT's profiler slows ORT
 itself: ~4.5% on resnet18_b1 end to end (~25 us a node, 2026-11-26), which its node
-times carry, so a few percent in Tandem's favour here is no lead end to end (cpu_bench). --nodes N adds each engine's
-N slowest nodes by name (ORT's fused nodes carry a suffix such as "_fused").
+times carry, so a few percent in Tandem's favour here is no lead end to end (cpu_bench).
+--nodes N adds each engine's N slowest nodes by name (ORT's fused nodes carry a suffix
+such as "_fused").
 """
 import argparse
 import collections
