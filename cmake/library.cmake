@@ -70,3 +70,7 @@ endif()
 add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/tools/bench/c_api_overhead.cc)
 target_link_libraries(tandem_c_api_bench PRIVATE tandem_shared tandem_runtime)
 target_compile_definitions(tandem_c_api_bench PRIVATE TANDEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# oneDNN's convolutions in each activation layout on this CPU (providers/cpu/blocked_layout.h).
+add_executable(tandem_conv_layout_bench ${PROJECT_SOURCE_DIR}/tools/bench/conv_layout_bench.cc)
+target_link_libraries(tandem_conv_layout_bench PRIVATE tandem_dnnl)

@@ -94,6 +94,29 @@ onnx::ModelProto FirstLayerModel() {
   return m;
 }
 
+// A network's first layer before an unfused pool (resnet's stem): x[2,3,20,20] -> Conv 16
+// 7x7/2 pad 3 [+ Relu] = r -> MaxPool 3x3/2 pad 1 = p -> Conv 16 3x3 pad 1 = y; with
+// `r_output`, r is a graph output too.
+onnx::ModelProto StemModel(bool relu, bool r_output) {
+  onnx::ModelProto m = EmptyModel(13, "stem");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3, 20, 20});
+  AddFloatInitializer(g, "w0", {16, 3, 7, 7}, 0.03f);
+  AddFloatInitializer(g, "b0", {16}, 0.02f);
+  AddFloatInitializer(g, "w1", {16, 16, 3, 3}, 0.02f);
+  auto* conv = AddNode(g, "Conv", "conv0", {"x", "w0", "b0"}, {relu ? "c" : "r"});
+  AddIntsAttribute(conv, "pads", {3, 3, 3, 3});
+  AddIntsAttribute(conv, "strides", {2, 2});
+  if (relu) AddNode(g, "Relu", "relu0", {"c"}, {"r"});
+  auto* mp = AddNode(g, "MaxPool", "pool", {"r"}, {"p"});
+  AddIntsAttribute(mp, "kernel_shape", {3, 3});
+  AddIntsAttribute(mp, "strides", {2, 2});
+  AddIntsAttribute(mp, "pads", {1, 1, 1, 1});
+  AddIntsAttribute(AddNode(g, "Conv", "conv1", {"p", "w1"}, {"y"}), "pads", {1, 1, 1, 1});
+  SetFloatType(g->add_output(), "y", {2, 16, 5, 5});
+  if (r_output) SetFloatType(g->add_output(), "r", {2, 16, 10, 10});
+  return m;
+}
 
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
@@ -159,6 +182,24 @@ TEST_P(BlockedLayoutChain, FirstLayerConvReluPoolMatchesThePlainGraph) {
   ExpectSameOutputs(*blocked, *plain, {6, 3, 64, 64});
 }
 
+// With channels-last the stem's convolution writes this CPU's channel blocks (ChannelBlock:
+// 16, or 8 with AVX-512 capped) and the pool turns them into channels-last; with blocks
+// throughout both keep the graph's blocks.
+TEST_P(BlockedLayoutChain, StemConvWritesBlocksItsPoolReads) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  const int block = GetParam().block;
+  auto blocked = LoadTestModel(StemModel(true, false), true), plain = LoadTestModel(StemModel(true, false), false);
+  ASSERT_TRUE(blocked && plain);
+  const Node* conv = FindNode(blocked->graph(), "conv0+relu0");
+  const Node* pool = FindNode(blocked->graph(), "pool");
+  ASSERT_TRUE(conv && pool);
+  const int image_block = block == cpu::kChannelsLast ? cpu::ChannelBlock() : block;
+  EXPECT_EQ(conv->attr_int("channel_block", 0), image_block);
+  EXPECT_EQ(pool->attr_int("input_channel_block", block), image_block);
+  EXPECT_EQ(pool->attr_int("channel_block", 0), block);
+  ExpectSameOutputs(*blocked, *plain, {2, 3, 20, 20});
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,
                          ::testing::Values(Layout{"nhwc", cpu::kChannelsLast}, Layout{"nChw16c", 16},
                                            Layout{"nChw8c", 8}),
@@ -185,6 +226,22 @@ TEST(BlockedLayout, ConvChannelBlockFollowsOneDnnAndTheOverride) {
   }
   const ScopedEnv bogus("TANDEM_CPU_CONV_LAYOUT", "NHWC16");
   EXPECT_EQ(cpu::ConvChannelBlock(), preferred) << "an unknown value is ignored";
+}
+
+// The stem rule (UseChannelBlockedLayout's image_block) only where the pool alone reads
+// the convolution: not when its output is also returned, nor without an image block.
+TEST(BlockedLayout, StemConvWritesImageBlocksOnlyForItsPool) {
+  auto stem_blocks = [](bool r_output, int image_block) {
+    Graph g = ImportTestModel(StemModel(false, r_output));
+    for (Node& n : g.nodes) n.provider = "cpu";
+    EXPECT_EQ(cpu::UseChannelBlockedLayout(g, "cpu", cpu::kChannelsLast, image_block), 3);  // conv0, pool, conv1
+    return std::make_pair(FindNode(g, "conv0")->attr_int("channel_block", 0),
+                          FindNode(g, "pool")->attr_int("input_channel_block", 0));
+  };
+  EXPECT_EQ(stem_blocks(false, 16), std::make_pair(int64_t{16}, int64_t{16}));
+  EXPECT_EQ(stem_blocks(false, 8), std::make_pair(int64_t{8}, int64_t{8}));
+  EXPECT_EQ(stem_blocks(false, 0), std::make_pair(int64_t{cpu::kChannelsLast}, int64_t{0}));
+  EXPECT_EQ(stem_blocks(true, 16), std::make_pair(int64_t{cpu::kChannelsLast}, int64_t{0}));
 }
 
 TEST(BlockedLayout, LeavesOtherProvidersAndTrainingGraphsAlone) {

@@ -1,7 +1,8 @@
-// The channels-last max pool (providers/cpu/kernels/max_pool_channels_last.h): every
-// instruction-set build this CPU can run, called directly, against a plain loop over the
-// window in float64 order-free max — windows with padding, strides, ceil-mode sizes and
-// channel counts that leave vector tails; and which windows it takes.
+// The channels-last max pool (providers/cpu/kernels/max_pool_channels_last.h), from
+// channels-last and channel-blocked input: every instruction-set build this CPU can run,
+// called directly, against a plain loop over the window in float64 order-free max —
+// windows with padding, strides, ceil-mode sizes and channel counts that leave vector
+// tails; and which windows it takes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,10 +41,24 @@ std::vector<float> Reference(const std::vector<float>& x, const Case& k) {
   return y;
 }
 
+// Channels-last x [N, H, W, C] stored in blocks of B channels, [N, C/B, H, W, B] (B = C:
+// unchanged).
+std::vector<float> InBlocks(const std::vector<float>& x, const Case& k, int64_t B) {
+  std::vector<float> out(x.size());
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t p = 0; p < k.h * k.w; ++p)
+      for (int64_t c = 0; c < k.c; ++c)
+        out[((n * (k.c / B) + c / B) * k.h * k.w + p) * B + c % B] = x[(n * k.h * k.w + p) * k.c + c];
+  return out;
+}
+
+// Each case from channels-last input and, where the channels divide, from 8- and 16-channel
+// blocks (a first convolution's output, blocked_layout.h).
 TEST(MaxPoolChannelsLast, EveryBuildMatchesTheWindowLoop) {
   const std::vector<Case> cases = {
       {1, 64, 111, 111, 55, 55, {3, 3, 2, 2, 0, 0}},  // squeezenet1_1's first pool (ceil mode)
       {2, 64, 112, 112, 56, 56, {3, 3, 2, 2, 1, 1}},  // resnet's, padded
+      {1, 24, 10, 10, 5, 5, {3, 3, 2, 2, 1, 1}},      // 8-channel blocks only
       {1, 100, 13, 13, 7, 7, {3, 3, 2, 2, 0, 0}},     // ceil mode: the last window hangs over
       {3, 5, 9, 7, 4, 3, {2, 2, 2, 2, 0, 0}},         // scalar channels only
       {1, 24, 6, 6, 6, 6, {3, 3, 1, 1, 1, 1}},        // stride 1, 'same'
@@ -58,11 +73,16 @@ TEST(MaxPoolChannelsLast, EveryBuildMatchesTheWindowLoop) {
     std::vector<float> x(k.n * k.h * k.w * k.c);
     for (float& v : x) v = u(rng);
     const std::vector<float> want = Reference(x, k);
-    for (const auto* build : builds) {
-      std::vector<float> y(want.size(), NAN);
-      cpu::pool_cl::MaxPool(*build, x.data(), y.data(), k.n, k.c, k.h, k.w, k.oh, k.ow, k.win);
-      for (size_t i = 0; i < y.size(); ++i)
-        ASSERT_EQ(y[i], want[i]) << build->isa << ", case c=" << k.c << " h=" << k.h << ", element " << i;
+    for (const int64_t block : {k.c, int64_t{8}, int64_t{16}}) {
+      if (k.c % block != 0) continue;
+      const std::vector<float> stored = InBlocks(x, k, block);
+      for (const auto* build : builds) {
+        std::vector<float> y(want.size(), NAN);
+        cpu::pool_cl::MaxPool(*build, stored.data(), y.data(), k.n, k.c, k.h, k.w, k.oh, k.ow, k.win, block);
+        for (size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(y[i], want[i]) << build->isa << ", case c=" << k.c << " h=" << k.h << ", input block " << block
+                                   << ", element " << i;
+      }
     }
   }
 }

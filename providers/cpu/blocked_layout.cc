@@ -22,19 +22,31 @@ std::string BlockedName(const std::string& value) { return value + "#blocked"; }
 
 class BlockedLayoutPass {
  public:
-  BlockedLayoutPass(Graph& graph, const std::string& provider, int block)
-      : graph_(graph), provider_(provider), block_(block) {}
+  BlockedLayoutPass(Graph& graph, const std::string& provider, int block, int image_block)
+      : graph_(graph), provider_(provider), block_(block), image_block_(image_block) {}
 
   int Run() {
+    const ValueReaders readers(graph_);
     int rewritten = 0;
-    for (Node& n : graph_.nodes)
-      if (n.provider == provider_ && TryBlock(n)) ++rewritten;
+    for (Node& n : graph_.nodes) {
+      if (n.provider != provider_) continue;
+      if (const Node* pool = ImageConvPool(n, readers)) {
+        BlockImageConv(n, *pool);
+        ++rewritten;
+      } else if (TryBlock(n)) {
+        ++rewritten;
+      }
+    }
     if (rewritten) InsertFromBlocked();
     return rewritten;
   }
 
  private:
-  bool IsBlocked(const std::string& value) const { return blocked_.count(value) != 0; }
+  // Blocked in the graph's layout (block_).
+  bool IsBlocked(const std::string& value) const {
+    auto it = block_of_.find(value);
+    return it != block_of_.end() && it->second == block_;
+  }
 
   bool IsScalarConstant(const std::string& value) const {
     auto it = graph_.initializers.find(value);
@@ -101,7 +113,46 @@ class BlockedLayoutPass {
     return IsConv(n) && !n.has_attr("pool") && ConvWeights(n) && IsBlocked(n.inputs[0]);
   }
 
+  // With the channels-last layout: the MaxPool that alone reads the output of `n` when `n`
+  // is a network's first convolution (a plain float image of at most 4 channels, output
+  // channels a multiple of image_block_), else null. oneDNN's jit kernels read such an
+  // image as it is and write image_block_'s blocks (on oneDNN 2.6 only its reference
+  // kernel writes channels-last from it), and the pool turns them into channels-last.
+  const Node* ImageConvPool(const Node& n, const ValueReaders& readers) const {
+    if (block_ != kChannelsLast || (image_block_ != 8 && image_block_ != 16) || !IsConv(n) ||
+        n.has_attr("pool") || n.has_input(3) || n.attr_int("group", 1) != 1 || IsBlocked(n.inputs[0]) ||
+        graph_.ValueType(n.inputs[0]) != DataType::kFloat)
+      return nullptr;
+    const Tensor* w = ConvWeights(n);
+    if (!w || w->dim(1) > 4 || w->dim(0) % image_block_ != 0) return nullptr;
+    const int reader = readers.Sole(n.outputs[0]);
+    if (reader < 0) return nullptr;
+    const Node& pool = graph_.nodes[reader];
+    const bool max_pool = pool.domain.empty() && pool.op_type == "MaxPool" && pool.provider == provider_ &&
+                          pool.outputs.size() == 1 && pool.attr_int("storage_order", 0) == 0 &&
+                          pool.attr_ints("kernel_shape").size() == 2;
+    return max_pool ? &pool : nullptr;
+  }
+
+  // `n` (ImageConvPool) writes image_block_'s blocks; its pool reads them (Blockable).
+  void BlockImageConv(Node& n, const Node& pool) {
+    if (n.op_type == "Conv") {
+      n.op_type = "FusedConv";
+      n.domain = kTandemDomain;
+    }
+    n.attributes["channel_block"] = IntAttribute(image_block_);
+    image_pools_.insert(&pool);
+    WriteBlocked(n, image_block_);
+  }
+
   bool TryBlock(Node& n) {
+    if (image_pools_.count(&n)) {  // reads its convolution's blocks, writes the graph's layout
+      n.attributes["input_channel_block"] = IntAttribute(image_block_);
+      n.attributes["channel_block"] = IntAttribute(block_);
+      n.inputs[0] = BlockedName(n.inputs[0]);
+      WriteBlocked(n, block_);
+      return true;
+    }
     const bool writes_blocked = Blockable(n);
     if (!writes_blocked && !ReadsBlockedOnly(n)) return false;
     if (n.op_type == "Conv") {  // the FusedConv kernel is Conv's, plus the layout
@@ -117,8 +168,14 @@ class BlockedLayoutPass {
       n.attributes["blocked_output"] = IntAttribute(0);
       return true;
     }
+    WriteBlocked(n, block_);
+    return true;
+  }
+
+  // Renames the output of `n` to its blocked name, stored with `block`.
+  void WriteBlocked(Node& n, int block) {
     const std::string out = n.outputs[0];
-    blocked_.insert(out);
+    block_of_[out] = block;
     plain_of_[BlockedName(out)] = out;
     n.outputs[0] = BlockedName(out);
     if (const ValueInfo* vi = graph_.FindValueInfo(out)) {
@@ -126,21 +183,20 @@ class BlockedLayoutPass {
       b.name = BlockedName(out);
       const auto& d = vi->shape.dims;
       if (vi->shape.rank_known && d.size() == 4 && d[1].known()) {
-        const bool last = block_ == kChannelsLast;
-        b.shape.dims = {d[0], Dim{last ? 1 : d[1].value / block_, ""}, d[2], d[3], Dim{last ? d[1].value : block_, ""}};
+        const bool last = block == kChannelsLast;
+        b.shape.dims = {d[0], Dim{last ? 1 : d[1].value / block, ""}, d[2], d[3], Dim{last ? d[1].value : block, ""}};
       } else {
         b.shape = Shape::Unknown();
       }
       graph_.value_info[b.name] = b;
     }
-    return true;
   }
 
   // After the rewrite, whatever still reads an original name reads it plain.
   void InsertFromBlocked() {
     const ValueReaders readers(graph_);
     std::vector<Node> nodes;
-    nodes.reserve(graph_.nodes.size() + blocked_.size());
+    nodes.reserve(graph_.nodes.size() + block_of_.size());
     for (Node& n : graph_.nodes) {
       auto blocked = n.outputs.empty() ? plain_of_.end() : plain_of_.find(n.outputs[0]);
       nodes.push_back(std::move(n));
@@ -154,7 +210,7 @@ class BlockedLayoutPass {
       f.inputs = {blocked->first};
       f.outputs = {plain};
       f.provider = provider_;
-      f.attributes["channel_block"] = IntAttribute(block_);
+      f.attributes["channel_block"] = IntAttribute(block_of_.at(plain));
       nodes.push_back(std::move(f));
     }
     graph_.nodes = std::move(nodes);
@@ -164,15 +220,17 @@ class BlockedLayoutPass {
   Graph& graph_;
   const std::string provider_;
   const int block_;
-  std::set<std::string> blocked_;                // original names of blocked values
+  const int image_block_;
+  std::map<std::string, int> block_of_;          // original names of blocked values -> their block
+  std::set<const Node*> image_pools_;            // the MaxPools after ImageConvPool convolutions
   std::map<std::string, std::string> plain_of_;  // BlockedName(value) -> value
 };
 
 }  // namespace
 
-int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block) {
+int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block, int image_block) {
   if ((block <= 1 && block != kChannelsLast) || graph.HasGradientNodes()) return 0;
-  return BlockedLayoutPass(graph, provider, block).Run();
+  return BlockedLayoutPass(graph, provider, block, image_block).Run();
 }
 
 }  // namespace tandem::cpu

@@ -19,7 +19,12 @@
 //     alike; broadcasting between two blocked [N, C, H, W] values lines up the same way);
 //   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool and
 //     inference BatchNormalization of a blocked input get channel_block = B and read and
-//     write blocked.
+//     write blocked;
+//   - with channels-last, a network's first convolution (a plain float image of at most 4
+//     channels, group 1) read only by a 2-D MaxPool writes image_block's 8- or 16-channel
+//     blocks instead (oneDNN's jit kernels read the image as it is; its brgemm kernels
+//     need it reordered to channels-last, and nothing else writes channels-last from it)
+//     and the pool reads them (input_channel_block) and writes channels-last.
 // A blocked value is renamed "<name>#blocked"; where anything else reads the original
 // name (another op, a graph output, a subgraph, another provider's Copy), a FromBlocked
 // node placed after the producer writes it in the plain layout. Only nodes assigned to
@@ -34,7 +39,9 @@ namespace tandem::cpu {
 
 // Rewrites `graph` (partitioned, in execution order) and returns the number of nodes that
 // now run channel-blocked (FromBlocked nodes not counted). `block`: 8, 16 or kChannelsLast
-// (anything else, such as 0, leaves the graph alone).
-int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block);
+// (anything else, such as 0, leaves the graph alone). `image_block`: 8 or 16, the blocks
+// of first convolutions before a pool with kChannelsLast (dnnl_util.h ChannelBlock());
+// 0 keeps them channels-last too.
+int UseChannelBlockedLayout(Graph& graph, const std::string& provider, int block, int image_block = 0);
 
 }  // namespace tandem::cpu

@@ -48,7 +48,7 @@ const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry()
 int CpuProvider::OptimizeGraph(Graph& graph) {
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
-  const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock());
+  const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
   return biases + relus + blocked + cpu::FlattenBlockedIntoDense(graph, name()) +
          cpu::FuseConvResidualSum(graph, name());
 }

@@ -498,16 +498,19 @@ class Conv : public Kernel {
         // Blocked tensors are asked for as they are stored (they are oneDNN's own choice on
         // this CPU); should no kernel take them, or only a reference one, any layout and
         // reorders (DnnlConv::Init).
-        // A plain image of few channels before a pool (a network's first layer): oneDNN's
-        // jit kernels read it as it is into channel blocks, faster than its brgemm kernels
-        // after a reorder to channels-last; the pool then writes channels-last.
-        const bool plain_few_channels = pool_ && block_ == kChannelsLast && !x_blocked && x.dim(1) <= 4;
+        // A plain image of few channels (a network's first layer): oneDNN's jit kernels
+        // read it as it is into channel blocks, faster than its brgemm kernels after a
+        // reorder to channels-last. Into 8 or 16 blocks as stored; before a fused pool of
+        // the channels-last layout into the blocks oneDNN picks, the pool converting.
+        const bool image = !x_blocked && x.dim(1) <= 4;
+        const bool pool_converts = image && pool_ && block_ == kChannelsLast;
+        const bool image_as_stored = pool_converts || (image && !pool_ && (block_ == 8 || block_ == 16));
         auto make_pd = [&](bool as_stored) {
           dnnl::convolution_forward::desc d(
               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-              as_stored && (x_blocked || plain_few_channels) ? c.x_md : AnyLayout(c.x_md), AnyLayout(c.w_md),
+              as_stored && (x_blocked || image_as_stored) ? c.x_md : AnyLayout(c.x_md), AnyLayout(c.w_md),
               b ? c.b_md : dnnl::memory::desc(),
-              as_stored && out_blocked_ && !plain_few_channels ? c.y_md : AnyLayout(c.y_md),
+              as_stored && out_blocked_ && !pool_converts ? c.y_md : AnyLayout(c.y_md),
               dnnl::memory::dims(geo.strides.begin(), geo.strides.end()), Sub1(geo.dilations),
               dnnl::memory::dims(geo.pads_begin.begin(), geo.pads_begin.end()),
               dnnl::memory::dims(geo.pads_end.begin(), geo.pads_end.end()));

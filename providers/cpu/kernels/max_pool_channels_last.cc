@@ -36,7 +36,8 @@ bool WindowsHitTheImage(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w
 }
 
 void MaxPool(const Kernels& kernels, const float* x, float* y, int64_t N, int64_t C, int64_t H, int64_t W,
-             int64_t OH, int64_t OW, const Window2d& w) {
+             int64_t OH, int64_t OW, const Window2d& w, int64_t in_block) {
+  const int64_t B = in_block, blocks = C / B;
 #pragma omp parallel for collapse(2) schedule(static) if (N * OH * OW * C >= (1 << 14))
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -44,7 +45,8 @@ void MaxPool(const Kernels& kernels, const float* x, float* y, int64_t N, int64_
       const float* image = x + n * H * W * C;
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t w0 = std::max<int64_t>(0, ow * w.sw - w.pw), w1 = std::min(W, ow * w.sw - w.pw + w.kw);
-        kernels.pixel(image, W, C, h0, h1, w0, w1, y + ((n * OH + oh) * OW + ow) * C);
+        // Block b is a channels-last image of B channels: channels b*B.. of every pixel.
+        kernels.pixel(image, W, B, blocks, H * W * B, h0, h1, w0, w1, y + ((n * OH + oh) * OW + ow) * C);
       }
     }
 }

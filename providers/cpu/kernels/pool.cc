@@ -7,7 +7,9 @@
 // With attribute channel_block = B (set by the CPU provider's blocked-layout pass,
 // providers/cpu/blocked_layout.h) float32 input and output are channel-blocked
 // [N, C/B, spatial..., B] and MaxPool / AveragePool read and write that layout directly
-// (2-D max pooling of channels-last values: max_pool_channels_last.h).
+// (2-D max pooling of channels-last values: max_pool_channels_last.h). A MaxPool with
+// input_channel_block = 8 or 16 as well (after a first-layer convolution, blocked_layout.h)
+// reads those blocks and writes channel_block's layout.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -129,7 +131,8 @@ class Pool : public Kernel {
   Pool(const KernelInfo& info, PoolKind kind)
       : node_(info.node),
         kernel_(info.node.attr_ints("kernel_shape")),
-        block_(static_cast<int>(info.node.attr_int("channel_block", 0))) {
+        block_(static_cast<int>(info.node.attr_int("channel_block", 0))),
+        in_block_(static_cast<int>(info.node.attr_int("input_channel_block", block_))) {
     prm_.kind = kind;
     prm_.count_include_pad = info.node.attr_int("count_include_pad", 0) != 0;
     prm_.storage_order = static_cast<int>(info.node.attr_int("storage_order", 0));
@@ -140,7 +143,7 @@ class Pool : public Kernel {
     // The logical [N, C, spatial...] view (the same bytes when channel-blocked).
     Tensor x = *ctx.input(0);
     if (block_ != 0) {
-      auto view = LogicalView(x, block_, 3);
+      auto view = LogicalView(x, in_block_, 3);
       if (!view.ok()) return view.status();
       x = *std::move(view);
     }
@@ -164,7 +167,8 @@ class Pool : public Kernel {
                                     geo->strides[1], geo->pads_begin[0], geo->pads_begin[1]};
         if (pool_cl::WindowsHitTheImage(in[0], in[1], geo->out[0], geo->out[1], win)) {
           pool_cl::MaxPool(pool_cl::KernelsForThisCpu(), x.data<float>(), y.data<float>(), x.dim(0), x.dim(1),
-                           in[0], in[1], geo->out[0], geo->out[1], win);
+                           in[0], in[1], geo->out[0], geo->out[1], win,
+                           in_block_ == kChannelsLast ? x.dim(1) : in_block_);
           return absl::OkStatus();
         }
       }
@@ -234,7 +238,7 @@ class Pool : public Kernel {
       Entry& e = cache_.Get({x.dims()}, [&] {
         Entry c;
         auto& eng = DnnlEngine();
-        c.x_md = block_ ? BlockedDesc(x.dims(), block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
+        c.x_md = block_ ? BlockedDesc(x.dims(), in_block_, dt::f32) : PlainDesc(x.dims(), dt::f32);
         c.y_md = block_ ? BlockedDesc(y_dims, block_, dt::f32) : PlainDesc(y_dims, dt::f32);
         dnnl::memory::desc px = c.x_md;
         if (!block_ && x.dim(1) > 1) px = BlockedDesc(x.dims(), ChannelBlock(), dt::f32);
@@ -278,7 +282,8 @@ class Pool : public Kernel {
 
   const Node node_;  // copy: attributes are read per shape
   std::vector<int64_t> kernel_;
-  int block_;  // channel_block: 0 = plain NC...
+  int block_;     // channel_block: 0 = plain NC...; y's layout
+  int in_block_;  // input_channel_block (default block_): x's layout when block_ != 0
   PoolParams prm_;
   ShapeCache<Entry> cache_;
 };

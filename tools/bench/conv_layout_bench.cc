@@ -1,0 +1,172 @@
+// tandem_conv_layout_bench: oneDNN's float32 convolution on this CPU in each activation
+// layout the CPU provider can choose (providers/cpu/channel_block.h): channels-last and
+// 16- or 8-channel blocks, for the convolution shapes of the cpu_bench models at batch 1
+// (or shapes given as arguments). The layouts run in turns of 20 calls, so that a machine
+// whose speed drifts slows them alike; prints the median call per layout and the kernel
+// oneDNN picked (reference kernels are left out). The data behind the layouts the CPU
+// provider asks for (providers/cpu/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
+//
+// usage: tandem_conv_layout_bench [--rounds N] [--cold] [N,C,H,W,M,K,S ...]
+//   (K: square kernel, S: stride; padding K/2; a C under 8 reads a plain NCHW input;
+//   --cold: 64 MiB of other data is written before each call, so that the weights come
+//   from memory as in a whole model whose weights outgrow the caches)
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct Shape {
+  int64_t n, c, h, w, m, k, s;
+};
+
+// resnet18, mobilenet_v2 (pointwise), squeezenet1_1 and densenet121 convolutions, and the
+// CIFAR CNN's, at batch 1.
+const std::vector<Shape> kDefaultShapes = {
+    {1, 3, 224, 224, 64, 7, 2},   {1, 64, 56, 56, 64, 3, 1},    {1, 64, 56, 56, 128, 3, 2},
+    {1, 128, 28, 28, 128, 3, 1},  {1, 128, 28, 28, 256, 3, 2},  {1, 256, 14, 14, 256, 3, 1},
+    {1, 256, 14, 14, 512, 3, 2},  {1, 512, 7, 7, 512, 3, 1},    {1, 128, 28, 28, 32, 1, 1},
+    {1, 128, 14, 14, 32, 3, 1},   {1, 512, 14, 14, 128, 1, 1},  {1, 1024, 7, 7, 128, 1, 1},
+    {1, 64, 56, 56, 16, 1, 1},    {1, 32, 28, 28, 128, 1, 1},   {1, 48, 13, 13, 192, 3, 1},
+    {1, 384, 13, 13, 48, 1, 1},   {1, 96, 56, 56, 24, 1, 1},    {1, 576, 14, 14, 96, 1, 1},
+    {1, 960, 7, 7, 160, 1, 1},    {1, 3, 32, 32, 32, 3, 1},     {1, 32, 32, 32, 32, 3, 1},
+    {1, 64, 16, 16, 64, 3, 1},
+};
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Candidate {
+  std::string name;
+  dnnl::convolution_forward prim;
+  std::string impl;
+  dnnl::memory src, wei, bias, dst;
+  std::vector<double> ms;
+};
+
+bool MakeCandidate(dnnl::engine& eng, const Shape& s, tag act, const char* name,
+                   Candidate& out) {
+  const int64_t p = s.k / 2, oh = (s.h + 2 * p - s.k) / s.s + 1, ow = (s.w + 2 * p - s.k) / s.s + 1;
+  const tag src_tag = s.c < 8 ? tag::nchw : act;  // a first layer reads the image as it comes
+  const dnnl::memory::desc src({s.n, s.c, s.h, s.w}, dt::f32, src_tag), dst({s.n, s.m, oh, ow}, dt::f32, act),
+      wei({s.m, s.c, s.k, s.k}, dt::f32, tag::any), bias({s.m}, dt::f32, tag::x);
+  if (s.c >= 8 && act != tag::nhwc && s.c % (act == tag::nChw16c ? 16 : 8) != 0) return false;
+  if (act != tag::nhwc && s.m % (act == tag::nChw16c ? 16 : 8) != 0) return false;
+  try {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            src, wei, bias, dst, {s.s, s.s}, {p, p}, {p, p});
+    const dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+    out.name = name;
+    out.impl = pd.impl_info_str();
+    if (out.impl.rfind("ref", 0) == 0) return false;  // reference loops: not a candidate
+    out.prim = dnnl::convolution_forward(pd);
+    out.src = dnnl::memory(pd.src_desc(), eng);
+    out.wei = dnnl::memory(pd.weights_desc(), eng);
+    out.bias = dnnl::memory(pd.bias_desc(), eng);
+    out.dst = dnnl::memory(pd.dst_desc(), eng);
+    for (dnnl::memory* m : {&out.src, &out.wei, &out.bias, &out.dst}) {
+      float* f = static_cast<float*>(m->get_data_handle());
+      const size_t count = m->get_desc().get_size() / sizeof(float);
+      for (size_t i = 0; i < count; ++i) f[i] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+    }
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+// Evicts the caches (well, most of the last level's) by writing 64 MiB.
+void Evict() {
+  static std::vector<char> junk(64 << 20);
+  static char value = 0;
+  std::memset(junk.data(), ++value, junk.size());
+}
+
+void Run(dnnl::stream& strm, Candidate& c) {
+  c.prim.execute(strm, {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_WEIGHTS, c.wei}, {DNNL_ARG_BIAS, c.bias},
+                        {DNNL_ARG_DST, c.dst}});
+  strm.wait();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 15;
+  bool cold = false;
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("usage: %s [--rounds N] [--cold] [N,C,H,W,M,K,S ...]\n", argv[0]);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--cold")) {
+      cold = true;
+      continue;
+    }
+    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+      continue;
+    }
+    Shape s{};
+    if (std::sscanf(argv[i], "%ld,%ld,%ld,%ld,%ld,%ld,%ld", &s.n, &s.c, &s.h, &s.w, &s.m, &s.k, &s.s) != 7 ||
+        s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.m < 1 || s.k < 1 || s.s < 1) {
+      std::fprintf(stderr, "error: '%s' is not N,C,H,W,M,K,S (positive integers)\n", argv[i]);
+      return 2;
+    }
+    shapes.push_back(s);
+  }
+  if (shapes.empty()) shapes = kDefaultShapes;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  std::printf("%-28s %-10s %9s %7s  %s\n", "N,C,H,W,M,K,S", "layout", "ms", "vs nhwc", "oneDNN kernel");
+  for (const Shape& s : shapes) {
+    std::vector<Candidate> cands;
+    const std::pair<tag, const char*> layouts[] = {{tag::nhwc, "nhwc"}, {tag::nChw16c, "nChw16c"},
+                                                   {tag::nChw8c, "nChw8c"}};
+    for (const auto& [t, name] : layouts) {
+      Candidate c;
+      if (MakeCandidate(eng, s, t, name, c)) cands.push_back(std::move(c));
+    }
+    for (Candidate& c : cands)
+      for (int i = 0; i < 5; ++i) Run(strm, c);  // warm up
+    for (int r = 0; r < rounds; ++r)
+      for (size_t j = 0; j < cands.size(); ++j) {
+        Candidate& c = cands[(j + r) % cands.size()];
+        for (int i = 0; i < 20; ++i) {
+          if (cold) Evict();
+          const double t0 = Seconds();
+          Run(strm, c);
+          c.ms.push_back((Seconds() - t0) * 1e3);
+        }
+      }
+    char label[64];
+    std::snprintf(label, sizeof label, "%ld,%ld,%ld,%ld,%ld,%ld,%ld", s.n, s.c, s.h, s.w, s.m, s.k, s.s);
+    const double base = cands.empty() || cands[0].name != "nhwc" ? 0 : Median(cands[0].ms);
+    for (const Candidate& c : cands) {
+      const double m = Median(c.ms);
+      std::printf("%-28s %-10s %9.4f %7.2f  %s\n", label, c.name.c_str(), m, base > 0 ? m / base : 0.0,
+                  c.impl.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
