@@ -6,8 +6,8 @@
 // oneDNN picked (reference kernels are left out). The data behind the layouts the CPU
 // provider asks for (providers/cpu/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
 //
-// usage: tandem_conv_layout_bench [--rounds N] [--cold] [N,C,H,W,M,K,S ...]
-//   (K: square kernel, S: stride; padding K/2; a C under 8 reads a plain NCHW input;
+// usage: tandem_conv_layout_bench [--rounds N] [--cold] [N,C,H,W,M,K,S[,P] ...]
+//   (K: square kernel, S: stride, P: padding (K/2); a C under 8 reads a plain NCHW input;
 //   --cold: 64 MiB of other data is written before each call, so that the weights come
 //   from memory as in a whole model whose weights outgrow the caches)
 #include <dnnl.hpp>
@@ -27,6 +27,7 @@ using dt = dnnl::memory::data_type;
 
 struct Shape {
   int64_t n, c, h, w, m, k, s;
+  int64_t p = -1;  // padding on every side (-1: K/2)
 };
 
 // resnet18, mobilenet_v2 (pointwise), squeezenet1_1 and densenet121 convolutions, and the
@@ -56,7 +57,7 @@ struct Candidate {
 
 bool MakeCandidate(dnnl::engine& eng, const Shape& s, tag act, const char* name,
                    Candidate& out) {
-  const int64_t p = s.k / 2, oh = (s.h + 2 * p - s.k) / s.s + 1, ow = (s.w + 2 * p - s.k) / s.s + 1;
+  const int64_t p = s.p >= 0 ? s.p : s.k / 2, oh = (s.h + 2 * p - s.k) / s.s + 1, ow = (s.w + 2 * p - s.k) / s.s + 1;
   const tag src_tag = s.c < 8 ? tag::nchw : act;  // a first layer reads the image as it comes
   const dnnl::memory::desc src({s.n, s.c, s.h, s.w}, dt::f32, src_tag), dst({s.n, s.m, oh, ow}, dt::f32, act),
       wei({s.m, s.c, s.k, s.k}, dt::f32, tag::any), bias({s.m}, dt::f32, tag::x);
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::printf("usage: %s [--rounds N] [--cold] [N,C,H,W,M,K,S ...]\n", argv[0]);
+      std::printf("usage: %s [--rounds N] [--cold] [N,C,H,W,M,K,S[,P] ...]\n", argv[0]);
       return 0;
     }
     if (!std::strcmp(argv[i], "--cold")) {
@@ -127,9 +128,10 @@ int main(int argc, char** argv) {
       continue;
     }
     Shape s{};
-    if (std::sscanf(argv[i], "%ld,%ld,%ld,%ld,%ld,%ld,%ld", &s.n, &s.c, &s.h, &s.w, &s.m, &s.k, &s.s) != 7 ||
-        s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.m < 1 || s.k < 1 || s.s < 1) {
-      std::fprintf(stderr, "error: '%s' is not N,C,H,W,M,K,S (positive integers)\n", argv[i]);
+    const int got =
+        std::sscanf(argv[i], "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld", &s.n, &s.c, &s.h, &s.w, &s.m, &s.k, &s.s, &s.p);
+    if (got < 7 || s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.m < 1 || s.k < 1 || s.s < 1 || (got == 8 && s.p < 0)) {
+      std::fprintf(stderr, "error: '%s' is not N,C,H,W,M,K,S[,P] (positive integers, P >= 0)\n", argv[i]);
       return 2;
     }
     shapes.push_back(s);
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
   if (shapes.empty()) shapes = kDefaultShapes;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  std::printf("%-28s %-10s %9s %7s  %s\n", "N,C,H,W,M,K,S", "layout", "ms", "vs nhwc", "oneDNN kernel");
+  std::printf("%-28s %-10s %9s %7s  %s\n", "N,C,H,W,M,K,S,P", "layout", "ms", "vs nhwc", "oneDNN kernel");
   for (const Shape& s : shapes) {
     std::vector<Candidate> cands;
     const std::pair<tag, const char*> layouts[] = {{tag::nhwc, "nhwc"}, {tag::nChw16c, "nChw16c"},
@@ -158,8 +160,9 @@ int main(int argc, char** argv) {
           c.ms.push_back((Seconds() - t0) * 1e3);
         }
       }
-    char label[64];
-    std::snprintf(label, sizeof label, "%ld,%ld,%ld,%ld,%ld,%ld,%ld", s.n, s.c, s.h, s.w, s.m, s.k, s.s);
+    char label[80];
+    std::snprintf(label, sizeof label, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld", s.n, s.c, s.h, s.w, s.m, s.k, s.s,
+                  s.p >= 0 ? s.p : s.k / 2);
     const double base = cands.empty() || cands[0].name != "nhwc" ? 0 : Median(cands[0].ms);
     for (const Candidate& c : cands) {
       const double m = Median(c.ms);
