@@ -90,7 +90,7 @@ bool MakeCandidate(dnnl::engine& eng, const Shape& s, tag act, const char* name,
   }
 }
 
-// Evicts the caches (well, most of the last level's) by writing 64 MiB.
+// Pushes the weights out of the caches by writing 64 MiB (more than a 2-core guest keeps of a shared L3).
 void Evict() {
   static std::vector<char> junk(64 << 20);
   static char value = 0;
@@ -134,6 +134,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: '%s' is not N,C,H,W,M,K,S[,P] (positive integers, P >= 0)\n", argv[i]);
       return 2;
     }
+    const int64_t pad = got == 8 ? s.p : s.k / 2;
+    if (s.h + 2 * pad < s.k || s.w + 2 * pad < s.k) {
+      std::fprintf(stderr, "error: '%s': the %ldx%ld kernel is larger than the padded %ldx%ld input\n", argv[i], s.k,
+                   s.k, s.h + 2 * pad, s.w + 2 * pad);
+      return 2;
+    }
     shapes.push_back(s);
   }
   if (shapes.empty()) shapes = kDefaultShapes;
@@ -163,11 +169,13 @@ int main(int argc, char** argv) {
     char label[80];
     std::snprintf(label, sizeof label, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld", s.n, s.c, s.h, s.w, s.m, s.k, s.s,
                   s.p >= 0 ? s.p : s.k / 2);
+    if (cands.empty()) std::printf("%-28s (no layout has a kernel other than oneDNN's reference loops)\n", label);
     const double base = cands.empty() || cands[0].name != "nhwc" ? 0 : Median(cands[0].ms);
     for (const Candidate& c : cands) {
       const double m = Median(c.ms);
-      std::printf("%-28s %-10s %9.4f %7.2f  %s\n", label, c.name.c_str(), m, base > 0 ? m / base : 0.0,
-                  c.impl.c_str());
+      char ratio[16] = "-";  // no channels-last kernel to compare with
+      if (base > 0) std::snprintf(ratio, sizeof ratio, "%.2f", m / base);
+      std::printf("%-28s %-10s %9.4f %7s  %s\n", label, c.name.c_str(), m, ratio, c.impl.c_str());
     }
     std::fflush(stdout);
   }
