@@ -118,6 +118,18 @@ onnx::ModelProto StemModel(bool relu, bool r_output) {
   return m;
 }
 
+// A feature map returned: x[1,8,48,48] -> Conv 32 3x3 pad 1 = y (73,728 elements: large
+// enough for FromBlocked's oneDNN reorder).
+onnx::ModelProto FeatureMapModel() {
+  onnx::ModelProto m = EmptyModel(13, "feature_map");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 8, 48, 48});
+  AddFloatInitializer(g, "w", {32, 8, 3, 3}, 0.04f);
+  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  SetFloatType(g->add_output(), "y", {1, 32, 48, 48});
+  return m;
+}
+
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -203,6 +215,16 @@ TEST_P(BlockedLayoutChain, StemConvWritesBlocksItsPoolReads) {
   EXPECT_EQ(pool->attr_int("input_channel_block", block), image_block);
   EXPECT_EQ(pool->attr_int("channel_block", 0), block);
   ExpectSameOutputs(*blocked, *plain, {2, 3, 20, 20});
+}
+
+TEST_P(BlockedLayoutChain, ReturnedFeatureMapMatchesThePlainGraph) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  auto blocked = LoadTestModel(FeatureMapModel(), true), plain = LoadTestModel(FeatureMapModel(), false);
+  ASSERT_TRUE(blocked && plain);
+  const Node* from = FindNode(blocked->graph(), "y/from_blocked");
+  ASSERT_NE(from, nullptr);
+  EXPECT_EQ(from->attr_int("channel_block", 0), GetParam().block);
+  ExpectSameOutputs(*blocked, *plain, {1, 8, 48, 48});
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,

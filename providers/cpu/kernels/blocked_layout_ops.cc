@@ -2,8 +2,9 @@
 // [N, C/B, spatial..., B] (or channels-last, B = C: providers/cpu/channel_block.h) back
 // to plain [N, C, spatial...], where a chain of the CPU
 // provider's blocked-layout pass (providers/cpu/blocked_layout.h) meets a reader of the
-// plain layout. A direct transpose of each block (no primitive to set up: the tensors
-// here are often small, e.g. after a global pool).
+// plain layout. Small tensors (e.g. after a global pool) by a direct transpose of each
+// block, no primitive to set up; feature maps from 64K elements on (a model returning
+// one, a plain reader after a convolution) by oneDNN's reorder, kept per shape.
 #include <algorithm>
 
 #include "providers/cpu/dnnl_util.h"
@@ -24,6 +25,24 @@ class FromBlocked : public Kernel {
     auto plain = LogicalView(x, static_cast<int>(block_), 2);
     if (!plain.ok()) return plain.status();
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), plain->dims());
+    const size_t rank = plain->rank();
+    if (x.numel() >= kReorderFrom && rank >= 3 && rank <= 5) {
+      try {
+        Reorder& r = cache_.Get({plain->dims()}, [&] {
+          const auto from = BlockedDesc(plain->dims(), static_cast<int>(block_), dnnl::memory::data_type::f32);
+          const auto to = PlainDesc(plain->dims(), dnnl::memory::data_type::f32);
+          return Reorder{dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), from, DnnlEngine(), to)),
+                         UnboundMemory(from), UnboundMemory(to)};
+        });
+        PointAt(r.from, x.raw());
+        PointAt(r.to, y.raw());
+        r.prim.execute(DnnlStream(), r.from, r.to);
+        DnnlStream().wait();
+        return absl::OkStatus();
+      } catch (const dnnl::error& e) {
+        return absl::InternalError(std::string("oneDNN reorder out of channel blocks failed: ") + e.what());
+      }
+    }
     const int64_t blocks = x.dim(0) * x.dim(1), S = DimProduct(x.dims(), 2, x.rank() - 1),
                   B = x.dims().back();
     const float* px = x.data<float>();
@@ -45,7 +64,13 @@ class FromBlocked : public Kernel {
   }
 
  private:
+  static constexpr int64_t kReorderFrom = int64_t{1} << 16;  // elements
+  struct Reorder {
+    dnnl::reorder prim;
+    dnnl::memory from, to;
+  };
   int64_t block_;
+  ShapeCache<Reorder> cache_;
 };
 
 }  // namespace
