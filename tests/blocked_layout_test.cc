@@ -130,6 +130,21 @@ onnx::ModelProto FeatureMapModel() {
   return m;
 }
 
+// Global pools of a wide map: x[2,8,10,10] -> Conv 80 3x3 pad 1 = c -> GlobalAveragePool = avg,
+// GlobalMaxPool = max (80 channels: with channels-last a whole 64-channel chunk and a tail).
+onnx::ModelProto GlobalPoolsModel() {
+  onnx::ModelProto m = EmptyModel(13, "global_pools");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 8, 10, 10});
+  AddFloatInitializer(g, "w", {80, 8, 3, 3}, 0.04f);
+  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "GlobalAveragePool", "gap", {"c"}, {"avg"});
+  AddNode(g, "GlobalMaxPool", "gmp", {"c"}, {"max"});
+  SetFloatType(g->add_output(), "avg", {2, 80, 1, 1});
+  SetFloatType(g->add_output(), "max", {2, 80, 1, 1});
+  return m;
+}
+
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -225,6 +240,18 @@ TEST_P(BlockedLayoutChain, ReturnedFeatureMapMatchesThePlainGraph) {
   ASSERT_NE(from, nullptr);
   EXPECT_EQ(from->attr_int("channel_block", 0), GetParam().block);
   ExpectSameOutputs(*blocked, *plain, {1, 8, 48, 48});
+}
+
+TEST_P(BlockedLayoutChain, GlobalPoolsOfAWideMapMatchThePlainGraph) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  auto blocked = LoadTestModel(GlobalPoolsModel(), true), plain = LoadTestModel(GlobalPoolsModel(), false);
+  ASSERT_TRUE(blocked && plain);
+  for (const char* name : {"gap", "gmp"}) {
+    const Node* pool = FindNode(blocked->graph(), name);
+    ASSERT_NE(pool, nullptr) << name;
+    EXPECT_EQ(pool->attr_int("channel_block", 0), GetParam().block) << name;
+  }
+  ExpectSameOutputs(*blocked, *plain, {2, 8, 10, 10});
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,

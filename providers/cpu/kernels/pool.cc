@@ -319,23 +319,36 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
 
 // Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B]
 // (B may span all channels: channels-last), up to 16 channels of a block per task.
+// Max or mean over s < S of x[s * B + k] for k < NK (NK > 0: a fixed count the compiler
+// keeps in vector registers; else nk <= 64), into y[k].
+template <int64_t NK>
+void PoolChannels(const float* x, float* y, int64_t S, int64_t B, int64_t nk, PoolKind kind) {
+  const int64_t n = NK > 0 ? NK : nk;
+  float acc[NK > 0 ? NK : 64];
+  for (int64_t k = 0; k < n; ++k) acc[k] = x[k];
+  if (kind == PoolKind::kMax) {
+    for (int64_t s = 1; s < S; ++s)
+      for (int64_t k = 0; k < n; ++k) acc[k] = std::max(acc[k], x[s * B + k]);
+  } else {
+    for (int64_t s = 1; s < S; ++s)
+      for (int64_t k = 0; k < n; ++k) acc[k] += x[s * B + k];
+    for (int64_t k = 0; k < n; ++k) acc[k] /= static_cast<float>(S);
+  }
+  for (int64_t k = 0; k < n; ++k) y[k] = acc[k];
+}
+
 void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, int64_t B, PoolKind kind) {
-  constexpr int64_t kLanes = 16;
-  const int64_t chunks = (B + kLanes - 1) / kLanes;
+  constexpr int64_t kChunk = 64;  // channels per task: each pixel's 256 bytes read in a row
+  const int64_t chunks = (B + kChunk - 1) / kChunk;
   ParallelForIf(outer * S * B >= (1 << 16), outer * chunks, [&](int64_t task) {
-    const int64_t o = task / chunks, k0 = task % chunks * kLanes, nk = std::min(kLanes, B - k0);
+    const int64_t o = task / chunks, k0 = task % chunks * kChunk, nk = std::min(kChunk, B - k0);
     const float* xo = x + o * S * B + k0;
-    float acc[kLanes];
-    for (int64_t k = 0; k < nk; ++k) acc[k] = xo[k];
-    if (kind == PoolKind::kMax) {
-      for (int64_t s = 1; s < S; ++s)
-        for (int64_t k = 0; k < nk; ++k) acc[k] = std::max(acc[k], xo[s * B + k]);
+    float* yo = y + o * B + k0;
+    if (nk == kChunk) {
+      PoolChannels<kChunk>(xo, yo, S, B, nk, kind);
     } else {
-      for (int64_t s = 1; s < S; ++s)
-        for (int64_t k = 0; k < nk; ++k) acc[k] += xo[s * B + k];
-      for (int64_t k = 0; k < nk; ++k) acc[k] /= static_cast<float>(S);
+      PoolChannels<0>(xo, yo, S, B, nk, kind);
     }
-    for (int64_t k = 0; k < nk; ++k) y[o * B + k0 + k] = acc[k];
   });
 }
 
