@@ -52,12 +52,6 @@ onnx::ModelProto FireModel() {
   return m;
 }
 
-std::map<std::string, int> OpCounts(const Graph& g) {
-  std::map<std::string, int> counts;
-  for (const Node& n : g.nodes) ++counts[n.op_type];
-  return counts;
-}
-
 class ConcatConvSplit : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ConcatConvSplit, MatchesTheGraphWithItsConcats) {

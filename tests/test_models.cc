@@ -149,6 +149,12 @@ std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusio
   return s.ok() ? std::move(*s) : nullptr;
 }
 
+std::map<std::string, int> OpCounts(const Graph& g) {
+  std::map<std::string, int> counts;
+  for (const Node& n : g.nodes) ++counts[n.op_type];
+  return counts;
+}
+
 void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims) {
   Tensor x = Tensor::Host(DataType::kFloat, x_dims);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));

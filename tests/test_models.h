@@ -1,10 +1,10 @@
 // Builders for small ONNX models used by the tests (written with libonnx's protobuf), and
 // a few helpers the test files share.
 #pragma once
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <memory>
 
 #include <onnx/onnx_pb.h>
 
@@ -61,6 +61,8 @@ std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusio
 // Runs both sessions on input "x" of `x_dims` (sin values) and expects the same outputs,
 // judged against the scale of each (and each must not be all near zero).
 void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims);
+// How many nodes of each op type `g` holds.
+std::map<std::string, int> OpCounts(const Graph& g);
 // A fresh empty folder under the test temp dir.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);

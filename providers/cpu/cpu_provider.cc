@@ -9,6 +9,7 @@
 #include "providers/cost_model.h"
 #include "providers/cpu/blocked_flatten.h"
 #include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/concat_norm.h"
 #include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/matmul_bias.h"
@@ -49,8 +50,8 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
-  return biases + relus + blocked + cpu::FlattenBlockedIntoDense(graph, name()) +
-         cpu::FuseConvResidualSum(graph, name());
+  return biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
+         cpu::FlattenBlockedIntoDense(graph, name()) + cpu::FuseConvResidualSum(graph, name());
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

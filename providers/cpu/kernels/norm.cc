@@ -12,6 +12,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/kernels/scale_shift.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -133,13 +134,9 @@ class BatchNorm : public Kernel {
   // plain-layout batch normalization, which measured ~5x slower at [1,32,32,32]).
   absl::Status ScaleShiftF32(const Tensor& x, const Tensor* const* p, Tensor& y, int64_t N,
                              int64_t C, int64_t S) {
-    std::vector<float> a(C), b(C);
-    const float *sc = p[0]->data<float>(), *bi = p[1]->data<float>(),
-                *mu = p[2]->data<float>(), *va = p[3]->data<float>();
-    for (int64_t c = 0; c < C; ++c) {
-      a[c] = sc[c] / std::sqrt(va[c] + epsilon_);
-      b[c] = bi[c] - mu[c] * a[c];
-    }
+    std::vector<float> a, b;
+    InferenceScaleShift(p[0]->data<float>(), p[1]->data<float>(), p[2]->data<float>(), p[3]->data<float>(),
+                        epsilon_, C, a, b);
     const float* px = x.data<float>();
     float* py = y.data<float>();
     if (block_ != 0) {  // [N, C/B, S, B]: channel (plane % (C/B)) * B + k
@@ -155,9 +152,8 @@ class BatchNorm : public Kernel {
         // The block sizes in use as constants, so each row of B channels is one vector step.
         if (B == 16) relu_ ? ScaleShiftRows<16, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<16, false>(xi, yi, nr, ab, bb);
         else if (B == 8) relu_ ? ScaleShiftRows<8, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<8, false>(xi, yi, nr, ab, bb);
-        else
-          for (int64_t i = 0; i < nr; ++i)
-            for (int64_t k = 0; k < B; ++k) yi[i * B + k] = Activate(xi[i * B + k] * ab[k] + bb[k]);
+        else if (relu_) ScaleShiftStridedRows<true>(xi, B, yi, B, nr, B, ab, bb);
+        else ScaleShiftStridedRows<false>(xi, B, yi, B, nr, B, ab, bb);
       });
       return absl::OkStatus();
     }
@@ -174,20 +170,6 @@ class BatchNorm : public Kernel {
     }
     return absl::OkStatus();
   }
-
-  // y[i][k] = x[i][k] * a[k] + b[k] (then max with 0 when kRelu) over `rows` rows of kB.
-  template <int kB, bool kRelu>
-  static void ScaleShiftRows(const float* x, float* y, int64_t rows, const float* a, const float* b) {
-    float av[kB], bv[kB];
-    for (int k = 0; k < kB; ++k) av[k] = a[k], bv[k] = b[k];
-    for (int64_t i = 0; i < rows; ++i)
-      for (int k = 0; k < kB; ++k) {
-        const float v = x[i * kB + k] * av[k] + bv[k];
-        y[i * kB + k] = kRelu ? std::max(v, 0.f) : v;
-      }
-  }
-
-  float Activate(float v) const { return relu_ ? std::max(v, 0.f) : v; }
 
   // Training mode: normalize with batch statistics; outputs 1/2 are the updated running
   // mean/var, and (before opset 14) 3/4 the batch mean/var.

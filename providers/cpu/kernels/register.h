@@ -26,6 +26,7 @@ void RegisterConvKernels(KernelRegistry& r);         // conv.cc: Conv, ConvTrans
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // pool.cc
 void RegisterNormKernels(KernelRegistry& r);         // norm.cc: BatchNorm, LRN, LayerNorm, ...
+void RegisterConcatNormKernels(KernelRegistry& r);   // concat_norm_ops.cc: ConcatBatchNorm
 void RegisterShapeKernels(KernelRegistry& r);        // shape_ops.cc: Reshape, Shape, ...
 void RegisterCastKernels(KernelRegistry& r);         // cast_ops.cc: Cast, CastLike, BitCast
 void RegisterSpatialKernels(KernelRegistry& r);      // spatial_ops.cc: Col2Im, AffineGrid
@@ -82,6 +83,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);
   RegisterNormKernels(r);
+  RegisterConcatNormKernels(r);
   RegisterShapeKernels(r);
   RegisterCastKernels(r);
   RegisterSpatialKernels(r);
