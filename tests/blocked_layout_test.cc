@@ -35,10 +35,6 @@ onnx::ModelProto ChainModel() {
   AddFloatInitializer(g, "w0", {16, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "b0", {16}, 0.02f);
   AddFloatInitializer(g, "w1", {16, 1, 3, 3}, 0.07f);
-  AddFloatInitializer(g, "scale", {16}, 0.1f, 1.f);
-  AddFloatInitializer(g, "shift", {16}, 0.03f);
-  AddFloatInitializer(g, "mean", {16}, 0.02f);
-  AddFloatInitializer(g, "var", {16}, 0.05f, 0.5f);
   AddFloatInitializer(g, "lo", {}, 0.f, -0.2f);
   AddFloatInitializer(g, "hi", {}, 0.f, 0.6f);
   AddFloatInitializer(g, "w2", {16, 16, 1, 1}, 0.04f);
@@ -50,7 +46,7 @@ onnx::ModelProto ChainModel() {
   AddIntsAttribute(dw, "pads", {1, 1, 1, 1});
   AddIntAttribute(dw, "group", 16);
   AddNode(g, "Add", "add", {"c1", "r0"}, {"a"});
-  AddNode(g, "BatchNormalization", "bn", {"a", "scale", "shift", "mean", "var"}, {"n"});
+  AddInferenceBatchNorm(g, "bn", "a", "n", 16);
   AddNode(g, "Clip", "clip", {"n", "lo", "hi"}, {"cl"});
   auto* mp = AddNode(g, "MaxPool", "pool", {"cl"}, {"p"});
   AddIntsAttribute(mp, "kernel_shape", {3, 3});
@@ -104,15 +100,13 @@ onnx::ModelProto StemModel(bool relu, bool r_output) {
   AddFloatInitializer(g, "w0", {16, 3, 7, 7}, 0.03f);
   AddFloatInitializer(g, "b0", {16}, 0.02f);
   AddFloatInitializer(g, "w1", {16, 16, 3, 3}, 0.02f);
-  auto* conv = AddNode(g, "Conv", "conv0", {"x", "w0", "b0"}, {relu ? "c" : "r"});
-  AddIntsAttribute(conv, "pads", {3, 3, 3, 3});
-  AddIntsAttribute(conv, "strides", {2, 2});
+  AddIntsAttribute(AddPaddedConv(g, "conv0", {"x", "w0", "b0"}, relu ? "c" : "r", 3), "strides", {2, 2});
   if (relu) AddNode(g, "Relu", "relu0", {"c"}, {"r"});
   auto* mp = AddNode(g, "MaxPool", "pool", {"r"}, {"p"});
   AddIntsAttribute(mp, "kernel_shape", {3, 3});
   AddIntsAttribute(mp, "strides", {2, 2});
   AddIntsAttribute(mp, "pads", {1, 1, 1, 1});
-  AddIntsAttribute(AddNode(g, "Conv", "conv1", {"p", "w1"}, {"y"}), "pads", {1, 1, 1, 1});
+  AddPaddedConv(g, "conv1", {"p", "w1"}, "y", 1);
   SetFloatType(g->add_output(), "y", {2, 16, 5, 5});
   if (r_output) SetFloatType(g->add_output(), "r", {2, 16, 10, 10});
   return m;
@@ -125,7 +119,7 @@ onnx::ModelProto FeatureMapModel() {
   auto* g = m.mutable_graph();
   SetFloatType(g->add_input(), "x", {1, 8, 48, 48});
   AddFloatInitializer(g, "w", {32, 8, 3, 3}, 0.04f);
-  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  AddPaddedConv(g, "conv", {"x", "w"}, "y", 1);
   SetFloatType(g->add_output(), "y", {1, 32, 48, 48});
   return m;
 }
@@ -137,7 +131,7 @@ onnx::ModelProto GlobalPoolsModel() {
   auto* g = m.mutable_graph();
   SetFloatType(g->add_input(), "x", {2, 8, 10, 10});
   AddFloatInitializer(g, "w", {80, 8, 3, 3}, 0.04f);
-  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  AddPaddedConv(g, "conv", {"x", "w"}, "c", 1);
   AddNode(g, "GlobalAveragePool", "gap", {"c"}, {"avg"});
   AddNode(g, "GlobalMaxPool", "gmp", {"c"}, {"max"});
   SetFloatType(g->add_output(), "avg", {2, 80, 1, 1});

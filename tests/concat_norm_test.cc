@@ -16,15 +16,6 @@ namespace {
 
 using namespace tandem::testing;
 
-void AddBatchNorm(onnx::GraphProto* g, const std::string& name, const std::string& x, const std::string& y,
-                  int64_t channels) {
-  AddFloatInitializer(g, name + "_scale", {channels}, 0.1f, 1.f);
-  AddFloatInitializer(g, name + "_shift", {channels}, 0.03f);
-  AddFloatInitializer(g, name + "_mean", {channels}, 0.02f);
-  AddFloatInitializer(g, name + "_var", {channels}, 0.05f, 0.5f);
-  AddNode(g, "BatchNormalization", name, {x, name + "_scale", name + "_shift", name + "_mean", name + "_var"}, {y});
-}
-
 // x[2,3,12,12] -> Conv 16 = f0 -> Conv 16 = f1; Concat(f0, f1) -> BN + Relu -> Conv 1x1 16 = y;
 // Concat(f1, y, f0) -> BN = z (an output); Concat(f0, y) = k (an output) -> BN = u (an output).
 onnx::ModelProto DenseBlockModel() {
@@ -34,16 +25,16 @@ onnx::ModelProto DenseBlockModel() {
   AddFloatInitializer(g, "w0", {16, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "w1", {16, 16, 3, 3}, 0.03f);
   AddFloatInitializer(g, "w2", {16, 32, 1, 1}, 0.04f);
-  AddIntsAttribute(AddNode(g, "Conv", "conv0", {"x", "w0"}, {"f0"}), "pads", {1, 1, 1, 1});
-  AddIntsAttribute(AddNode(g, "Conv", "conv1", {"f0", "w1"}, {"f1"}), "pads", {1, 1, 1, 1});
+  AddPaddedConv(g, "conv0", {"x", "w0"}, "f0", 1);
+  AddPaddedConv(g, "conv1", {"f0", "w1"}, "f1", 1);
   AddIntAttribute(AddNode(g, "Concat", "cat1", {"f0", "f1"}, {"c1"}), "axis", 1);
-  AddBatchNorm(g, "bn1", "c1", "n1", 32);
+  AddInferenceBatchNorm(g, "bn1", "c1", "n1", 32);
   AddNode(g, "Relu", "relu1", {"n1"}, {"r1"});
   AddNode(g, "Conv", "conv2", {"r1", "w2"}, {"y"});
   AddIntAttribute(AddNode(g, "Concat", "cat2", {"f1", "y", "f0"}, {"c2"}), "axis", -3);
-  AddBatchNorm(g, "bn2", "c2", "z", 48);
+  AddInferenceBatchNorm(g, "bn2", "c2", "z", 48);
   AddIntAttribute(AddNode(g, "Concat", "cat3", {"f0", "y"}, {"k"}), "axis", 1);
-  AddBatchNorm(g, "bn3", "k", "u", 32);
+  AddInferenceBatchNorm(g, "bn3", "k", "u", 32);
   SetFloatType(g->add_output(), "z", {2, 48, 12, 12});
   SetFloatType(g->add_output(), "k", {2, 32, 12, 12});
   SetFloatType(g->add_output(), "u", {2, 32, 12, 12});

@@ -117,6 +117,16 @@ void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
+onnx::NodeProto* AddInferenceBatchNorm(onnx::GraphProto* g, const std::string& name, const std::string& x,
+                                       const std::string& y, int64_t channels) {
+  AddFloatInitializer(g, name + "_scale", {channels}, 0.1f, 1.f);
+  AddFloatInitializer(g, name + "_shift", {channels}, 0.03f);
+  AddFloatInitializer(g, name + "_mean", {channels}, 0.02f);
+  AddFloatInitializer(g, name + "_var", {channels}, 0.05f, 0.5f);
+  return AddNode(g, "BatchNormalization", name, {x, name + "_scale", name + "_shift", name + "_mean", name + "_var"},
+                 {y});
+}
+
 onnx::NodeProto* AddPaddedConv(onnx::GraphProto* g, const std::string& name, std::vector<std::string> inputs,
                                const std::string& y, int64_t pad) {
   auto* n = AddNode(g, "Conv", name, std::move(inputs), {y});

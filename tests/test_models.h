@@ -49,6 +49,10 @@ Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
 // target); a failed step is a test failure and ends the list there.
 std::vector<double> StepLosses(training::Trainer& trainer, const std::string& input, const Tensor& x,
                                const Tensor& y, int steps);
+// An inference BatchNormalization of `channels` channels, x -> y, with float initializers
+// NAME_scale (0.1 * pattern + 1), NAME_shift, NAME_mean and NAME_var (0.05 * pattern + 0.5).
+onnx::NodeProto* AddInferenceBatchNorm(onnx::GraphProto* g, const std::string& name, const std::string& x,
+                                       const std::string& y, int64_t channels);
 // A Conv node padded by `pad` on every side of both spatial axes.
 onnx::NodeProto* AddPaddedConv(onnx::GraphProto* g, const std::string& name, std::vector<std::string> inputs,
                                const std::string& y, int64_t pad);

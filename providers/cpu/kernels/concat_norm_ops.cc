@@ -86,11 +86,7 @@ class ConcatBatchNorm : public Kernel {
         const int64_t w = piece.dim(1);
         const float* x = piece.data<float>() + p0 * w;
         float* yo = y + p0 * C + offset;
-        if (relu_) {
-          ScaleShiftStridedRows<true>(x, w, yo, C, rows, w, a.data() + offset, b.data() + offset);
-        } else {
-          ScaleShiftStridedRows<false>(x, w, yo, C, rows, w, a.data() + offset, b.data() + offset);
-        }
+        ScaleShiftStridedRows(x, w, yo, C, rows, w, a.data() + offset, b.data() + offset, relu_);
         offset += w;
       }
     });
@@ -114,12 +110,7 @@ class ConcatBatchNorm : public Kernel {
       const int64_t nr = std::min(rows, S - r0);
       const float* x = source[blk] + (n * piece_blocks[blk] * S + r0) * B;
       float* yo = y + ((n * CB + blk) * S + r0) * B;
-      const float *ab = a.data() + blk * B, *bb = b.data() + blk * B;
-      if (B == 16) {
-        relu_ ? ScaleShiftRows<16, true>(x, yo, nr, ab, bb) : ScaleShiftRows<16, false>(x, yo, nr, ab, bb);
-      } else {
-        relu_ ? ScaleShiftRows<8, true>(x, yo, nr, ab, bb) : ScaleShiftRows<8, false>(x, yo, nr, ab, bb);
-      }
+      ScaleShiftBlockRows(x, yo, nr, B, a.data() + blk * B, b.data() + blk * B, relu_);
     });
   }
 

@@ -44,14 +44,14 @@ void MaxPool2x2FromBlocked(const float* x, float* y, int64_t N, int64_t C, int64
         for (int64_t ow = 0; ow < OW; ++ow) {
           const float* a = xb + ((2 * oh) * W + 2 * ow) * B;  // window's top-left
           const float* c = a + W * B;                         // its bottom-left
+          auto window_max = [&](int k) { return std::max(std::max(a[k], a[B + k]), std::max(c[k], c[B + k])); };
           if (kOut == PoolOut::kChannelsLast && cn == B) {  // a whole block: B stores in a row
             float* yb = y + ((n * OH + oh) * OW + ow) * C + cb * B;
-            for (int k = 0; k < B; ++k) yb[k] = std::max(std::max(a[k], a[B + k]), std::max(c[k], c[B + k]));
+            for (int k = 0; k < B; ++k) yb[k] = window_max(k);
             continue;
           }
           float m[B];
-          for (int k = 0; k < B; ++k)
-            m[k] = std::max(std::max(a[k], a[B + k]), std::max(c[k], c[B + k]));
+          for (int k = 0; k < B; ++k) m[k] = window_max(k);
           if constexpr (kOut == PoolOut::kSameBlocks) {
             float* yb = y + (((n * CB + cb) * OH + oh) * OW + ow) * B;
             for (int k = 0; k < B; ++k) yb[k] = m[k];

@@ -149,11 +149,7 @@ class BatchNorm : public Kernel {
         const float* bb = b.data() + (pl % CB) * B;
         const float* xi = px + (pl * S + r0) * B;
         float* yi = py + (pl * S + r0) * B;
-        // The block sizes in use as constants, so each row of B channels is one vector step.
-        if (B == 16) relu_ ? ScaleShiftRows<16, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<16, false>(xi, yi, nr, ab, bb);
-        else if (B == 8) relu_ ? ScaleShiftRows<8, true>(xi, yi, nr, ab, bb) : ScaleShiftRows<8, false>(xi, yi, nr, ab, bb);
-        else if (relu_) ScaleShiftStridedRows<true>(xi, B, yi, B, nr, B, ab, bb);
-        else ScaleShiftStridedRows<false>(xi, B, yi, B, nr, B, ab, bb);
+        ScaleShiftBlockRows(xi, yi, nr, B, ab, bb, relu_);
       });
       return absl::OkStatus();
     }

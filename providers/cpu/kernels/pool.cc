@@ -317,8 +317,6 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
   }
 }
 
-// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B]
-// (B may span all channels: channels-last), up to 16 channels of a block per task.
 // Max or mean over s < S of x[s * B + k] for k < NK (NK > 0: a fixed count the compiler
 // keeps in vector registers; else nk <= 64), into y[k].
 template <int64_t NK>
@@ -337,6 +335,8 @@ void PoolChannels(const float* x, float* y, int64_t S, int64_t B, int64_t nk, Po
   for (int64_t k = 0; k < n; ++k) y[k] = acc[k];
 }
 
+// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B]
+// (B may span all channels: channels-last), up to 64 channels of a block per task.
 void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, int64_t B, PoolKind kind) {
   constexpr int64_t kChunk = 64;  // channels per task: each pixel's 256 bytes read in a row
   const int64_t chunks = (B + kChunk - 1) / kChunk;

@@ -48,4 +48,26 @@ void ScaleShiftStridedRows(const float* x, int64_t x_stride, float* y, int64_t y
   }
 }
 
+inline void ScaleShiftStridedRows(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t rows,
+                                  int64_t width, const float* a, const float* b, bool relu) {
+  if (relu) {
+    ScaleShiftStridedRows<true>(x, x_stride, y, y_stride, rows, width, a, b);
+  } else {
+    ScaleShiftStridedRows<false>(x, x_stride, y, y_stride, rows, width, a, b);
+  }
+}
+
+// `rows` contiguous rows of one channel block of B channels (8 and 16 as constants, so each
+// row is one vector step; any other B, such as channels-last's all channels, as a loop).
+inline void ScaleShiftBlockRows(const float* x, float* y, int64_t rows, int64_t B, const float* a, const float* b,
+                                bool relu) {
+  if (B == 16) {
+    relu ? ScaleShiftRows<16, true>(x, y, rows, a, b) : ScaleShiftRows<16, false>(x, y, rows, a, b);
+  } else if (B == 8) {
+    relu ? ScaleShiftRows<8, true>(x, y, rows, a, b) : ScaleShiftRows<8, false>(x, y, rows, a, b);
+  } else {
+    ScaleShiftStridedRows(x, B, y, B, rows, B, a, b, relu);
+  }
+}
+
 }  // namespace tandem::cpu
