@@ -124,7 +124,7 @@ class BlockedLayoutPass {
         graph_.ValueType(n.inputs[0]) != DataType::kFloat)
       return nullptr;
     const Tensor* w = ConvWeights(n);
-    if (!w || w->dim(1) > 4 || w->dim(0) % image_block_ != 0) return nullptr;
+    if (!w || w->dim(1) > kImageChannels || w->dim(0) % image_block_ != 0) return nullptr;
     const int reader = readers.Sole(n.outputs[0]);
     if (reader < 0) return nullptr;
     const Node& pool = graph_.nodes[reader];

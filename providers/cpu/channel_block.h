@@ -7,9 +7,15 @@
 // In every blocked case the stored tensor has one dimension more than the logical one and
 // its last dimension is its block.
 #pragma once
+#include <cstdint>
 
 namespace tandem::cpu {
 
 constexpr int kChannelsLast = -1;
+
+// At most this many channels, a plain convolution input is an image (a network's first
+// layer): oneDNN's jit kernels read it as it is into channel blocks (kernels/conv.cc), so
+// the blocked-layout pass lets such a convolution write blocks even with channels-last.
+constexpr int64_t kImageChannels = 4;
 
 }  // namespace tandem::cpu

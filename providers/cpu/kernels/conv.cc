@@ -502,7 +502,7 @@ class Conv : public Kernel {
         // read it as it is into channel blocks, faster than its brgemm kernels after a
         // reorder to channels-last. Into 8 or 16 blocks as stored; before a fused pool of
         // the channels-last layout into the blocks oneDNN picks, the pool converting.
-        const bool image = !x_blocked && x.dim(1) <= 4;
+        const bool image = !x_blocked && x.dim(1) <= kImageChannels;
         const bool pool_converts = image && pool_ && block_ == kChannelsLast;
         const bool image_as_stored = pool_converts || (image && !pool_ && (block_ == 8 || block_ == 16));
         auto make_pd = [&](bool as_stored) {
