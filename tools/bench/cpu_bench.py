@@ -32,10 +32,11 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from scratch import scratch_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # reference_models (models/) and `import tandem` from the source tree (python/).
@@ -293,7 +294,7 @@ def main():
     if "openblas" not in header[3]:
         print("WARNING: torch is not using OpenBLAS; install libopenblas0-openmp for a fair baseline")
 
-    work = tempfile.mkdtemp(prefix="tandem_cpu_bench_")
+    work = scratch_dir("tandem_cpu_bench_")
     pythons = {e: args.torch2_python if e == "torch2" else sys.executable for e in engines}
     p50 = {(c, e): [] for c in cases for e in engines}
     for case in cases:

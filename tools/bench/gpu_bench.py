@@ -17,7 +17,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -27,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from peaks_data import peaks  # noqa: E402
 from reference_models import cifar_cnn, export, ode_mlp, peaks_mlp  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 
 def torch_cuda_seconds(module, x, y, loss_fn, lr, steps, batch):
@@ -90,7 +90,7 @@ def main():
               "inference_bench.py and training_bench.py)")
         return 0
     gpu = torch.cuda.get_device_name(0)
-    work = tempfile.mkdtemp(prefix="tandem_gpu_bench_")
+    work = scratch_dir("tandem_gpu_bench_")
     lines = [f"GPU benchmark, {datetime.date.today()}, {gpu}, torch {torch.__version__}",
              "", "| workload | unit | PyTorch CUDA min / median | Tandem CPU min / median | "
              "Tandem GPU min / median | GPU vs PyTorch | GPU vs CPU |", "|---|---|---|---|---|---|---|"]

@@ -15,7 +15,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -26,6 +25,7 @@ from onnx import numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from reference_models import MODELS, export  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 
 def blas_in_use():
@@ -63,7 +63,7 @@ def main():
     if "openblas" not in blas_in_use():
         print("WARNING: torch is not using OpenBLAS; install libopenblas0-openmp for a fair baseline")
 
-    work = tempfile.mkdtemp(prefix="tandem_bench_")
+    work = scratch_dir("tandem_bench_")
     cases = [("cifar_cnn", 1, 300), ("cifar_cnn", 128, 10), ("peaks_mlp", 40000, 100)]
     print(f"{'case':<24}{'torch min':>11}{'torch med':>11}{'tandem min':>12}{'tandem med':>12}{'ratio(med)':>12}")
     for name, batch, iters in cases:

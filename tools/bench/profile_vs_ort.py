@@ -22,13 +22,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cpu_bench  # noqa: E402  (the cases, their export and cpu_bench's module paths)
+from scratch import scratch_dir  # noqa: E402
 
 
 def summary(nodes):
@@ -57,7 +57,7 @@ def ort_worker(onnx_path, x, threads, runs):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tempfile.mkdtemp(prefix="ort_profile_"), "ort")
+    so.profile_file_prefix = os.path.join(scratch_dir("ort_profile_"), "ort")
     session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
     for _ in range(runs):
         session.run(["y"], {"x": x})
@@ -87,7 +87,7 @@ def main():
         fn = tandem_worker if engine == "tandem" else ort_worker
         print(json.dumps(fn(onnx_path, np.load(x_path), args.threads, args.runs)))
         return
-    work = tempfile.mkdtemp(prefix="tandem_profile_vs_ort_")
+    work = scratch_dir("tandem_profile_vs_ort_")
     onnx_path, _, x_path = cpu_bench.prepare(args.case, work)
     print(f"{args.case}: {cpu_bench.cpu_model()} ({cpu_bench.vector_isa()}), {args.threads} threads, "
           f"{args.runs} runs per engine; ms per run, summed per op type")

@@ -23,7 +23,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -35,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from inference_bench import blas_in_use  # noqa: E402
 from peaks_data import peaks  # noqa: E402
 from reference_models import cifar_cnn, export, ode_mlp, peaks_mlp  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 
 MODELS = {"peaks": peaks_mlp, "ode": ode_mlp, "cifar": lambda: cifar_cnn().eval()}
@@ -119,7 +119,7 @@ def main():
     else:
         print(f"no PyTorch 2.x environment at {args.torch2_python} (tools/bench/setup_torch2_env.sh makes one): "
               "comparing with PyTorch 1.13 only")
-    work = tempfile.mkdtemp(prefix="tandem_train_bench_")
+    work = scratch_dir("tandem_train_bench_")
     names = {"torch": "1.13", "torch2": "2.x", "tandem": "tandem"}
     print(f"{'case':<29}" + "".join(f"{names[e] + ' best':>13}{names[e] + ' med':>13}" for e in [*pythons, "tandem"]) +
           f"  {'unit':<9}" + "".join(f"{'vs ' + names[e]:>10}" for e in pythons))
