@@ -13,6 +13,7 @@ markdown=""
 [ "${1:-}" = --markdown ] && markdown=$2
 tandem=$ROOT/build/tandem
 work=$(mktemp -d /tmp/tandem_dp_bench_XXXX)
+trap 'rm -rf "$work"' EXIT  # its data and models (~30 MB); the table is printed and copied first
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 /usr/bin/python3 "$ROOT/models/peaks_data.py" "$work/peaks" >/dev/null
 /usr/bin/python3 "$ROOT/models/export_models.py" "$work/models" >/dev/null  # cifar_cnn.onnx is not committed
