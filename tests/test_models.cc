@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include <gtest/gtest.h>
 
@@ -186,12 +190,39 @@ void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims) {
   }
 }
 
+namespace {
+// The folders MakeTempDir made, removed with everything in them when the test process exits.
+class TempDirs {
+ public:
+  ~TempDirs() {
+    for (const std::string& dir : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+  void Add(const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.push_back(dir);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> dirs_;
+};
+}  // namespace
+
 std::string MakeTempDir(const std::string& tag) {
+  static TempDirs made;
   const char* base = getenv("TEST_TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/tandem_" + tag + "_XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  return mkdtemp(buf.data());
+  if (!mkdtemp(buf.data())) {
+    std::perror(("MakeTempDir: mkdtemp " + tmpl).c_str());
+    std::abort();
+  }
+  made.Add(buf.data());
+  return buf.data();
 }
 
 void WriteFile(const std::string& path, const std::string& bytes) {

@@ -67,7 +67,8 @@ std::unique_ptr<Session> LoadTestModel(const onnx::ModelProto& model, bool fusio
 void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims);
 // How many nodes of each op type `g` holds.
 std::map<std::string, int> OpCounts(const Graph& g);
-// A fresh empty folder under the test temp dir.
+// A fresh empty folder under $TEST_TMPDIR (else /tmp), removed with its contents when the
+// test process exits normally.
 std::string MakeTempDir(const std::string& tag);
 void WriteFile(const std::string& path, const std::string& bytes);
 

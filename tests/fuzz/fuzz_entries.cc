@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
+#include <string>
 
 #include "graph/resource_limits.h"
 #include "onnx_import/import.h"
@@ -14,11 +16,26 @@
 namespace tandem::fuzz {
 namespace {
 
+// Removes the files it was given when the process exits normally (a fuzzer's end of run;
+// a crash keeps the file it crashed on).
+class RemoveAtExit {
+ public:
+  ~RemoveAtExit() {
+    for (const std::string& path : paths_) std::remove(path.c_str());
+  }
+  void Add(const std::string& path) { paths_.insert(path); }
+
+ private:
+  std::set<std::string> paths_;
+};
+
 // A file holding `data`, private to this process, rewritten on every call.
 std::string AsFile(const uint8_t* data, size_t size, const char* suffix) {
+  static RemoveAtExit made;
   const char* dir = std::getenv("TMPDIR");
   const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/tandem_fuzz_" +
                            std::to_string(getpid()) + suffix;
+  made.Add(path);
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return path;
   if (size) std::fwrite(data, 1, size, f);
