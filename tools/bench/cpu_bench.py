@@ -20,9 +20,12 @@ until each has run --seconds in the round; a shared machine whose speed drifts f
 second to the next (VMs on a busy host do) then slows every engine alike. A round's
 figure for an engine is the median (p50) of its single calls in that round. The table
 gives min and median over rounds of those p50s, and Tandem / ORT and Tandem / each
-PyTorch of the medians (< 1: Tandem is faster); "paired" is the median over rounds of
-Tandem / ORT within each round; and the largest difference between Tandem's and ONNX
-Runtime's outputs as a check that they computed the same thing.
+PyTorch of the medians (< 1: Tandem is faster); "paired by turn" is Tandem / ORT of the
+two engines' p50s within each turn (one slice each, under a second apart), as the median over
+every turn of every round with its quartiles in brackets: a slow spell of the machine
+then moves only the turns it falls in, and the brackets say how far the ratio strays
+from turn to turn; and the largest difference between Tandem's and ONNX Runtime's
+outputs as a check that they computed the same thing.
 """
 import argparse
 import datetime
@@ -297,6 +300,7 @@ def main():
     work = scratch_dir("tandem_cpu_bench_")
     pythons = {e: args.torch2_python if e == "torch2" else sys.executable for e in engines}
     p50 = {(c, e): [] for c in cases for e in engines}
+    turn_ratios = {c: [] for c in cases}  # Tandem / ORT of each turn's slice p50s
     for case in cases:
         print(f"[bench] {case}: exporting, loading every engine", file=sys.stderr, flush=True)
         paths = prepare(case, work)
@@ -305,8 +309,12 @@ def main():
         for r in range(args.rounds):
             times = {e: [] for e in engines}
             for _ in range(slices):
+                turn_p50 = {}
                 for engine in engines[turn % len(engines):] + engines[:turn % len(engines)]:
-                    times[engine] += workers[engine].slice(args.seconds / slices)
+                    calls = workers[engine].slice(args.seconds / slices)
+                    times[engine] += calls
+                    turn_p50[engine] = statistics.median(calls)
+                turn_ratios[case].append(turn_p50["tandem"] / turn_p50["ort"])
                 turn += 1
             for engine in engines:
                 p50[(case, engine)].append(statistics.median(times[engine]))
@@ -316,7 +324,7 @@ def main():
 
     others = engines[1:]
     rows = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 min / med (ms)" for e in engines) + " | " +
-            " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in others) + " | Tandem / ORT paired | max abs diff Tandem vs ORT |",
+            " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in others) + " | Tandem / ORT paired by turn [quartiles] | max abs diff Tandem vs ORT |",
             "|---|" + "---|" * (len(engines) + len(others) + 2)]
     for case in cases:
         cols = []
@@ -327,8 +335,10 @@ def main():
         diff = np.abs(np.load(os.path.join(work, f"{case}.tandem.out.npy")) -
                       np.load(os.path.join(work, f"{case}.ort.out.npy"))).max()
         ratios = " | ".join(f"{med['tandem'] / med[e]:.2f}" for e in others)
-        paired = statistics.median(t / o for t, o in zip(p50[(case, "tandem")], p50[(case, "ort")]))
-        rows.append(f"| {case} | {' | '.join(cols)} | {ratios} | {paired:.2f} | {diff:.2g} |")
+        paired = turn_ratios[case]
+        q1, _, q3 = statistics.quantiles(paired, n=4) if len(paired) > 1 else paired * 3
+        rows.append(f"| {case} | {' | '.join(cols)} | {ratios} | {statistics.median(paired):.2f} "
+                    f"[{q1:.2f}-{q3:.2f}] | {diff:.2g} |")
     print("\n".join(rows))
     if args.markdown:
         with open(args.markdown, "w") as f:
