@@ -13,6 +13,11 @@ ms per run. ORT's fused and layout ops keep ORT's names (FusedConv, ReorderInput
 so read the table by what each op type does, not by name alone. ORT's profiler slows ORT
 itself: ~4.5% on resnet18_b1 end to end (~25 us a node, 2026-11-26), which its node
 times carry, so a few percent in Tandem's favour here is no lead end to end (cpu_bench).
+Each engine's header line therefore also gives the median run end to end, profiled and
+then (in the same process, with a second session) without profiling: the gap between the
+two is what profiling costs that engine; compare the engines end to end with cpu_bench,
+which alternates them (here they run one after the other, on a machine whose speed may
+have changed in between).
 --nodes N adds each engine's N slowest nodes by name (ORT's fused nodes carry a suffix
 such as "_fused").
 """
@@ -20,8 +25,10 @@ import argparse
 import collections
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -43,12 +50,33 @@ def summary(nodes):
     return {"ops": dict(ops), "nodes": per_node}
 
 
+def timed_runs(run, runs):
+    """Median wall time of `runs` calls of run() (ms)."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def end_to_end(profiled_ms, plain_run, runs):
+    """The profiled runs' median beside a session without profiling, timed right after in
+    the same process: what the profiler itself costs the engine."""
+    for _ in range(max(3, runs // 10)):
+        plain_run()
+    return {"profiled": profiled_ms, "plain": timed_runs(plain_run, runs)}
+
+
 def tandem_worker(onnx_path, x, threads, runs):
     import tandem
     session = tandem.Session(onnx_path, threads=threads, profiling=True)
-    for _ in range(runs):
-        session.run({"x": x})
-    return summary((n["node"], n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
+    profiled = timed_runs(lambda: session.run({"x": x}), runs)
+    result = summary((n["node"], n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
+    del session
+    plain = tandem.Session(onnx_path, threads=threads)
+    result["end_to_end"] = end_to_end(profiled, lambda: plain.run({"x": x}), runs)
+    return result
 
 
 def ort_worker(onnx_path, x, threads, runs):
@@ -59,10 +87,12 @@ def ort_worker(onnx_path, x, threads, runs):
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(scratch_dir("ort_profile_"), "ort")
     session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-    for _ in range(runs):
-        session.run(["y"], {"x": x})
+    profiled = timed_runs(lambda: session.run(["y"], {"x": x}), runs)
     with open(session.end_profiling()) as f:
         events = json.load(f)
+    del session
+    so.enable_profiling = False
+    plain = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
     per_node = collections.defaultdict(lambda: [None, None, 0, 0.0])
     for e in events:
         if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
@@ -71,7 +101,9 @@ def ort_worker(onnx_path, x, threads, runs):
             n[1] = e.get("args", {}).get("op_name", "?")
             n[2] += 1
             n[3] += e["dur"]
-    return summary(per_node.values())
+    result = summary(per_node.values())
+    result["end_to_end"] = end_to_end(profiled, lambda: plain.run(["y"], {"x": x}), runs)
+    return result
 
 
 def main():
@@ -101,7 +133,9 @@ def main():
         result[engine] = json.loads(res.stdout.strip().splitlines()[-1])
     width = max(len(op) for r in result.values() for op in r["ops"]) + 2
     for engine, name in (("tandem", "Tandem"), ("ort", "ORT")):
-        print(f"\n{name}: {sum(result[engine]['ops'].values()):.3f} ms in nodes")
+        e2e = result[engine]["end_to_end"]
+        print(f"\n{name}: {sum(result[engine]['ops'].values()):.3f} ms in nodes; a run end to end "
+              f"{e2e['profiled']:.3f} ms profiled, {e2e['plain']:.3f} ms without profiling (medians)")
         for op, ms in sorted(result[engine]["ops"].items(), key=lambda r: -r[1]):
             print(f"  {op:<{width}}{ms:9.3f}")
     if args.nodes:
