@@ -6,14 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <mutex>
 
 #include <gtest/gtest.h>
 
 #include "onnx_import/import.h"
 #include "runtime/session.h"
+#include "tests/remove_at_exit.h"
 #include "training/trainer.h"
 
 namespace tandem::testing {
@@ -190,29 +189,8 @@ void ExpectSameOutputs(Session& a, Session& b, const Dims& x_dims) {
   }
 }
 
-namespace {
-// The folders MakeTempDir made, removed with everything in them when the test process exits.
-class TempDirs {
- public:
-  ~TempDirs() {
-    for (const std::string& dir : dirs_) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  }
-  void Add(const std::string& dir) {
-    std::lock_guard<std::mutex> lock(mu_);
-    dirs_.push_back(dir);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> dirs_;
-};
-}  // namespace
-
 std::string MakeTempDir(const std::string& tag) {
-  static TempDirs made;
+  static RemoveAtExit made;  // the folders, with what the tests put in them
   const char* base = getenv("TEST_TMPDIR");
   std::string tmpl = std::string(base ? base : "/tmp") + "/tandem_" + tag + "_XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());

@@ -4,34 +4,21 @@
 
 #include <cstdio>
 #include <map>
-#include <set>
 #include <string>
 
 #include "graph/resource_limits.h"
 #include "onnx_import/import.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "tests/remove_at_exit.h"
 #include "training/checkpoint.h"
 
 namespace tandem::fuzz {
 namespace {
 
-// Removes the files it was given when the process exits normally (a fuzzer's end of run;
-// a crash keeps the file it crashed on).
-class RemoveAtExit {
- public:
-  ~RemoveAtExit() {
-    for (const std::string& path : paths_) std::remove(path.c_str());
-  }
-  void Add(const std::string& path) { paths_.insert(path); }
-
- private:
-  std::set<std::string> paths_;
-};
-
 // A file holding `data`, private to this process, rewritten on every call.
 std::string AsFile(const uint8_t* data, size_t size, const char* suffix) {
-  static RemoveAtExit made;
+  static testing::RemoveAtExit made;
   const char* dir = std::getenv("TMPDIR");
   const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/tandem_fuzz_" +
                            std::to_string(getpid()) + suffix;
