@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/session.h"
+#include "tests/conv_reference.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"
 
@@ -18,37 +19,6 @@ namespace {
 using namespace tandem::testing;
 
 constexpr int64_t kC = 3, kM = 16, kH = 7;
-
-// Weights and bias as AddFloatInitializer writes them.
-std::vector<double> InitializerValues(int64_t n, float scale, float offset) {
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = InitializerValue(i, scale, offset);
-  return v;
-}
-
-// y[n, m, oh, ow] = b[m] + sum x[n, c, oh*s + kh - p, ow*s + kw - p] * w[m, c, kh, kw]
-std::vector<double> Conv2d(const std::vector<double>& x, int64_t N, int64_t C, int64_t H,
-                           const std::vector<double>& w, const std::vector<double>& b, int64_t M,
-                           int64_t k, int64_t s, int64_t p, int64_t* out_h) {
-  const int64_t oh_n = (H + 2 * p - k) / s + 1;
-  *out_h = oh_n;
-  std::vector<double> y(N * M * oh_n * oh_n);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t oh = 0; oh < oh_n; ++oh)
-        for (int64_t ow = 0; ow < oh_n; ++ow) {
-          double acc = b[m];
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t kh = 0; kh < k; ++kh)
-              for (int64_t kw = 0; kw < k; ++kw) {
-                const int64_t ih = oh * s + kh - p, iw = ow * s + kw - p;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
-                acc += x[((n * C + c) * H + ih) * H + iw] * w[((m * C + c) * k + kh) * k + kw];
-              }
-          y[((n * M + m) * oh_n + oh) * oh_n + ow] = acc;
-        }
-  return y;
-}
 
 void Relu(std::vector<double>& v) {
   for (double& e : v) e = std::max(e, 0.0);

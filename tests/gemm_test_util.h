@@ -1,6 +1,6 @@
 // For tests of float32 matrix products: seeded inputs, a float64 reference (y = alpha A B' +
 // beta bias summed in double with each element's magnitude) and a comparison judged
-// against that magnitude (the bound float32 rounding obeys); one-node CPU sessions.
+// against that magnitude (the bound float32 rounding obeys); CPU sessions of a graph or one node.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -60,7 +60,17 @@ inline Node FusedMatMulReluNode() {
   return mm;
 }
 
-// A session on 2 CPU threads of `node` alone, output "y" (null after a failed expectation).
+// A session of `g` on the CPU provider with 2 threads (null after a failed expectation).
+inline std::unique_ptr<Session> CpuSession(const Graph& g) {
+  SessionOptions o;
+  o.providers = {"cpu"};
+  o.num_threads = 2;
+  auto s = Session::FromGraph(g, o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+// A CpuSession of `node` alone, output "y".
 inline std::unique_ptr<Session> OneNodeCpuSession(const Node& node, const std::vector<ValueInfo>& inputs,
                                                   std::map<std::string, Tensor> initializers) {
   Graph g;
@@ -71,12 +81,7 @@ inline std::unique_ptr<Session> OneNodeCpuSession(const Node& node, const std::v
   g.initializers = std::move(initializers);
   g.nodes.push_back(node);
   g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Unknown()});
-  SessionOptions o;
-  o.providers = {"cpu"};
-  o.num_threads = 2;
-  auto s = Session::FromGraph(g, o);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *std::move(s) : nullptr;
+  return CpuSession(g);
 }
 
 }  // namespace tandem

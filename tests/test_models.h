@@ -33,6 +33,12 @@ std::string Serialize(const onnx::ModelProto& m);
 inline float InitializerValue(int64_t i, float scale, float offset = 0.f) {
   return scale * static_cast<float>((i * 7) % 11 - 5) + offset;
 }
+// The first n of them, as float64 for a reference computation.
+inline std::vector<double> InitializerValues(int64_t n, float scale, float offset = 0.f) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = InitializerValue(i, scale, offset);
+  return v;
+}
 void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
                          float scale, float offset = 0.f);
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,

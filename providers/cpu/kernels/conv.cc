@@ -3,7 +3,8 @@
 // or + a residual sum (input 3) [+ Relu] (providers/cpu/conv_sum.h).
 // float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
 // layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
-// plain NC..., and weights that are initializers are reordered once and kept. float16 and
+// plain NC..., and weights that are initializers are reordered once and kept (one copy per
+// initializer and layout in the process: packed_weights.h). float16 and
 // bfloat16 go through float32; double (and cases oneDNN rejects, such as the negative
 // padding ConvTranspose uses for output_shape larger than the natural size) use
 // reference loops.
@@ -25,6 +26,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/max_pool_2x2.h"
+#include "providers/cpu/kernels/packed_weights.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/partitioner.h"
 
@@ -136,7 +138,10 @@ struct DnnlConv {
   HostBuffer x_mem, w_mem, y_mem, pool_mem;   // their storage and y_pool_src's (host_memory.h)
   std::optional<dnnl::reorder> x_re, w_re, y_re;
   std::optional<dnnl::reorder> sum_re;  // with sum and y_re: y (holding s) into y_buf
-  bool w_ready = false;  // w_buf holds the (constant) weights already
+  // The layout the primitive reads weights in, where it is not w_md's: constant weights are
+  // packed into it once (w_packed), others reordered into w_buf by w_re on every call.
+  std::optional<dnnl::memory::desc> w_want;
+  std::shared_ptr<const PackedWeights> w_packed;
   bool pool = false;
   bool sum = false;  // a sum post-op: the primitive adds onto what its dst holds
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
@@ -159,14 +164,9 @@ struct DnnlConv {
       x_buf = HostMemory(px, x_mem);
       x_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, x_md, eng, px));
     }
-    if (pw != w_md) {
-      w_buf = HostMemory(pw, w_mem);
-      w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, pw));
-    }
+    if (pw != w_md) w_want = pw;
     if (py != y_md || pool) y_buf = HostMemory(py, y_mem);
-    args = {{DNNL_ARG_SRC, x_re ? x_buf : x_view},
-            {DNNL_ARG_WEIGHTS, w_re ? w_buf : w_view},
-            {DNNL_ARG_DST, y_buf ? y_buf : y_view}};
+    args = {{DNNL_ARG_SRC, x_re ? x_buf : x_view}, {DNNL_ARG_WEIGHTS, w_view}, {DNNL_ARG_DST, y_buf ? y_buf : y_view}};
     if (b_view) args[DNNL_ARG_BIAS] = b_view;
     if (!pool) {
       if (py != y_md) y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, y_md));
@@ -189,6 +189,27 @@ struct DnnlConv {
       y_block = out_block ? out_block : 1;
       y_pool_src = HostMemory(src_md, pool_mem);
       y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, src_md));
+    }
+  }
+
+  // Points the weights argument at w, or at its copy in the primitive's layout.
+  void PointWeights(const Tensor& w, bool w_constant) {
+    if (!w_want) {
+      PointAt(w_view, w.raw());
+    } else if (w_constant) {
+      if (!w_packed) {
+        w_packed = PackConstantWeights(w, w_md, *w_want);
+        args[DNNL_ARG_WEIGHTS] = w_packed->memory;
+      }
+    } else {
+      if (!w_re) {
+        auto& eng = DnnlEngine();
+        w_buf = HostMemory(*w_want, w_mem);
+        w_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, w_md, eng, *w_want));
+        args[DNNL_ARG_WEIGHTS] = w_buf;
+      }
+      PointAt(w_view, w.raw());
+      w_re->execute(DnnlStream(), w_view, w_buf);
     }
   }
 
@@ -227,9 +248,7 @@ struct DnnlConv {
 
   void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
     auto& s = DnnlStream();
-    PointAt(w_view, w.raw());
-    if (w_re && !(w_constant && w_ready)) w_re->execute(s, w_view, w_buf);
-    w_ready = w_re && w_constant;
+    PointWeights(w, w_constant);
     if (b) PointAt(b_view, b->raw());
     // Every layout here keeps each image's values together, image after image.
     const int64_t batch = x.dim(0), x_image = x.numel() / batch, y_image = y.numel() / batch;

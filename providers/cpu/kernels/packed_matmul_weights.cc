@@ -1,7 +1,6 @@
 #include "providers/cpu/kernels/packed_matmul_weights.h"
 
 #include <atomic>
-#include <utility>
 
 namespace tandem::cpu {
 namespace {
@@ -13,16 +12,12 @@ int64_t MatMulWeightsPacked() { return packed_count.load(std::memory_order_relax
 dnnl::memory PackedMatMulWeights::Get(const Tensor& b, const dnnl::memory::desc& stored,
                                       const dnnl::memory::desc& wanted) {
   if (wanted == stored) return dnnl::memory();
-  for (const Packed& p : packed_)
-    if (p.memory.get_desc() == wanted) return p.memory;
-  Packed p;
-  p.memory = HostMemory(wanted, p.storage);
-  dnnl::memory plain = WrapTensor(b, stored);
-  dnnl::reorder(plain, p.memory).execute(DnnlStream(), plain, p.memory);
-  DnnlStream().wait();
-  packed_count.fetch_add(1, std::memory_order_relaxed);
-  packed_.push_back(std::move(p));
-  return packed_.back().memory;
+  for (const auto& p : packed_)
+    if (p->memory.get_desc() == wanted) return p->memory;
+  bool reordered = false;
+  packed_.push_back(PackConstantWeights(b, stored, wanted, &reordered));
+  if (reordered) packed_count.fetch_add(1, std::memory_order_relaxed);
+  return packed_.back()->memory;
 }
 
 }  // namespace tandem::cpu

@@ -5,11 +5,12 @@
 // plain, at 32 rows 0.23 against 0.30 ms. Still float32 throughout: only the layout changes.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "graph/tensor.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/host_memory.h"
+#include "providers/cpu/kernels/packed_weights.h"
 
 namespace tandem::cpu {
 
@@ -19,21 +20,18 @@ inline bool PackMatMulWeights(int64_t k, int64_t n) { return k * n <= (int64_t{1
 
 class PackedMatMulWeights {
  public:
-  // b (stored as `stored`) in the layout `wanted`, reordered on first request of that layout
-  // and shared by every primitive that wants it (a batch size may pick another layout); a
-  // null memory when `wanted` is `stored` (use b itself).
+  // b (stored as `stored`) in the layout `wanted`, packed on first request of that layout
+  // (packed_weights.h: shared with other kernels that read the same initializer) and kept
+  // for every primitive that wants it (a batch size may pick another layout); a null memory
+  // when `wanted` is `stored` (use b itself).
   dnnl::memory Get(const Tensor& b, const dnnl::memory::desc& stored, const dnnl::memory::desc& wanted);
 
  private:
-  struct Packed {
-    HostBuffer storage;  // host_memory.h: huge pages for large weights
-    dnnl::memory memory;
-  };
-  std::vector<Packed> packed_;
+  std::vector<std::shared_ptr<const PackedWeights>> packed_;
 };
 
 // Reorders done by PackedMatMulWeights::Get since the process started (tests check that
-// weights are packed once).
+// weights are packed once; a copy shared from another kernel is not counted).
 int64_t MatMulWeightsPacked();
 
 }  // namespace tandem::cpu
