@@ -141,7 +141,7 @@ struct DnnlConv {
   // The layout the primitive reads weights in, where it is not w_md's: constant weights are
   // packed into it once (w_packed), others reordered into w_buf by w_re on every call.
   std::optional<dnnl::memory::desc> w_want;
-  std::shared_ptr<const PackedWeights> w_packed;
+  std::shared_ptr<const PackedCopy> w_packed;
   bool pool = false;
   bool sum = false;  // a sum post-op: the primitive adds onto what its dst holds
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)

@@ -27,7 +27,7 @@ class PackedMatMulWeights {
   dnnl::memory Get(const Tensor& b, const dnnl::memory::desc& stored, const dnnl::memory::desc& wanted);
 
  private:
-  std::vector<std::shared_ptr<const PackedWeights>> packed_;
+  std::vector<std::shared_ptr<const PackedCopy>> packed_;
 };
 
 // Reorders done by PackedMatMulWeights::Get since the process started (tests check that

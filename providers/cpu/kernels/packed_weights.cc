@@ -13,7 +13,7 @@ namespace {
 struct Entry {
   const void* data;
   dnnl::memory::desc stored, wanted;
-  std::weak_ptr<const PackedWeights> packed;
+  std::weak_ptr<const PackedCopy> packed;
 };
 
 std::mutex registry_mutex;
@@ -25,8 +25,8 @@ std::atomic<int64_t> packed_count{0}, shared_count{0};
 int64_t ConstantWeightsPacked() { return packed_count.load(std::memory_order_relaxed); }
 int64_t ConstantWeightsShared() { return shared_count.load(std::memory_order_relaxed); }
 
-std::shared_ptr<const PackedWeights> PackConstantWeights(const Tensor& w, const dnnl::memory::desc& stored,
-                                                         const dnnl::memory::desc& wanted, bool* reordered) {
+std::shared_ptr<const PackedCopy> PackConstantWeights(const Tensor& w, const dnnl::memory::desc& stored,
+                                                      const dnnl::memory::desc& wanted, bool* reordered) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   for (const Entry& e : registry) {
     if (e.data != w.raw() || e.stored != stored || e.wanted != wanted) continue;
@@ -36,7 +36,7 @@ std::shared_ptr<const PackedWeights> PackConstantWeights(const Tensor& w, const 
       return live;
     }
   }
-  auto packed = std::make_shared<PackedWeights>();
+  auto packed = std::make_shared<PackedCopy>();
   packed->source = w;
   packed->memory = HostMemory(wanted, packed->storage);
   dnnl::memory plain = WrapTensor(w, stored);

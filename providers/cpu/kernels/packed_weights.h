@@ -21,9 +21,9 @@
 
 namespace tandem::cpu {
 
-struct PackedWeights {
-  Tensor source;       // the initializer it was packed from (kept alive: see above)
-  HostBuffer storage;  // host_memory.h: huge pages for large weights
+struct PackedCopy {
+  Tensor source;        // the initializer it was packed from (kept alive: see above)
+  HostBuffer storage;   // host_memory.h: huge pages for large weights
   dnnl::memory memory;  // the packed copy, in the wanted layout
 };
 
@@ -31,9 +31,8 @@ struct PackedWeights {
 // same tensor in that layout, else a reorder made now. `reordered` (optional) tells which.
 // The copy lives as long as any caller keeps the returned pointer. `w` must not change
 // afterwards (an initializer or other constant). Throws dnnl::error or std::bad_alloc.
-std::shared_ptr<const PackedWeights> PackConstantWeights(const Tensor& w, const dnnl::memory::desc& stored,
-                                                         const dnnl::memory::desc& wanted,
-                                                         bool* reordered = nullptr);
+std::shared_ptr<const PackedCopy> PackConstantWeights(const Tensor& w, const dnnl::memory::desc& stored,
+                                                      const dnnl::memory::desc& wanted, bool* reordered = nullptr);
 
 // Since the process started: reorders PackConstantWeights made, and requests it answered with
 // another kernel's live copy (tests check that a shared initializer is packed once).
