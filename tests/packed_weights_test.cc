@@ -1,8 +1,8 @@
-// Constant weights packed once per initializer and layout and shared between kernels
+// Constant weights packed once per initializer and form and shared between kernels
 // (providers/cpu/kernels/packed_weights.h): two convolutions reading one initializer, two
-// sessions made from one graph (the second still right after the first is gone), and two
-// Gemms reading one B. Outputs against float64 loops; the counters show one reorder and the
-// other kernels sharing it.
+// sessions made from one graph (the second still right after the first is gone), two Gemms
+// reading one B through oneDNN and two MatMuls of 2 rows through the skinny path. Outputs
+// against float64 sums; the counters show one copy made and the other kernels sharing it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernels/packed_matmul_weights.h"
 #include "providers/cpu/kernels/packed_weights.h"
+#include "providers/cpu/kernels/skinny_gemm.h"
+#include "providers/cpu/kernels/small_gemm.h"
 #include "runtime/session.h"
 #include "tests/conv_reference.h"
 #include "tests/gemm_test_util.h"
@@ -23,7 +25,8 @@ namespace {
 
 using namespace tandem::testing;
 
-constexpr int64_t kC = 16, kH = 8;
+constexpr int64_t kC = 16, kH = 8;  // the convolutions
+constexpr int64_t kK = 288, kN = 160;  // the matrix products' B
 
 // x[1,16,8,8] -> Relu(Conv 3x3 (x; w, b0)) -> Conv 3x3 (.; w, b1) = y: both convolutions
 // read initializer w.
@@ -97,47 +100,70 @@ TEST(PackedWeights, SessionsOfOneGraphShareAndOutliveEachOther) {
   EXPECT_EQ(cpu::ConstantWeightsPacked() - packed0, 2);
 }
 
-TEST(PackedWeights, GemmsReadingOneInitializerShareOneCopy) {
-  constexpr int64_t kM = 64, kK = 288, kN = 160;
-  const std::vector<float> w = RandomFloats(kK * kN, 3);
+// y = x1 B + x2 B: two `op` nodes (Gemm or MatMul) reading one initializer B [288, 160].
+std::unique_ptr<Session> TiedProductSession(const std::string& op, const std::vector<float>& w) {
   Graph g;
-  g.name = "tied_gemm";
+  g.name = "tied_" + op;
   g.opsets[""] = 13;
   g.inputs = {ValueInfo{"x1", DataType::kFloat, Shape::Unknown()}, ValueInfo{"x2", DataType::kFloat, Shape::Unknown()}};
   g.initializers = {{"w", Tensor::FromVector<float>(w, {kK, kN})}};
   for (int i : {1, 2}) {
-    Node gemm;
-    gemm.name = "gemm" + std::to_string(i);
-    gemm.op_type = "Gemm";
-    gemm.inputs = {"x" + std::to_string(i), "w"};
-    gemm.outputs = {"g" + std::to_string(i)};
-    g.nodes.push_back(gemm);
+    Node product;
+    product.name = op + std::to_string(i);
+    product.op_type = op;
+    product.inputs = {"x" + std::to_string(i), "w"};
+    product.outputs = {"p" + std::to_string(i)};
+    g.nodes.push_back(product);
   }
   Node add;
   add.name = "add";
   add.op_type = "Add";
-  add.inputs = {"g1", "g2"};
+  add.inputs = {"p1", "p2"};
   add.outputs = {"y"};
   g.nodes.push_back(add);
   g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Unknown()});
-  auto s = CpuSession(g);
-  ASSERT_NE(s, nullptr);
-  const int64_t packed0 = cpu::MatMulWeightsPacked(), shared0 = cpu::ConstantWeightsShared();
-  const std::vector<float> x1 = RandomFloats(kM * kK, 4), x2 = RandomFloats(kM * kK, 5);
-  auto y = s->Run({{"x1", Tensor::FromVector<float>(x1, {kM, kK})}, {"x2", Tensor::FromVector<float>(x2, {kM, kK})}});
+  return CpuSession(g);
+}
+
+// Runs it on m rows and compares with float64 sums.
+void ExpectTiedProduct(Session& s, const std::vector<float>& w, int64_t m) {
+  const std::vector<float> x1 = RandomFloats(m * kK, 4), x2 = RandomFloats(m * kK, 5);
+  auto y = s.Run({{"x1", Tensor::FromVector<float>(x1, {m, kK})}, {"x2", Tensor::FromVector<float>(x2, {m, kK})}});
   ASSERT_TRUE(y.ok()) << y.status();
   std::vector<double> want1, scale1, want2, scale2;
-  GemmReference(x1, w, false, nullptr, kM, kK, kN, 1.0, 1.0, &want1, &scale1);
-  GemmReference(x2, w, false, nullptr, kM, kK, kN, 1.0, 1.0, &want2, &scale2);
+  GemmReference(x1, w, false, nullptr, m, kK, kN, 1.0, 1.0, &want1, &scale1);
+  GemmReference(x2, w, false, nullptr, m, kK, kN, 1.0, 1.0, &want2, &scale2);
   for (size_t i = 0; i < want1.size(); ++i) {
     want1[i] += want2[i];
     scale1[i] += scale2[i];
   }
-  ExpectClose((*y)[0].data<float>(), want1, scale1, "x1 w + x2 w");
+  ExpectClose((*y)[0].data<float>(), want1, scale1, "x1 w + x2 w, rows " + std::to_string(m));
+}
+
+TEST(PackedWeights, GemmsReadingOneInitializerShareOneCopy) {
+  constexpr int64_t kRows = 64;  // oneDNN's matmul (packed_matmul_weights.h)
+  ASSERT_FALSE(cpu::IsSmallGemm(kRows, kK, kN) || cpu::skinny::IsSkinny(kRows, kK, kN));
+  const std::vector<float> w = RandomFloats(kK * kN, 3);
+  auto s = TiedProductSession("Gemm", w);
+  ASSERT_NE(s, nullptr);
+  const int64_t packed0 = cpu::MatMulWeightsPacked(), shared0 = cpu::ConstantWeightsShared();
+  ExpectTiedProduct(*s, w, kRows);
   if (cpu::Avx512Allowed()) {  // oneDNN's brgemm kernels read B blocked: packed once, read twice
     EXPECT_EQ(cpu::MatMulWeightsPacked() - packed0, 1);
     EXPECT_EQ(cpu::ConstantWeightsShared() - shared0, 1);
   }
+}
+
+TEST(PackedWeights, SkinnyProductsReadingOneInitializerShareOneCopy) {
+  constexpr int64_t kRows = 2;  // the skinny path's panels (skinny_gemm.h), on every CPU
+  ASSERT_TRUE(cpu::skinny::IsSkinny(kRows, kK, kN) && !cpu::IsSmallGemm(kRows, kK, kN));
+  const std::vector<float> w = RandomFloats(kK * kN, 6);
+  auto s = TiedProductSession("MatMul", w);
+  ASSERT_NE(s, nullptr);
+  const int64_t packed0 = cpu::ConstantWeightsPacked(), shared0 = cpu::ConstantWeightsShared();
+  for (int call = 0; call < 2; ++call) ExpectTiedProduct(*s, w, kRows);
+  EXPECT_EQ(cpu::ConstantWeightsPacked() - packed0, 1);
+  EXPECT_EQ(cpu::ConstantWeightsShared() - shared0, 1);
 }
 
 }  // namespace

@@ -227,7 +227,7 @@ class MatMul : public Kernel {
     }
     if (a.dtype() == DataType::kFloat && b_constant_ && b.rank() == 2 && skinny::IsSkinny(rows, s.k, s.n)) {
       float* py = y.data<float>();  // a few rows against constant weights (skinny_gemm.h)
-      packed_.Get(b.data<float>(), false, s.k, s.n)
+      packed_.Get(b, false, s.k, s.n)
           .Multiply(a.data<float>(), static_cast<int>(rows), 1.f, bias ? bias->data<float>() : nullptr, 1.f, py,
                     ctx.num_threads());
       act_.Apply(py, y.numel());
@@ -394,7 +394,7 @@ class Gemm : public Kernel {
   absl::Status RunSkinny(const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t m, int64_t k,
                          int64_t n, int threads) {
     float* py = y.data<float>();
-    packed_.Get(b.data<float>(), trans_b_, k, n)
+    packed_.Get(b, trans_b_, k, n)
         .Multiply(a.data<float>(), static_cast<int>(m), alpha_, c ? c->data<float>() : nullptr, beta_, py, threads);
     act_.Apply(py, m * n);
     return absl::OkStatus();

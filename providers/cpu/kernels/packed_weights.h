@@ -1,18 +1,24 @@
-// Constant weights (initializers) reordered once into the layout a oneDNN primitive wants,
-// and shared by every kernel of the process that wants the same initializer in the same
-// layout. Where several nodes read one initializer (the branches of a weight-tied model such
-// as a Siamese network, a convolution applied at each step of an unrolled loop) they then
-// stream one packed copy instead of one per node: eight chained 512-channel 3x3 convolutions
-// on 7x7 sharing one initializer ran 24% faster on 2 Emerald Rapids cores than with eight
-// copies (bench/results/2026-11-27-cpu-vs-ort-shared-weights.md). Float32 throughout: only
-// the layout changes.
+// Constant weights (initializers) packed once into the form a kernel reads them in (the
+// layout a oneDNN primitive wants, the panels of the skinny products), and shared by every
+// kernel of the process that wants the same tensor in the same form. Where several nodes read
+// one initializer (the branches of a weight-tied model such as a Siamese network, the layers
+// of a model that repeats one layer's weights, a convolution applied at each step of an
+// unrolled loop) they then stream one packed copy instead of one per node: eight chained
+// 512-channel 3x3 convolutions on 7x7 sharing one initializer ran 24% faster on 2 Emerald
+// Rapids cores than with eight copies
+// (bench/results/2026-11-27-cpu-vs-ort-shared-weights.md). Float32 throughout: only the
+// layout changes.
 //
-// The initializer is identified by its address and kept alive by the packed copy, so the
-// address cannot name another tensor while the copy lives; copies of different sessions
-// never meet (each session owns its initializers). Thread-safe.
+// A tensor is identified by its address, and its copy keeps it alive, so the address cannot
+// name another tensor while the copy lives; copies of different sessions never meet unless
+// the sessions share the tensor's buffer (two sessions made from one Graph). A copy goes
+// when its last kernel does. Thread-safe.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -21,20 +27,70 @@
 
 namespace tandem::cpu {
 
+namespace packed_weights_internal {
+void CountPacked();
+void CountShared();
+}  // namespace packed_weights_internal
+
+// The copies of constant tensors in one kind of packed form, `Form` telling the variants of
+// the form apart (layouts, kernel set; compared with ==).
+template <typename Form, typename Packed>
+class ConstantCopies {
+ public:
+  // The live copy of `w` in `form`, else make() (a std::unique_ptr<const Packed> built from
+  // w), kept as it. `made` (optional) tells which. `w` must not change afterwards.
+  template <typename Make>
+  std::shared_ptr<const Packed> Get(const Tensor& w, const Form& form, Make&& make, bool* made = nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Entry& e : entries_) {
+      if (e.data != w.raw() || !(e.form == form)) continue;
+      if (auto live = e.copy.lock()) {
+        packed_weights_internal::CountShared();
+        if (made) *made = false;
+        return live;
+      }
+    }
+    auto holder = std::make_shared<Holder>();
+    holder->source = w;
+    holder->packed = make();
+    std::shared_ptr<const Packed> copy(holder, holder->packed.get());
+    std::vector<Entry> live;
+    for (Entry& e : entries_)
+      if (!e.copy.expired()) live.push_back(std::move(e));
+    entries_ = std::move(live);
+    entries_.push_back(Entry{w.raw(), form, copy});
+    packed_weights_internal::CountPacked();
+    if (made) *made = true;
+    return copy;
+  }
+
+ private:
+  struct Holder {
+    Tensor source;  // kept alive: its address identifies it
+    std::unique_ptr<const Packed> packed;
+  };
+  struct Entry {
+    const void* data;
+    Form form;
+    std::weak_ptr<const Packed> copy;
+  };
+  std::mutex mu_;
+  std::vector<Entry> entries_;  // guarded by mu_; dead ones dropped on insert
+};
+
+// A constant tensor reordered into a oneDNN layout.
 struct PackedCopy {
-  Tensor source;        // the initializer it was packed from (kept alive: see above)
   HostBuffer storage;   // host_memory.h: huge pages for large weights
-  dnnl::memory memory;  // the packed copy, in the wanted layout
+  dnnl::memory memory;  // the copy, in the wanted layout
 };
 
 // `w` (stored as `stored`) in the layout `wanted`: the live copy another kernel made of the
 // same tensor in that layout, else a reorder made now. `reordered` (optional) tells which.
-// The copy lives as long as any caller keeps the returned pointer. `w` must not change
-// afterwards (an initializer or other constant). Throws dnnl::error or std::bad_alloc.
+// Throws dnnl::error or std::bad_alloc.
 std::shared_ptr<const PackedCopy> PackConstantWeights(const Tensor& w, const dnnl::memory::desc& stored,
                                                       const dnnl::memory::desc& wanted, bool* reordered = nullptr);
 
-// Since the process started: reorders PackConstantWeights made, and requests it answered with
+// Since the process started, over every kind of copy: copies made, and requests answered with
 // another kernel's live copy (tests check that a shared initializer is packed once).
 int64_t ConstantWeightsPacked();
 int64_t ConstantWeightsShared();

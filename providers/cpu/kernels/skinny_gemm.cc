@@ -9,6 +9,7 @@
 
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/packed_weights.h"
 
 namespace tandem::cpu::skinny {
 
@@ -89,9 +90,24 @@ void PackedWeights::Multiply(const float* a, int m, float alpha, const float* bi
   }
 }
 
-const PackedWeights& LazyPackedWeights::Get(const float* b, bool trans_b, int64_t k, int64_t n) {
+const PackedWeights& LazyPackedWeights::Get(const Tensor& b, bool trans_b, int64_t k, int64_t n) {
+  // The panels of one product shape for one kernel set.
+  struct Form {
+    bool trans_b;
+    int64_t k, n;
+    const Kernels* kernels;
+    bool operator==(const Form& o) const {
+      return trans_b == o.trans_b && k == o.k && n == o.n && kernels == o.kernels;
+    }
+  };
+  static ConstantCopies<Form, PackedWeights> copies;
   std::lock_guard<std::mutex> lock(mu_);
-  if (!packed_) packed_ = std::make_unique<PackedWeights>(b, trans_b, k, n, KernelsForThisCpu());
+  if (!packed_) {
+    const Kernels& kernels = KernelsForThisCpu();
+    packed_ = copies.Get(b, Form{trans_b, k, n, &kernels}, [&] {
+      return std::make_unique<const PackedWeights>(b.data<float>(), trans_b, k, n, kernels);
+    });
+  }
   return *packed_;
 }
 

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <vector>
 
+#include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernels/skinny_gemm_kernels.h"
 
@@ -51,15 +52,16 @@ class PackedWeights {
   mutable std::atomic<uint64_t> calls_{0};  // odd: the next call walks panels backwards
 };
 
-// A kernel's constant weights, packed by the first run that needs them (kernels of one
-// session may run on several threads at once).
+// A kernel's constant weights b, packed by the first run that needs them (kernels of one
+// session may run on several threads at once); one copy per tensor and form in the process,
+// shared with every kernel that reads the same b (packed_weights.h).
 class LazyPackedWeights {
  public:
-  const PackedWeights& Get(const float* b, bool trans_b, int64_t k, int64_t n);
+  const PackedWeights& Get(const Tensor& b, bool trans_b, int64_t k, int64_t n);
 
  private:
   std::mutex mu_;
-  std::unique_ptr<PackedWeights> packed_;
+  std::shared_ptr<const PackedWeights> packed_;
 };
 
 // Whether a float32 product of m rows over k x n weights should take this path: few rows,
