@@ -1,5 +1,6 @@
 // Constant weights packed once per initializer and form and shared between kernels
-// (providers/cpu/kernels/packed_weights.h): two convolutions reading one initializer, two
+// (providers/cpu/kernels/packed_weights.h): two convolutions reading one initializer (and
+// two reading two initializers of one shape, which must not share), two
 // sessions made from one graph (the second still right after the first is gone), two Gemms
 // reading one B through oneDNN and two MatMuls of 2 rows through the skinny path. Outputs
 // against float64 sums; the counters show one copy made and the other kernels sharing it.
@@ -28,24 +29,27 @@ using namespace tandem::testing;
 constexpr int64_t kC = 16, kH = 8;  // the convolutions
 constexpr int64_t kK = 288, kN = 160;  // the matrix products' B
 
-// x[1,16,8,8] -> Relu(Conv 3x3 (x; w, b0)) -> Conv 3x3 (.; w, b1) = y: both convolutions
-// read initializer w.
-onnx::ModelProto TiedConvModel() {
+constexpr float kW2Offset = 0.004f;  // the untied second weights: the first's values + this
+
+// x[1,16,8,8] -> Relu(Conv 3x3 (x; w, b0)) -> Conv 3x3 (.; w or w2, b1) = y: tied, both
+// convolutions read initializer w; untied, the second reads w2 of the same shape.
+onnx::ModelProto TiedConvModel(bool tied = true) {
   onnx::ModelProto m = EmptyModel(13, "tied");
   auto* g = m.mutable_graph();
   SetFloatType(g->add_input(), "x", {1, kC, kH, kH});
   AddFloatInitializer(g, "w", {kC, kC, 3, 3}, 0.02f, 0.001f);
+  if (!tied) AddFloatInitializer(g, "w2", {kC, kC, 3, 3}, 0.02f, 0.001f + kW2Offset);
   AddFloatInitializer(g, "b0", {kC}, 0.01f, 0.02f);
   AddFloatInitializer(g, "b1", {kC}, 0.03f);
   AddPaddedConv(g, "conv0", {"x", "w", "b0"}, "c0", 1);
   AddNode(g, "Relu", "relu0", {"c0"}, {"r"});
-  AddPaddedConv(g, "conv1", {"r", "w", "b1"}, "y", 1);
+  AddPaddedConv(g, "conv1", {"r", tied ? "w" : "w2", "b1"}, "y", 1);
   SetFloatType(g->add_output(), "y", {1, kC, kH, kH});
   return m;
 }
 
-// Runs the tied model on sin values and compares with float64 loops.
-void ExpectTiedConvOutput(Session& s) {
+// Runs TiedConvModel(tied) on sin values and compares with float64 loops.
+void ExpectTiedConvOutput(Session& s, bool tied = true) {
   Tensor x = Tensor::Host(DataType::kFloat, {1, kC, kH, kH});
   std::vector<double> xd(x.numel());
   for (int64_t i = 0; i < x.numel(); ++i) xd[i] = x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i));
@@ -57,7 +61,8 @@ void ExpectTiedConvOutput(Session& s) {
   int64_t h = 0;
   auto r = Conv2d(xd, 1, kC, kH, w, InitializerValues(kC, 0.01f, 0.02f), kC, 3, 1, 1, &h);
   for (double& v : r) v = std::max(v, 0.0);
-  const auto ref = Conv2d(r, 1, kC, h, w, InitializerValues(kC, 0.03f), kC, 3, 1, 1, &h);
+  const auto w2 = tied ? w : InitializerValues(kC * kC * 9, 0.02f, 0.001f + kW2Offset);
+  const auto ref = Conv2d(r, 1, kC, h, w2, InitializerValues(kC, 0.03f), kC, 3, 1, 1, &h);
   double largest = 0;
   for (double v : ref) largest = std::max(largest, std::abs(v));
   ASSERT_GT(largest, 0.05);
@@ -76,6 +81,15 @@ TEST(PackedWeights, ConvolutionsReadingOneInitializerShareOneCopy) {
     EXPECT_EQ(packed, 1);
     EXPECT_EQ(shared, 1);
   }
+}
+
+TEST(PackedWeights, ConvolutionsReadingTwoInitializersOfOneShapeDoNotShare) {
+  const int64_t packed0 = cpu::ConstantWeightsPacked(), shared0 = cpu::ConstantWeightsShared();
+  auto s = LoadTestModel(TiedConvModel(/*tied=*/false), /*fusion=*/true);
+  ASSERT_NE(s, nullptr);
+  for (int call = 0; call < 2; ++call) ExpectTiedConvOutput(*s, /*tied=*/false);
+  EXPECT_EQ(cpu::ConstantWeightsPacked() - packed0, 2);
+  EXPECT_EQ(cpu::ConstantWeightsShared() - shared0, 0);
 }
 
 TEST(PackedWeights, SessionsOfOneGraphShareAndOutliveEachOther) {

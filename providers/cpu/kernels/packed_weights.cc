@@ -1,6 +1,7 @@
 #include "providers/cpu/kernels/packed_weights.h"
 
 #include <atomic>
+#include <utility>
 
 #include "providers/cpu/dnnl_util.h"
 

@@ -9,15 +9,16 @@
 // (bench/results/2026-11-27-cpu-vs-ort-shared-weights.md). Float32 throughout: only the
 // layout changes.
 //
-// A tensor is identified by its address, and its copy keeps it alive, so the address cannot
-// name another tensor while the copy lives; copies of different sessions never meet unless
-// the sessions share the tensor's buffer (two sessions made from one Graph). A copy goes
-// when its last kernel does. Thread-safe.
+// A tensor is identified by its address within its live buffer: a copy is found only while
+// the buffer it was made from is alive (a new buffer at a freed one's address never matches),
+// and the copy does not keep that buffer alive (a float copy that a float16 kernel makes of
+// its weights on every call is freed as before). Copies of different sessions never meet
+// unless the sessions share the tensor's buffer (two sessions made from one Graph). A copy
+// goes when its last kernel does. Thread-safe; one lock, held while a copy is made.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -38,39 +39,34 @@ template <typename Form, typename Packed>
 class ConstantCopies {
  public:
   // The live copy of `w` in `form`, else make() (a std::unique_ptr<const Packed> built from
-  // w), kept as it. `made` (optional) tells which. `w` must not change afterwards.
+  // w), kept as it. `made` (optional) tells which. `w` must not change while its buffer
+  // lives (an initializer or other constant).
   template <typename Make>
   std::shared_ptr<const Packed> Get(const Tensor& w, const Form& form, Make&& make, bool* made = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Entry& e : entries_) {
-      if (e.data != w.raw() || !(e.form == form)) continue;
+      if (e.data != w.raw() || !(e.form == form) || e.buffer.lock() != w.buffer()) continue;
       if (auto live = e.copy.lock()) {
         packed_weights_internal::CountShared();
         if (made) *made = false;
         return live;
       }
     }
-    auto holder = std::make_shared<Holder>();
-    holder->source = w;
-    holder->packed = make();
-    std::shared_ptr<const Packed> copy(holder, holder->packed.get());
+    std::shared_ptr<const Packed> copy = make();
     std::vector<Entry> live;
     for (Entry& e : entries_)
-      if (!e.copy.expired()) live.push_back(std::move(e));
+      if (!e.copy.expired() && !e.buffer.expired()) live.push_back(std::move(e));
     entries_ = std::move(live);
-    entries_.push_back(Entry{w.raw(), form, copy});
+    entries_.push_back(Entry{w.raw(), w.buffer(), form, copy});
     packed_weights_internal::CountPacked();
     if (made) *made = true;
     return copy;
   }
 
  private:
-  struct Holder {
-    Tensor source;  // kept alive: its address identifies it
-    std::unique_ptr<const Packed> packed;
-  };
   struct Entry {
     const void* data;
+    std::weak_ptr<Buffer> buffer;  // the tensor's storage: an entry matches only while it lives
     Form form;
     std::weak_ptr<const Packed> copy;
   };
