@@ -1,5 +1,6 @@
-// A float64 2-D convolution for tests to compare the CPU provider's convolutions with.
+// A float64 2-D convolution (and Relu) for tests to compare the CPU provider's convolutions with.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,11 @@ inline std::vector<double> Conv2d(const std::vector<double>& x, int64_t N, int64
           y[((n * M + m) * oh_n + oh) * oh_n + ow] = acc;
         }
   return y;
+}
+
+// v = max(v, 0) elementwise.
+inline void Relu(std::vector<double>& v) {
+  for (double& e : v) e = std::max(e, 0.0);
 }
 
 }  // namespace tandem::testing

@@ -20,10 +20,6 @@ using namespace tandem::testing;
 
 constexpr int64_t kC = 3, kM = 16, kH = 7;
 
-void Relu(std::vector<double>& v) {
-  for (double& e : v) e = std::max(e, 0.0);
-}
-
 // x[N,3,7,7] -> Conv 3x3 + Relu = s; Relu(Conv 3x3 (s) + s) = r (a residual join the fused
 // graph folds into the convolution); y = Conv 3x3 stride 2 (r) + bias, a graph input (fed
 // anew each call); the other biases are initializers.

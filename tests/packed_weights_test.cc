@@ -60,7 +60,7 @@ void ExpectTiedConvOutput(Session& s, bool tied = true) {
   const auto w = InitializerValues(kC * kC * 9, 0.02f, 0.001f);
   int64_t h = 0;
   auto r = Conv2d(xd, 1, kC, kH, w, InitializerValues(kC, 0.01f, 0.02f), kC, 3, 1, 1, &h);
-  for (double& v : r) v = std::max(v, 0.0);
+  Relu(r);
   const auto w2 = tied ? w : InitializerValues(kC * kC * 9, 0.02f, 0.001f + kW2Offset);
   const auto ref = Conv2d(r, 1, kC, h, w2, InitializerValues(kC, 0.03f), kC, 3, 1, 1, &h);
   double largest = 0;
