@@ -5,6 +5,9 @@
 // whose speed drifts slows them alike; prints the median call per layout and the kernel
 // oneDNN picked (reference kernels are left out). The data behind the layouts the CPU
 // provider asks for (providers/cpu/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
+// Each layout's rate is also given as a share of a register-only FMA loop timed in the same
+// turns (tools/bench/fma_loop.h; the median over turns of the turn's ratio): what arithmetic
+// headroom oneDNN's kernel leaves.
 //
 // usage: tandem_conv_layout_bench [--rounds N] [--cold] [N,C,H,W,M,K,S[,P] ...]
 //   (K: square kernel, S: stride, P: padding (K/2); a C under 8 reads a plain NCHW input;
@@ -20,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/bench/fma_loop.h"
+
 namespace {
 
 using tag = dnnl::memory::format_tag;
@@ -28,6 +33,11 @@ using dt = dnnl::memory::data_type;
 struct Shape {
   int64_t n, c, h, w, m, k, s;
   int64_t p = -1;  // padding on every side (-1: K/2)
+
+  int64_t Pad() const { return p >= 0 ? p : k / 2; }
+  int64_t OutH() const { return (h + 2 * Pad() - k) / s + 1; }
+  int64_t OutW() const { return (w + 2 * Pad() - k) / s + 1; }
+  double Flops() const { return 2.0 * n * OutH() * OutW() * m * c * k * k; }
 };
 
 // resnet18, mobilenet_v2 (pointwise), squeezenet1_1 and densenet121 convolutions, and the
@@ -53,11 +63,12 @@ struct Candidate {
   std::string impl;
   dnnl::memory src, wei, bias, dst;
   std::vector<double> ms;
+  std::vector<double> fma_shares;  // per turn: its median call's GFLOP/s over the turn's FMA loop's
 };
 
 bool MakeCandidate(dnnl::engine& eng, const Shape& s, tag act, const char* name,
                    Candidate& out) {
-  const int64_t p = s.p >= 0 ? s.p : s.k / 2, oh = (s.h + 2 * p - s.k) / s.s + 1, ow = (s.w + 2 * p - s.k) / s.s + 1;
+  const int64_t p = s.Pad(), oh = s.OutH(), ow = s.OutW();
   const tag src_tag = s.c < 8 ? tag::nchw : act;  // a first layer reads the image as it comes
   const dnnl::memory::desc src({s.n, s.c, s.h, s.w}, dt::f32, src_tag), dst({s.n, s.m, oh, ow}, dt::f32, act),
       wei({s.m, s.c, s.k, s.k}, dt::f32, tag::any), bias({s.m}, dt::f32, tag::x);
@@ -103,6 +114,9 @@ void Run(dnnl::stream& strm, Candidate& c) {
   strm.wait();
 }
 
+// Steps of the FMA loop per turn: about a millisecond on a current core.
+constexpr long kFmaLoopSteps = 200000;
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -145,7 +159,11 @@ int main(int argc, char** argv) {
   if (shapes.empty()) shapes = kDefaultShapes;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  std::printf("%-28s %-10s %9s %7s  %s\n", "N,C,H,W,M,K,S,P", "layout", "ms", "vs nhwc", "oneDNN kernel");
+  if (tandem::bench::FmaLoopBits() > 0)
+    std::printf("FMA loop: %d-bit float32 FMAs on every OpenMP thread, timed in each turn\n",
+                tandem::bench::FmaLoopBits());
+  std::printf("%-28s %-10s %9s %7s %8s %8s  %s\n", "N,C,H,W,M,K,S,P", "layout", "ms", "vs nhwc", "GFLOP/s",
+              "of FMA", "oneDNN kernel");
   for (const Shape& s : shapes) {
     std::vector<Candidate> cands;
     const std::pair<tag, const char*> layouts[] = {{tag::nhwc, "nhwc"}, {tag::nChw16c, "nChw16c"},
@@ -156,7 +174,8 @@ int main(int argc, char** argv) {
     }
     for (Candidate& c : cands)
       for (int i = 0; i < 5; ++i) Run(strm, c);  // warm up
-    for (int r = 0; r < rounds; ++r)
+    for (int r = 0; r < rounds; ++r) {
+      const double fma = tandem::bench::FmaLoopGflops(kFmaLoopSteps);
       for (size_t j = 0; j < cands.size(); ++j) {
         Candidate& c = cands[(j + r) % cands.size()];
         for (int i = 0; i < 20; ++i) {
@@ -165,17 +184,24 @@ int main(int argc, char** argv) {
           Run(strm, c);
           c.ms.push_back((Seconds() - t0) * 1e3);
         }
+        const std::vector<double> turn(c.ms.end() - 20, c.ms.end());
+        if (fma > 0) c.fma_shares.push_back(s.Flops() / (Median(turn) * 1e-3) * 1e-9 / fma);
       }
+    }
     char label[80];
     std::snprintf(label, sizeof label, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld", s.n, s.c, s.h, s.w, s.m, s.k, s.s,
-                  s.p >= 0 ? s.p : s.k / 2);
+                  s.Pad());
     if (cands.empty()) std::printf("%-28s (no layout has a kernel other than oneDNN's reference loops)\n", label);
     const double base = cands.empty() || cands[0].name != "nhwc" ? 0 : Median(cands[0].ms);
     for (const Candidate& c : cands) {
       const double m = Median(c.ms);
       char ratio[16] = "-";  // no channels-last kernel to compare with
       if (base > 0) std::snprintf(ratio, sizeof ratio, "%.2f", m / base);
-      std::printf("%-28s %-10s %9.4f %7s  %s\n", label, c.name.c_str(), m, ratio, c.impl.c_str());
+      const double gflops = s.Flops() / (m * 1e-3) * 1e-9;
+      char share[16] = "-";  // no FMA loop on this CPU
+      if (!c.fma_shares.empty()) std::snprintf(share, sizeof share, "%.2f", Median(c.fma_shares));
+      std::printf("%-28s %-10s %9.4f %7s %8.1f %8s  %s\n", label, c.name.c_str(), m, ratio, gflops, share,
+                  c.impl.c_str());
     }
     std::fflush(stdout);
   }
