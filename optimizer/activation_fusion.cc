@@ -14,9 +14,9 @@ namespace {
 const std::map<std::string, std::string> kFusedOp = {
     {"Conv", "FusedConv"}, {"Gemm", "FusedGemm"}, {"MatMul", "FusedMatMul"}};
 
-// Sets the activation attributes on `fused` from activation node `act`, or returns false
-// when `act` cannot be fused (unknown op, Clip bounds that are not constant scalars).
-bool DescribeActivation(const Graph& graph, const Node& act, Node& fused) {
+}  // namespace
+
+bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused) {
   float alpha = 0.f, beta = 0.f;
   if (act.op_type == "LeakyRelu") {
     alpha = act.attr_float("alpha", 0.01f);
@@ -52,6 +52,8 @@ bool DescribeActivation(const Graph& graph, const Node& act, Node& fused) {
   fused.attributes["activation_beta"] = b;
   return true;
 }
+
+namespace {
 
 // A MaxPool that MaxPool2x2 (providers/cpu/kernels/max_pool_2x2.h) computes: 2x2 window,
 // stride 2, no padding, floor mode, no Indices output.
@@ -130,7 +132,7 @@ int FuseActivations(Graph& graph) {
     };
     int next = sole_reader(f.outputs[0]);
     if (next >= 0 && graph.nodes[next].domain.empty() &&
-        DescribeActivation(graph, graph.nodes[next], f)) {
+        DescribeFusedActivation(graph, graph.nodes[next], f)) {
       removed.insert(next);
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;

@@ -1,8 +1,10 @@
 // The CPU's MatMul + bias rewrite (providers/cpu/matmul_bias.h): outputs against a float64
-// reference and against the same graph with fusion off, for the small-product and oneDNN
-// paths, both Add operand orders and a 1-D A; and the cases it must leave alone.
+// reference and against the same graph with fusion off, for the small-product, skinny and
+// oneDNN paths, both Add operand orders, a 1-D A and an activation after the Add; and the
+// cases it must leave alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -23,9 +25,12 @@ struct Case {
   Dims a, b, bias;
   bool bias_first = false;   // Add(bias, Y) instead of Add(Y, bias)
   bool y_is_output = false;  // Y also a graph output: must stay apart
+  std::string act = "";      // an activation reading z (its output the graph's), or none
+  bool z_is_output = false;  // with act: z also a graph output, so the activation stays apart
 };
 
-// x -> MatMul(x, W) -> Add with bias -> z (a graph input x, constants W and bias).
+// x -> MatMul(x, W) -> Add with bias -> z [-> act -> o] (a graph input x, constants W and
+// bias; the graph's first output is o where there is an activation, else z).
 Graph MatMulAddGraph(const Case& c) {
   Graph g;
   g.name = "matmul_add";
@@ -45,9 +50,34 @@ Graph MatMulAddGraph(const Case& c) {
   add.outputs = {"z"};
   g.nodes = {mm, add};
   g.value_info["y"] = ValueInfo{"y", DataType::kFloat, Shape::Unknown()};
-  g.outputs.push_back(ValueInfo{"z", DataType::kFloat, Shape::Unknown()});
+  if (!c.act.empty()) {
+    Node act;
+    act.name = "act";
+    act.op_type = c.act;
+    act.inputs = {"z"};
+    act.outputs = {"o"};
+    if (c.act == "LeakyRelu") {
+      Attribute alpha;
+      alpha.kind = Attribute::Kind::kFloat;
+      alpha.f = 0.2f;
+      act.attributes["alpha"] = alpha;
+    }
+    g.nodes.push_back(act);
+    g.value_info["z"] = ValueInfo{"z", DataType::kFloat, Shape::Unknown()};
+    g.outputs.push_back(ValueInfo{"o", DataType::kFloat, Shape::Unknown()});
+  }
+  if (c.act.empty() || c.z_is_output) g.outputs.push_back(ValueInfo{"z", DataType::kFloat, Shape::Unknown()});
   if (c.y_is_output) g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Unknown()});
   return g;
+}
+
+// The activation in double, as ONNX defines it.
+double Activate(const std::string& act, double v) {
+  if (act == "Relu") return v > 0 ? v : 0;
+  if (act == "LeakyRelu") return v > 0 ? v : 0.2 * v;
+  if (act == "Sigmoid") return 1 / (1 + std::exp(-v));
+  if (act == "Tanh") return std::tanh(v);
+  return v;
 }
 
 // z = x @ W + bias in double (A's batch dims folded into rows; 1-D A is one row).
@@ -67,6 +97,7 @@ std::vector<double> Reference(const Tensor& x, const Tensor& w, const Tensor& bi
 struct Ran {
   std::vector<Tensor> out;
   int rewritten = 0;
+  std::vector<Node> nodes;  // the graph as run
 };
 
 Ran RunGraph(const Case& c, bool fusion) {
@@ -78,7 +109,7 @@ Ran RunGraph(const Case& c, bool fusion) {
   if (!s.ok()) return {};
   auto out = (*s)->Run({{"x", Values(c.a, 0.0)}});
   EXPECT_TRUE(out.ok()) << out.status();
-  return {out.ok() ? *out : std::vector<Tensor>{}, (*s)->stats().nodes_provider_rewritten};
+  return {out.ok() ? *out : std::vector<Tensor>{}, (*s)->stats().nodes_provider_rewritten, (*s)->graph().nodes};
 }
 
 TEST(MatMulBias, FoldedAddMatchesReferenceAndUnfusedGraph) {
@@ -105,6 +136,53 @@ TEST(MatMulBias, FoldedAddMatchesReferenceAndUnfusedGraph) {
       ASSERT_NEAR(z.data<float>()[i], plain.out[0].data<float>()[i], 1e-4 * (1 + std::fabs(want[i])))
           << what << " at " << i;
     }
+  }
+}
+
+// The activation after the Add becomes the FusedMatMul's: one node left, its output right
+// against float64 on each product path.
+TEST(MatMulBias, FoldsTheActivationAfterTheAdd) {
+  const std::vector<Case> cases = {
+      {{2, 5, 16}, {16, 24}, {24}, false, false, "Tanh"},          // small product (direct loops)
+      {{2, 512}, {512, 256}, {256}, false, false, "Sigmoid"},      // two rows: the skinny path
+      {{4, 64, 64}, {64, 96}, {96}, false, false, "Relu"},         // oneDNN matmul, bias + eltwise post-ops
+      {{1, 64, 128}, {128, 256}, {256}, true, false, "LeakyRelu"}, // a transformer's feed-forward shape
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.act + " after " + DimsToString(c.a) + " x " + DimsToString(c.b);
+    Ran fused = RunGraph(c, true), plain = RunGraph(c, false);
+    ASSERT_EQ(fused.out.size(), 1u) << what;
+    ASSERT_EQ(plain.out.size(), 1u) << what;
+    EXPECT_EQ(fused.rewritten, 2) << what << ": the Add and the activation";
+    ASSERT_EQ(fused.nodes.size(), 1u) << what;
+    EXPECT_EQ(fused.nodes[0].op_type, "FusedMatMul") << what;
+    EXPECT_EQ(fused.nodes[0].attr_string("activation", ""), c.act) << what;
+    std::vector<double> want = Reference(Values(c.a, 0.0), Values(c.b, 0.5), Values(c.bias, 1.5));
+    double scale = 0;
+    for (double& v : want) scale = std::max(scale, std::fabs(v = Activate(c.act, v)));
+    const Tensor& o = fused.out[0];
+    ASSERT_EQ(static_cast<size_t>(o.numel()), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(o.data<float>()[i], want[i], 1e-5 * scale) << what << " at " << i;
+      ASSERT_NEAR(o.data<float>()[i], plain.out[0].data<float>()[i], 1e-5 * scale) << what << " at " << i;
+    }
+  }
+}
+
+// An activation whose input is also a graph output stays a node of its own (the bias is
+// still folded).
+TEST(MatMulBias, LeavesAnActivationWhoseInputIsAnOutput) {
+  const Case c{{4, 64, 64}, {64, 96}, {96}, false, false, "Relu", true};
+  Ran fused = RunGraph(c, true);
+  EXPECT_EQ(fused.rewritten, 1);
+  ASSERT_EQ(fused.nodes.size(), 2u);
+  EXPECT_EQ(fused.nodes[0].attr_string("activation", ""), "");
+  EXPECT_EQ(fused.nodes[1].op_type, "Relu");
+  ASSERT_EQ(fused.out.size(), 2u);
+  std::vector<double> want = Reference(Values(c.a, 0.0), Values(c.b, 0.5), Values(c.bias, 1.5));
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(fused.out[1].data<float>()[i], want[i], 1e-4 * (1 + std::fabs(want[i])));
+    ASSERT_NEAR(fused.out[0].data<float>()[i], Activate("Relu", want[i]), 1e-4 * (1 + std::fabs(want[i])));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "graph/passes.h"
 #include "graph/value_readers.h"
+#include "optimizer/activation_fusion.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -22,6 +23,19 @@ const std::string* BiasOf(const Graph& g, const Node& add, const std::string& y,
   if (other == y) return nullptr;
   const Tensor* bias = FloatConstant(g, other);
   return bias && bias->dims() == Dims{n} ? &other : nullptr;
+}
+
+// The activation node that alone reads `value` (as its first input) on `provider` and that
+// a FusedMatMul can apply (optimizer/activation_fusion.h), described onto `fused`; else -1.
+int FoldableActivation(const Graph& g, const ValueReaders& readers, const std::string& value,
+                       const std::string& provider, Node& fused) {
+  const int k = readers.Sole(value);
+  if (k < 0) return -1;
+  const Node& act = g.nodes[static_cast<size_t>(k)];
+  if (act.provider != provider || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != value ||
+      act.outputs.size() != 1)
+    return -1;
+  return DescribeFusedActivation(g, act, fused) ? k : -1;
 }
 
 }  // namespace
@@ -51,6 +65,13 @@ int FuseMatMulBias(Graph& graph, const std::string& provider) {
     mm.outputs[0] = add.outputs[0];
     mm.name = mm.name + "+" + (add.name.empty() ? add.outputs[0] : add.name);
     folded.insert(static_cast<size_t>(reader));
+    ++count;
+    const int act = FoldableActivation(graph, readers, mm.outputs[0], provider, mm);
+    if (act < 0) continue;
+    const Node& a = graph.nodes[static_cast<size_t>(act)];
+    mm.outputs[0] = a.outputs[0];
+    mm.name += "+" + (a.name.empty() ? a.outputs[0] : a.name);
+    folded.insert(static_cast<size_t>(act));
     ++count;
   }
   if (folded.empty()) return 0;
