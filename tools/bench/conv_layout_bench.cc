@@ -114,7 +114,9 @@ void Run(dnnl::stream& strm, Candidate& c) {
   strm.wait();
 }
 
-// Steps of the FMA loop per turn: about a millisecond on a current core.
+// Calls of one layout per turn, and steps of the FMA loop per turn (about a millisecond on
+// a current core).
+constexpr int kCallsPerTurn = 20;
 constexpr long kFmaLoopSteps = 200000;
 
 double Median(std::vector<double> v) {
@@ -178,13 +180,13 @@ int main(int argc, char** argv) {
       const double fma = tandem::bench::FmaLoopGflops(kFmaLoopSteps);
       for (size_t j = 0; j < cands.size(); ++j) {
         Candidate& c = cands[(j + r) % cands.size()];
-        for (int i = 0; i < 20; ++i) {
+        for (int i = 0; i < kCallsPerTurn; ++i) {
           if (cold) Evict();
           const double t0 = Seconds();
           Run(strm, c);
           c.ms.push_back((Seconds() - t0) * 1e3);
         }
-        const std::vector<double> turn(c.ms.end() - 20, c.ms.end());
+        const std::vector<double> turn(c.ms.end() - kCallsPerTurn, c.ms.end());
         if (fma > 0) c.fma_shares.push_back(s.Flops() / (Median(turn) * 1e-3) * 1e-9 / fma);
       }
     }

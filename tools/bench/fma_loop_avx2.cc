@@ -1,21 +1,5 @@
-// Built with -mavx2 -mfma (cmake/library.cmake).
-#include <immintrin.h>
+// fma_loop.h's loop built with AVX2 + FMA (cmake/library.cmake sets the flags for this file).
+#define FMA_LOOP_LANES 8
+#include "tools/bench/fma_loop_impl.h"
 
-#include "tools/bench/fma_loop_chains.h"
-
-namespace tandem::bench {
-
-namespace {
-struct Ymm {
-  using V = __m256;
-  static constexpr int kChains = kFmaChains256;
-  static V Set(float x) { return _mm256_set1_ps(x); }
-  static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
-  static float First(V a) { return _mm256_cvtss_f32(a); }
-};
-}  // namespace
-
-float FmaChains256(long iterations) { return FmaChains<Ymm>(iterations); }
-
-}  // namespace tandem::bench
+float tandem::bench::FmaChains256(long iterations) { return FmaLoopChains<kFmaChains256>(iterations); }

@@ -1,21 +1,5 @@
-// Built with -mavx512f -mfma (cmake/library.cmake).
-#include <immintrin.h>
+// fma_loop.h's loop built with AVX-512F + FMA (cmake/library.cmake sets the flags for this file).
+#define FMA_LOOP_LANES 16
+#include "tools/bench/fma_loop_impl.h"
 
-#include "tools/bench/fma_loop_chains.h"
-
-namespace tandem::bench {
-
-namespace {
-struct Zmm {
-  using V = __m512;
-  static constexpr int kChains = kFmaChains512;
-  static V Set(float x) { return _mm512_set1_ps(x); }
-  static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static V Add(V a, V b) { return _mm512_add_ps(a, b); }
-  static float First(V a) { return _mm512_cvtss_f32(a); }
-};
-}  // namespace
-
-float FmaChains512(long iterations) { return FmaChains<Zmm>(iterations); }
-
-}  // namespace tandem::bench
+float tandem::bench::FmaChains512(long iterations) { return FmaLoopChains<kFmaChains512>(iterations); }
