@@ -14,6 +14,9 @@
 // more than W): no reorders between the convolutions of a chain. B may be kChannelsLast
 // (providers/cpu/channel_block.h). blocked_output = 0 (output channels no block divides)
 // keeps y plain while x may still arrive blocked.
+// Channels-last 3x3 convolutions on small maps with megabytes of weights (resnet's last
+// stage at batch 1) run on Tandem's own loops instead, which stream the weights in behind
+// the arithmetic (providers/cpu/kernels/small_map_conv.h).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -28,6 +31,7 @@
 #include "providers/cpu/kernels/max_pool_2x2.h"
 #include "providers/cpu/kernels/packed_weights.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/kernels/small_map_conv.h"
 #include "providers/partitioner.h"
 
 namespace tandem::cpu {
@@ -393,6 +397,11 @@ class Conv : public Kernel {
       return absl::InvalidArgumentError("a residual sum needs a float32 convolution of a non-empty X and W");
     if (block_ != 0) {
       if (!use_dnnl) return absl::InvalidArgumentError("channel-blocked Conv of an empty X or W");
+      if (auto s = SmallMapShape(x, w, b, *geo, x_blocked, ctx.num_threads())) {
+        small_map::Run(*s, x.data<float>(), small_map_weights_.Get(w, s->m, s->c), b ? b->data<float>() : nullptr,
+                       act_, sum_, sum_act_, y.data<float>(), ctx.num_threads());
+        return absl::OkStatus();
+      }
       return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked);
     }
     if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
@@ -474,6 +483,24 @@ class Conv : public Kernel {
     y = ctx.AllocateOutput(0, DataType::kFloat, stored);
     if (s->numel()) std::memcpy(y.data<float>(), s->data<float>(), s->bytes());
     return absl::OkStatus();
+  }
+
+  // The shape for small_map_conv.h when this call is one that path takes: a float32 3x3
+  // convolution, padding 1, stride 1 or 2, of one group with constant weights, channels-last
+  // in and out and no fused pool, on a map and with weights small_map::Suits.
+  std::optional<small_map::Shape> SmallMapShape(const Tensor& x, const Tensor& w, const Tensor* b,
+                                                const WindowGeometry& geo, bool x_blocked, int threads) const {
+    if (block_ != kChannelsLast || !x_blocked || !out_blocked_ || pool_ || group_ != 1 || !w_constant_)
+      return std::nullopt;
+    if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat || (b && b->dtype() != DataType::kFloat) ||
+        x.rank() != 4 || w.dim(2) != 3 || w.dim(3) != 3)
+      return std::nullopt;
+    for (size_t i = 0; i < 2; ++i)
+      if (geo.pads_begin[i] != 1 || geo.pads_end[i] != 1 || geo.dilations[i] != 1 || geo.strides[i] != geo.strides[0])
+        return std::nullopt;
+    const small_map::Shape s{x.dim(0), x.dim(1), x.dim(2), x.dim(3), w.dim(0), geo.strides[0]};
+    if (s.oh() != geo.out[0] || s.ow() != geo.out[1] || !small_map::Suits(s, threads)) return std::nullopt;
+    return s;
   }
 
   // The post-ops: the activation, then with a residual sum the sum and its activation.
@@ -567,6 +594,7 @@ class Conv : public Kernel {
   FusedActivation sum_act_;
   ShapeCache<DnnlConv> cache_;  // map nodes: shapes_.dnnl stays valid
   CheckedShapes shapes_;
+  small_map::LazyPackedWeights small_map_weights_;  // constant W, packed for small_map_conv.h
 };
 
 class ConvTranspose : public Kernel {
