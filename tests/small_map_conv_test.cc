@@ -58,8 +58,9 @@ TEST(SmallMapConv, MatchesFloat64) {
     sm::Shape s;
     bool bias, sum;
   };
-  // 7x7 (one tile per row), 9 wide (7 + 2), stride 2 with odd and even sides, 160 channels
-  // (a 128-channel chunk and a 32-channel one), 8x8 outputs (64 pixels, the most taken).
+  // 7x7 (tiles of 5 and 6 pixels across rows), 5x9, stride 2 with odd and even sides (4x4
+  // outputs: taps with fewer than 4 tiles), 160 channels (a 128-channel chunk and a
+  // 32-channel one), 8x8 outputs (64 pixels, the most taken).
   const Case cases[] = {{{2, 32, 7, 7, 128, 1}, true, false},  {{1, 160, 5, 9, 64, 1}, true, true},
                         {{1, 48, 8, 6, 128, 2}, false, false}, {{2, 64, 7, 7, 64, 2}, true, true},
                         {{1, 16, 8, 8, 128, 1}, true, false}};

@@ -20,7 +20,7 @@ void PanelRows(const float* a, int64_t lda, const float* packed, int64_t k, floa
   for (int64_t kk = 0; kk < k; ++kk) {
     const Vec* b = reinterpret_cast<const Vec*>(packed + kk * kPanel);  // aligned (PackedWeights)
     for (int i = 0; i < M; ++i) {
-      const Vec av = Vec{} + a[i * lda + kk];
+      const Vec av = a[i * lda + kk] - Vec{};  // a broadcast (x - 0 folds away; x + 0 would not: -0)
       for (int v = 0; v < kVectors; ++v) acc[i][v] += av * b[v];
     }
   }

@@ -20,11 +20,11 @@
 #include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernels/fused_activation.h"
+#include "providers/cpu/kernels/small_map_conv_tiles.h"  // kMaxPixels
 
 namespace tandem::cpu::small_map {
 
-constexpr int64_t kPanel = 64;       // output channels per panel
-constexpr int64_t kMaxPixels = 64;   // output pixels per image this path takes
+constexpr int64_t kPanel = 64;  // output channels per panel
 
 // A convolution's shape as this path sees it: x [n, h, w, c] and y [n, oh, ow, m], both
 // channels-last, 3x3 window, padding 1 on every side, `stride` in both dimensions.
