@@ -101,14 +101,12 @@ const PackedWeights& LazyPackedWeights::Get(const Tensor& b, bool trans_b, int64
     }
   };
   static ConstantCopies<Form, PackedWeights> copies;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!packed_) {
+  return copy_.Get([&] {
     const Kernels& kernels = KernelsForThisCpu();
-    packed_ = copies.Get(b, Form{trans_b, k, n, &kernels}, [&] {
+    return copies.Get(b, Form{trans_b, k, n, &kernels}, [&] {
       return std::make_unique<const PackedWeights>(b.data<float>(), trans_b, k, n, kernels);
     });
-  }
-  return *packed_;
+  });
 }
 
 }  // namespace tandem::cpu::skinny

@@ -18,12 +18,11 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <vector>
 
 #include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
+#include "providers/cpu/kernels/lazy_constant_copy.h"
 #include "providers/cpu/kernels/skinny_gemm_kernels.h"
 
 namespace tandem::cpu::skinny {
@@ -60,8 +59,7 @@ class LazyPackedWeights {
   const PackedWeights& Get(const Tensor& b, bool trans_b, int64_t k, int64_t n);
 
  private:
-  std::mutex mu_;
-  std::shared_ptr<const PackedWeights> packed_;
+  LazyConstantCopy<PackedWeights> copy_;
 };
 
 // Whether a float32 product of m rows over k x n weights should take this path: few rows,

@@ -48,10 +48,9 @@ const PackedWeights& LazyPackedWeights::Get(const Tensor& w, int64_t m, int64_t 
     bool operator==(const Form& o) const { return m == o.m && c == o.c; }
   };
   static ConstantCopies<Form, PackedWeights> copies;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!packed_)
-    packed_ = copies.Get(w, Form{m, c}, [&] { return std::make_unique<const PackedWeights>(w.data<float>(), m, c); });
-  return *packed_;
+  return copy_.Get([&] {
+    return copies.Get(w, Form{m, c}, [&] { return std::make_unique<const PackedWeights>(w.data<float>(), m, c); });
+  });
 }
 
 int64_t ConvsRun() { return convs_run.load(std::memory_order_relaxed); }

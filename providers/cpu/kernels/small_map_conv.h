@@ -14,12 +14,11 @@
 // under ONEDNN_MAX_CPU_ISA below AVX-512 (cpu_isa.h), convolutions stay with oneDNN.
 #pragma once
 #include <cstdint>
-#include <memory>
-#include <mutex>
 
 #include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernels/fused_activation.h"
+#include "providers/cpu/kernels/lazy_constant_copy.h"
 #include "providers/cpu/kernels/small_map_conv_tiles.h"  // kMaxPixels
 
 namespace tandem::cpu::small_map {
@@ -60,8 +59,7 @@ class LazyPackedWeights {
   const PackedWeights& Get(const Tensor& w, int64_t m, int64_t c);
 
  private:
-  std::mutex mu_;
-  std::shared_ptr<const PackedWeights> packed_;
+  LazyConstantCopy<PackedWeights> copy_;
 };
 
 // y = sum_act(act(conv(x, w) + bias) + y) with `sum` (y holds the residual on entry), else
