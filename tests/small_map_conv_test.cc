@@ -14,7 +14,7 @@
 #include "providers/cpu/kernels/fused_activation.h"
 #include "providers/cpu/kernels/small_map_conv.h"
 #include "runtime/session.h"
-#include "tests/conv_reference.h"
+#include "tests/residual_block_model.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"
 
@@ -105,48 +105,13 @@ TEST(SmallMapConv, SuitsLargeWeightsOnSmallMapsOnly) {
   EXPECT_FALSE(sm::Suits(layer4, 3));                    // 8 panels do not split 3 ways
 }
 
-// x [N, 256, 7, 7] -> Conv 3x3 + Relu = s; Relu(Conv 3x3 (s) + s) = r; y = Conv 3x3 stride 2 (r).
+// 256 channels on 7x7: the residual convolution and the strided one read channels-last x.
 constexpr int64_t kC = 256, kH = 7;
-
-onnx::ModelProto ResidualModel() {
-  onnx::ModelProto m = EmptyModel(13, "small_map");
-  auto* g = m.mutable_graph();
-  auto* x = g->add_input();
-  SetFloatType(x, "x", {1, kC, kH, kH});
-  x->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
-  AddFloatInitializer(g, "w0", {kC, kC, 3, 3}, 0.004f);
-  AddFloatInitializer(g, "b0", {kC}, 0.05f, 0.02f);
-  AddFloatInitializer(g, "w1", {kC, kC, 3, 3}, 0.003f, 0.0002f);
-  AddFloatInitializer(g, "b1", {kC}, 0.02f);
-  AddFloatInitializer(g, "w2", {kC, kC, 3, 3}, 0.005f);
-  AddFloatInitializer(g, "b2", {kC}, 0.03f);
-  AddPaddedConv(g, "conv0", {"x", "w0", "b0"}, "c0", 1);
-  AddNode(g, "Relu", "relu0", {"c0"}, {"s"});
-  AddPaddedConv(g, "conv1", {"s", "w1", "b1"}, "c1", 1);
-  AddNode(g, "Add", "add", {"c1", "s"}, {"a"});
-  AddNode(g, "Relu", "relu1", {"a"}, {"r"});
-  AddIntsAttribute(AddPaddedConv(g, "conv2", {"r", "w2", "b2"}, "y", 1), "strides", {2, 2});
-  auto* y = g->add_output();
-  SetFloatType(y, "y", {1, kC, 4, 4});
-  y->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
-  return m;
-}
-
-std::vector<double> ResidualReference(const std::vector<double>& x, int64_t N) {
-  int64_t h = 0;
-  auto s = Conv2d(x, N, kC, kH, InitializerValues(kC * kC * 9, 0.004f), InitializerValues(kC, 0.05f, 0.02f), kC, 3, 1,
-                  1, &h);
-  Relu(s);
-  auto r = Conv2d(s, N, kC, h, InitializerValues(kC * kC * 9, 0.003f, 0.0002f), InitializerValues(kC, 0.02f), kC, 3,
-                  1, 1, &h);
-  for (size_t i = 0; i < r.size(); ++i) r[i] += s[i];
-  Relu(r);
-  return Conv2d(r, N, kC, h, InitializerValues(kC * kC * 9, 0.005f), InitializerValues(kC, 0.03f), kC, 3, 2, 1, &h);
-}
+const ResidualBlock kBlock{kC, kC, kH, {0.004f}, {0.05f, 0.02f}, {0.003f, 0.0002f}, {0.02f}, {0.005f}, {{0.03f}}};
 
 TEST(SmallMapConv, ResidualBlockInASessionMatchesFloat64) {
   const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", "nhwc");
-  auto session = LoadTestModel(ResidualModel(), true);  // 2 threads
+  auto session = LoadTestModel(ResidualBlockModel(kBlock, "small_map"), true);  // 2 threads
   ASSERT_NE(session, nullptr);
   // The residual convolution and the strided one read channels-last x (the first reads the
   // plain graph input and stays with oneDNN).
@@ -162,7 +127,7 @@ TEST(SmallMapConv, ResidualBlockInASessionMatchesFloat64) {
     EXPECT_EQ(sm::ConvsRun() - before, path ? 2 : 0);
     const Tensor& y = (*out)[0];
     ASSERT_EQ(y.dims(), (Dims{N, kC, 4, 4}));
-    const auto ref = ResidualReference(xd, N);
+    const auto ref = ResidualBlockReference(kBlock, xd, N);
     double largest = 0;
     for (double v : ref) largest = std::max(largest, std::abs(v));
     ASSERT_GT(largest, 0.1);
