@@ -3,8 +3,7 @@
 // machine without one (or without libtandem_cuda.so) every test reports itself SKIPPED
 // with the reason, and ctest counts the target as skipped, never as passed; with
 // TANDEM_REQUIRE_GPU=1 (GPU verification runs) each of them fails instead, so a plugin
-// that cannot load is a failure there, not a skip. Models are found under
-// $TANDEM_SOURCE_DIR when set (the tree copied to a GPU machine), else the build's source.
+// that cannot load is a failure there, not a skip. Models: ModelPath (cuda_test_util.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -597,13 +596,13 @@ TEST(CudaRuntime, CudaGraphInferenceMatchesLaunches) {
   REQUIRE_GPU();
   SessionOptions o;
   o.providers = {"cuda", "cpu"};
-  auto launched = Session::Load(ModelPath("cifar_cnn.onnx"), o);
+  auto launched = Session::Load(ModelPath("fashion_cnn.onnx"), o);
   o.device_graphs = true;
-  auto replayed = Session::Load(ModelPath("cifar_cnn.onnx"), o);
+  auto replayed = Session::Load(ModelPath("fashion_cnn.onnx"), o);
   ASSERT_TRUE(launched.ok() && replayed.ok());
   const std::string input = (*launched)->inputs()[0].name;
   for (int run = 0; run < 5; ++run) {
-    Tensor x = Random({1, 3, 32, 32}, 300 + run);
+    Tensor x = Random({1, 1, 28, 28}, 300 + run);
     auto a = (*launched)->Run({{input, x}});
     auto b = (*replayed)->Run({{input, x}});
     ASSERT_TRUE(a.ok() && b.ok());
@@ -622,15 +621,17 @@ TEST(CudaRuntime, ConcurrentSessionsOnOneGpuAgreeWithRunsAlone) {
   REQUIRE_GPU();
   SessionOptions o;
   o.providers = {"cuda", "cpu"};
-  auto cifar = Session::Load(ModelPath("cifar_cnn.onnx"), o);
-  auto fashion = Session::Load(ModelPath("fashion_cnn.onnx"), o);
-  ASSERT_TRUE(cifar.ok() && fashion.ok());
+  // Two sessions of the Fashion CNN at different batch sizes: cuDNN picks algorithms and
+  // workspace sizes per shape.
+  auto small = Session::Load(ModelPath("fashion_cnn.onnx"), o);
+  auto large = Session::Load(ModelPath("fashion_cnn.onnx"), o);
+  ASSERT_TRUE(small.ok() && large.ok());
   struct Job {
     Session* session;
     Tensor x;
     Tensor alone;
     std::string failure;
-  } jobs[2] = {{cifar->get(), Random({8, 3, 32, 32}, 310), {}, {}}, {fashion->get(), Random({8, 1, 28, 28}, 311), {}, {}}};
+  } jobs[2] = {{small->get(), Random({8, 1, 28, 28}, 310), {}, {}}, {large->get(), Random({64, 1, 28, 28}, 311), {}, {}}};
   // Together first (the sessions' first runs, the workspace growing meanwhile), then each
   // alone for the reference.
   std::vector<std::vector<Tensor>> together(2);

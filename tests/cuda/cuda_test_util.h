@@ -28,10 +28,13 @@ namespace tandem {
     }                                                                                        \
   } while (0)
 
-// A model of models/: under $TANDEM_SOURCE_DIR when set, else where this binary was built from.
+// A committed model of models/ (a GPU machine gets the repository and a pack of binaries,
+// never generated files; tests/gpu/run_gpu_checks.sh's preflight checks every name given
+// here): in $TANDEM_MODELS_DIR when set (the copied repository's models/), else in the
+// models/ folder of the source this binary was built from.
 inline std::string ModelPath(const std::string& name) {
-  const char* root = std::getenv("TANDEM_SOURCE_DIR");
-  return std::string(root && *root ? root : TANDEM_SOURCE_DIR) + "/models/" + name;
+  const char* dir = std::getenv("TANDEM_MODELS_DIR");
+  return (dir && *dir ? std::string(dir) : std::string(TANDEM_SOURCE_DIR) + "/models") + "/" + name;
 }
 
 // Uniform floats in [lo, hi), the same for the same seed.

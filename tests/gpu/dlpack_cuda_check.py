@@ -12,8 +12,9 @@ tests/gpu/run_gpu_checks.sh with PyTorch's CUDA; no GPU here, so never run here)
   5. train_step on the GPU fed CUDA tensors takes the steps it takes fed host arrays;
   6. a CPU session refuses the CUDA tensor, naming the input.
 
-usage: dlpack_cuda_check.py MODEL.onnx   (PYTHONPATH=python, TANDEM_LIBRARY=libtandem.so)
-Prints PASS/FAIL lines; exits 1 on any failure.
+usage: dlpack_cuda_check.py [--dry-run] MODEL.onnx   (PYTHONPATH=python, TANDEM_LIBRARY=libtandem.so)
+Prints PASS/FAIL lines; exits 1 on any failure, PyTorch seeing no GPU among them.
+--dry-run (tests/gpu/dry_run_test.sh, no GPU): only the imports and one CPU session's run.
 """
 import ctypes
 import sys
@@ -35,6 +36,9 @@ def check(name, ok, detail=""):
 
 
 def main(model):
+    if not torch.cuda.is_available():
+        check(f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}) sees the GPU", False)
+        return 1
     dev = torch.device("cuda:0")
     cpu = tandem.Session(model, threads=1)
     gpu = tandem.Session(model, providers=["cuda", "cpu"])
@@ -94,5 +98,16 @@ def main(model):
     return 1 if failed else 0
 
 
+def dry_run(model):
+    y = tandem.Session(model, threads=1).run({"x": np.ones((4, 3), np.float32)})["y"]
+    check("dry run: torch, tandem and a CPU session load and run", y.shape == (4, 3),
+          f"torch {torch.__version__}, output {y.shape}")
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--dry-run"] and len(sys.argv) == 3:
+        sys.exit(dry_run(sys.argv[2]))
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
     sys.exit(main(sys.argv[1]))

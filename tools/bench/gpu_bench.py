@@ -7,8 +7,11 @@ of --rounds runs, ratios against PyTorch CUDA.
   ODE MLP    3-100-3 tanh, one train step at batch 1 (launch overhead dominates)
   CIFAR CNN  the Keras example CNN, training at batch 32/128/256 (images/s)
 
-Without a GPU (torch.cuda unavailable) it says so in one line and exits 0.
-usage: tools/bench/gpu_bench.py [--tandem build/tandem] [--rounds 3] [--out FILE.md]
+Without a GPU (torch.cuda unavailable) it says so in one line and exits 0, or 1 under
+TANDEM_REQUIRE_GPU=1 (the GPU checks). --models DIR takes the ONNX files Tandem trains
+(peaks_mlp.onnx, ode_mlp.onnx, cifar_cnn.onnx) from DIR where it has them, instead of
+exporting them with this PyTorch (the repository's models/ has all but cifar_cnn).
+usage: tools/bench/gpu_bench.py [--tandem build/tandem] [--models DIR] [--rounds 3] [--out FILE.md]
 """
 import argparse
 import datetime
@@ -84,11 +87,12 @@ def main():
     ap.add_argument("--peaks-epochs", type=int, default=2000)
     ap.add_argument("--cifar-steps", type=int, default=50)
     ap.add_argument("--out", help="also write the table (markdown) to this file")
+    ap.add_argument("--models", help="a folder of exported models to use where it has them")
     args = ap.parse_args()
     if not torch.cuda.is_available():
-        print("gpu_bench: no GPU visible to PyTorch: nothing to compare (the CPU benchmarks are "
-              "inference_bench.py and training_bench.py)")
-        return 0
+        print(f"gpu_bench: no GPU visible to PyTorch {torch.__version__} (CUDA {torch.version.cuda}): nothing to "
+              "compare (the CPU benchmarks are inference_bench.py and training_bench.py)")
+        return 1 if os.environ.get("TANDEM_REQUIRE_GPU") == "1" else 0
     gpu = torch.cuda.get_device_name(0)
     work = scratch_dir("tandem_gpu_bench_")
     lines = [f"GPU benchmark, {datetime.date.today()}, {gpu}, torch {torch.__version__}",
@@ -97,29 +101,35 @@ def main():
     print("\n".join(lines), flush=True)
     torch.manual_seed(0)
 
+    def model(name, module, shape):  # the ONNX file Tandem trains; PyTorch trains `module`
+        if args.models and os.path.exists(os.path.join(args.models, name + ".onnx")):
+            return os.path.join(args.models, name + ".onnx")
+        export(module, shape, f"{work}/{name}.onnx")
+        return f"{work}/{name}.onnx"
+
     x, y = peaks()
     np.save(f"{work}/px.npy", x)
     np.save(f"{work}/py.npy", y)
-    export(peaks_mlp(), (1, 2), f"{work}/peaks.onnx")
+    peaks_onnx = model("peaks_mlp", peaks_mlp(), (1, 2))
     e = args.peaks_epochs
     measure(f"peaks MLP, {e} full-batch Adam epochs", "s", 1, args.rounds,
             lambda: torch_cuda_seconds(peaks_mlp(), torch.from_numpy(x), torch.from_numpy(y),
                                        torch.nn.functional.mse_loss, 0.08, e, len(x)),
-            lambda d: tandem_seconds(args.tandem, d, f"{work}/peaks.onnx", f"{work}/px.npy", f"{work}/py.npy",
+            lambda d: tandem_seconds(args.tandem, d, peaks_onnx, f"{work}/px.npy", f"{work}/py.npy",
                                      "mse", 0.08, e, len(x))[0], lines)
 
     ox = np.random.default_rng(0).standard_normal((2000, 3)).astype(np.float32)
     oy = np.tanh(ox).astype(np.float32)
     np.save(f"{work}/ox.npy", ox)
     np.save(f"{work}/oy.npy", oy)
-    export(ode_mlp(), (1, 3), f"{work}/ode.onnx")
+    ode_onnx = model("ode_mlp", ode_mlp(), (1, 3))
     measure("ODE MLP 3-100-3 train step, batch 1", "us/step", 1e6 / len(ox), args.rounds,
             lambda: torch_cuda_seconds(ode_mlp(), torch.from_numpy(ox), torch.from_numpy(oy),
                                        torch.nn.functional.mse_loss, 1e-3, len(ox), 1),
-            lambda d: tandem_seconds(args.tandem, d, f"{work}/ode.onnx", f"{work}/ox.npy", f"{work}/oy.npy",
+            lambda d: tandem_seconds(args.tandem, d, ode_onnx, f"{work}/ox.npy", f"{work}/oy.npy",
                                      "mse", 1e-3, 1, 1)[0], lines)
 
-    export(cifar_cnn(), (1, 3, 32, 32), f"{work}/cifar.onnx")
+    cifar_onnx = model("cifar_cnn", cifar_cnn(), (1, 3, 32, 32))
     for batch in (32, 128, 256):
         n = batch * args.cifar_steps
         cx = np.random.default_rng(1).standard_normal((n, 3, 32, 32)).astype(np.float32)
@@ -129,7 +139,7 @@ def main():
         measure(f"CIFAR CNN training, batch {batch}", "img/s", n, args.rounds,
                 lambda: torch_cuda_seconds(cifar_cnn(), torch.from_numpy(cx), torch.from_numpy(cy),
                                            torch.nn.functional.cross_entropy, 1e-3, args.cifar_steps, batch),
-                lambda d: tandem_seconds(args.tandem, d, f"{work}/cifar.onnx", f"{work}/cx.npy", f"{work}/cy.npy",
+                lambda d: tandem_seconds(args.tandem, d, cifar_onnx, f"{work}/cx.npy", f"{work}/cy.npy",
                                          "cross_entropy", 1e-3, 1, batch)[0], lines)
     if args.out:
         with open(args.out, "w") as f:
