@@ -1,8 +1,12 @@
-// NumericCast<To>(v): Cast's conversion between plain C++ number types (and bool), shared
-// by the CPU and CUDA kernels so both devices give the same results where C++ leaves
-// them undefined: to bool is v != 0; a float to an integer truncates through int64, NaN
-// gives 0 and a value out of int64's range gives int64's minimum (below) or 0 (above),
-// as numpy does on x86-64; uint64 takes the values in [2^63, 2^64) directly.
+// CastElement<To>(v): the ONNX Cast op's conversion of one element between plain C++
+// number types (and bool), shared by the CPU and CUDA kernels so both devices give the
+// same results where C++ leaves them undefined: to bool is v != 0; a float to an integer
+// truncates through int64, NaN gives 0 and a value out of int64's range gives int64's
+// minimum (below) or 0 (above); uint64 takes the values in [2^63, 2^64) directly.
+// Not graph/numeric_cast.h's NumericCast, which saturates (the engine's own index and
+// size arithmetic): the two rules differ for out-of-range values, so they have different
+// names (one name would be one inline function with two definitions, and an unoptimised
+// build would give every caller whichever the linker kept; tests/cast_rules_o0_test).
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -12,7 +16,7 @@
 namespace tandem {
 
 template <typename To, typename From>
-TANDEM_HD To NumericCast(From v) {
+TANDEM_HD To CastElement(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {

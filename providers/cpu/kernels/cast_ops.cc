@@ -25,7 +25,7 @@ absl::Status NeedInput(const Tensor* t, const char* what) {
   return absl::OkStatus();
 }
 
-// Numeric conversion: half types through float, the rest as NumericCast (shared with the
+// Numeric conversion: half types through float, the rest as CastElement (shared with the
 // GPU). float -> bfloat16 rounds to nearest even, except that `truncate_bf16` drops the low
 // mantissa bits as onnx's reference did before opset 19 (the 1.12 suite stores that).
 template <typename To, typename From>
@@ -46,7 +46,7 @@ To ConvertValue(From v, bool truncate_bf16 = false) {
     r.bits = std::isnan(f) ? static_cast<uint16_t>((bits >> 16) | 0x40u) : static_cast<uint16_t>(bits >> 16);
     return r;
   } else {
-    return NumericCast<To, From>(v);
+    return CastElement<To, From>(v);
   }
 }
 

@@ -14,7 +14,7 @@ namespace {
 template <typename To, typename From>
 __global__ void CastKernel(const From* x, To* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = NumericCast<To, From>(x[i]);
+    y[i] = CastElement<To, From>(x[i]);
 }
 
 template <typename T>
