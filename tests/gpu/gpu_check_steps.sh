@@ -66,7 +66,7 @@ preflight() {
     gpu_only "the node ran on cuda (a 'device:' line and a profile row on cuda)"
     return 0
   fi
-  grep -q '^device: ' "$WORK/smoke.out" && grep -Eq ' cuda +[0-9]' "$WORK/smoke.out" ||
+  grep -q '^device: ' "$WORK/smoke.out" && grep -Eq ' Relu +cuda +[0-9]' "$WORK/smoke.out" ||
     { echo "the smoke run passed but did not run its node on the GPU"; return 1; }
 }
 
@@ -84,7 +84,14 @@ cuda_tests() {
 
 onnx_suite() {
   "$TANDEM" test-onnx --quiet --device cuda --expected-failures "$ROOT/tests/conformance/expected_failures.txt" \
-    "$ONNX_DIR/node" "$ONNX_DIR/simple"
+    "$ONNX_DIR/node" "$ONNX_DIR/simple" | tee "$WORK/onnx_suite.out"
+  local rc=${PIPESTATUS[0]}
+  [ $rc -eq 0 ] || return $rc
+  if dry; then
+    gpu_only "nodes ran on cuda"
+  else
+    grep -Eq '^nodes run per provider:.* cuda=[1-9]' "$WORK/onnx_suite.out" || { echo "no node ran on cuda"; return 1; }
+  fi
 }
 
 # Appends a --step-log CSV to OUT/losses.csv as rows run,device,step,loss.
@@ -132,7 +139,8 @@ graph_vs_launch() {  # graph_vs_launch NAME MODEL X Y LOSS BATCH
   if dry; then
     gpu_only "the step was replayed from a CUDA Graph"
   else
-    grep -q '^CUDA graph: .* runs replayed' "$WORK/$name-replayed.out" || { echo "the step was not replayed"; return 1; }
+    grep -Eq '^CUDA graph: [1-9][0-9]* of [0-9]+ runs replayed' "$WORK/$name-replayed.out" ||
+      { echo "the step was not replayed"; return 1; }
   fi
   "$PYTHON" "$CHECKS_DIR/compare_losses.py" "$WORK/$name-launched.csv" "$WORK/$name-replayed.csv" 1e-6 \
     "$name, replayed vs launched"

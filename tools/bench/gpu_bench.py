@@ -53,10 +53,14 @@ def tandem_seconds(tandem, device, model, xp, yp, loss, lr, epochs, batch):
     # TANDEM_REQUIRE_GPU=1: if Tandem's CUDA plugin cannot run (not loadable, no device),
     # `--device cuda` fails instead of falling back, so CPU times are never reported as GPU times.
     env = dict(os.environ, TANDEM_REQUIRE_GPU="1" if device != "cpu" else os.environ.get("TANDEM_REQUIRE_GPU", ""))
-    out = subprocess.run([tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer", "adam",
-                          "--lr", str(lr), "--epochs", str(epochs), "--batch-size", str(batch), "--no-shuffle",
-                          "--device", device, "--quiet"], capture_output=True, text=True, check=True, env=env)
-    steps, ms = re.search(r"done: (\d+) steps in \S+ \(([0-9.e+-]+) ms/step[,)]", out.stdout).groups()
+    cmd = [tandem, "train", model, "--x", xp, "--y", yp, "--loss", loss, "--optimizer", "adam", "--lr", str(lr),
+           "--epochs", str(epochs), "--batch-size", str(batch), "--no-shuffle", "--device", device, "--quiet"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    done = re.search(r"done: (\d+) steps in \S+ \(([0-9.e+-]+) ms/step[,)]", out.stdout)
+    if out.returncode != 0 or not done:
+        sys.exit(f"gpu_bench: {' '.join(cmd)} exited {out.returncode} without its 'done:' line\n"
+                 f"stdout:\n{out.stdout}\nstderr:\n{out.stderr}")
+    steps, ms = done.groups()
     return int(steps) * float(ms) / 1000, int(steps)
 
 
