@@ -1,11 +1,10 @@
 #include "optimizer/activation_fusion.h"
 
-#include <limits>
 #include <map>
 #include <set>
 
 #include "graph/value_readers.h"
-#include "providers/partitioner.h"
+#include "providers/fused_activation_attributes.h"
 
 namespace tandem {
 
@@ -13,47 +12,6 @@ namespace {
 
 const std::map<std::string, std::string> kFusedOp = {
     {"Conv", "FusedConv"}, {"Gemm", "FusedGemm"}, {"MatMul", "FusedMatMul"}};
-
-}  // namespace
-
-bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused) {
-  float alpha = 0.f, beta = 0.f;
-  if (act.op_type == "LeakyRelu") {
-    alpha = act.attr_float("alpha", 0.01f);
-  } else if (act.op_type == "Clip") {
-    alpha = -std::numeric_limits<float>::max();
-    beta = std::numeric_limits<float>::max();
-    if (graph.opset("") < 11) {
-      alpha = act.attr_float("min", alpha);
-      beta = act.attr_float("max", beta);
-    } else {
-      for (size_t i = 1; i <= 2; ++i) {
-        if (!act.has_input(i)) continue;
-        auto it = graph.initializers.find(act.inputs[i]);
-        if (it == graph.initializers.end() || it->second.dtype() != DataType::kFloat ||
-            it->second.numel() != 1)
-          return false;
-        (i == 1 ? alpha : beta) = it->second.data<float>()[0];
-      }
-    }
-    if (!(alpha <= beta)) return false;  // the Clip kernel's reference path handles these
-  } else if (act.op_type != "Relu" && act.op_type != "Sigmoid" && act.op_type != "Tanh") {
-    return false;
-  }
-  Attribute name;
-  name.kind = Attribute::Kind::kString;
-  name.s = act.op_type;
-  fused.attributes["activation"] = name;
-  Attribute a, b;
-  a.kind = b.kind = Attribute::Kind::kFloat;
-  a.f = alpha;
-  b.f = beta;
-  fused.attributes["activation_alpha"] = a;
-  fused.attributes["activation_beta"] = b;
-  return true;
-}
-
-namespace {
 
 // A MaxPool that MaxPool2x2 (providers/cpu/kernels/max_pool_2x2.h) computes: 2x2 window,
 // stride 2, no padding, floor mode, no Indices output.

@@ -20,9 +20,4 @@ namespace tandem {
 // Returns the number of fusions made. Runs after constant folding, before partitioning.
 int FuseActivations(Graph& graph);
 
-// Sets the `activation` attributes on `fused` from activation node `act` and returns true,
-// or returns false when `act` cannot be fused (another op, Clip bounds that are not constant
-// float scalars). Also used by later rewrites that make a fused node (providers/cpu/matmul_bias.h).
-bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused);
-
 }  // namespace tandem

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "graph/value_readers.h"
-#include "providers/partitioner.h"
 
 namespace tandem {
 namespace {

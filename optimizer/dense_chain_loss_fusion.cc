@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "graph/value_readers.h"
-#include "providers/partitioner.h"
 
 namespace tandem {
 namespace {

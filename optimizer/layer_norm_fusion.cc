@@ -3,7 +3,6 @@
 #include <optional>
 #include <set>
 
-#include "providers/partitioner.h"
 #include "graph/value_readers.h"
 
 namespace tandem {

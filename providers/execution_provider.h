@@ -92,6 +92,11 @@ class ExecutionProvider {
   }
 };
 
+// The CPU provider (providers/cpu/), which every session has: shape arithmetic, constant
+// folding and every node no other provider runs. Defined in providers/cpu/cpu_provider.cc;
+// this is how the runtime makes one without including a concrete provider's headers.
+std::unique_ptr<ExecutionProvider> CreateCpuProvider();
+
 // The provider among `providers` whose device is `d`, or null.
 ExecutionProvider* ProviderOn(const std::vector<ExecutionProvider*>& providers, const Device& d);
 

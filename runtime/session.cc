@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "graph/passes.h"
 #include "graph/resource_limits.h"
-#include "providers/cpu/cpu_provider.h"
 #include "providers/partitioner.h"
 #include "providers/provider_plugin.h"
 #include "optimizer/constant_folding.h"
@@ -35,7 +34,7 @@ void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
 
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview,
                                                                   const ProviderOptions& options) {
-  if (name == "cpu") return std::unique_ptr<ExecutionProvider>(new CpuProvider());
+  if (name == "cpu") return CreateCpuProvider();
   {
     std::lock_guard<std::mutex> lock(factories_mu);
     auto it = Factories().find(name);
@@ -125,7 +124,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   for (auto& p : s->providers_)
     if (p->name() == "cpu") cpu = p.get();
   if (!cpu) {  // shape arithmetic and folding always have the CPU
-    s->providers_.push_back(std::make_unique<CpuProvider>());
+    s->providers_.push_back(CreateCpuProvider());
     cpu = s->providers_.back().get();
   }
   auto placed = PlaceGraph(graph, *cpu, s->providers_, options, s->stats_);

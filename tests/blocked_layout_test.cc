@@ -13,7 +13,6 @@
 #include "providers/cpu/blocked_layout.h"
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/partitioner.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"

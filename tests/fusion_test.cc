@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "onnx_import/import.h"
-#include "providers/partitioner.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
 

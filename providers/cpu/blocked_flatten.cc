@@ -6,7 +6,6 @@
 #include "graph/passes.h"
 #include "graph/value_readers.h"
 #include "providers/cpu/channel_block.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {

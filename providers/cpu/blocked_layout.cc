@@ -5,7 +5,6 @@
 
 #include "graph/value_readers.h"
 #include "providers/cpu/channel_block.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {

@@ -4,7 +4,6 @@
 
 #include "graph/passes.h"
 #include "graph/value_readers.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 

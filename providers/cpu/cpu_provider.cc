@@ -29,6 +29,8 @@ const KernelRegistry& CpuKernelRegistry() {
 
 CpuProvider::CpuProvider() = default;
 
+std::unique_ptr<ExecutionProvider> CreateCpuProvider() { return std::make_unique<CpuProvider>(); }
+
 namespace {
 // One 512x512x512 sgemm through oneDNN, in microseconds (the calibration's compute probe).
 double SgemmUs() {

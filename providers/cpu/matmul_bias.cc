@@ -4,8 +4,7 @@
 
 #include "graph/passes.h"
 #include "graph/value_readers.h"
-#include "optimizer/activation_fusion.h"
-#include "providers/partitioner.h"
+#include "providers/fused_activation_attributes.h"
 
 namespace tandem::cpu {
 namespace {

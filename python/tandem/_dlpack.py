@@ -18,6 +18,7 @@ import ctypes
 
 import numpy as np
 
+from ._dtypes import numpy_dtype
 from ._errors import Code, Error, check
 from ._lib import lib
 
@@ -196,7 +197,6 @@ class DLPackTensor:
     @property
     def dtype(self):
         """The element type as a NumPy dtype (None for bfloat16, which NumPy lacks)."""
-        from ._tensor import numpy_dtype
         return numpy_dtype(self._code)
 
     @property

@@ -10,7 +10,8 @@ from ._errors import check
 from ._owned import Owned
 from ._lib import lib
 from ._fastrun import module as _fast
-from ._tensor import Wrapped, c_strings, dtype_name, numpy_dtype, take_outputs
+from ._dtypes import dtype_name, numpy_dtype
+from ._tensor import Wrapped, c_strings, take_outputs
 
 _INPUTS, _OUTPUTS = 0, 1
 

@@ -9,30 +9,9 @@ import ctypes
 import numpy as np
 
 from . import _dlpack
+from ._dtypes import BFLOAT16, FROM_NUMPY, TO_NUMPY, dtype_name
 from ._errors import Code, Error, check
 from ._lib import lib
-
-# TandemDataType <-> NumPy. bfloat16 has no NumPy type: its outputs come back as float32.
-_TO_NUMPY = {
-    1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8),
-    4: np.dtype(np.uint16), 5: np.dtype(np.int16), 6: np.dtype(np.int32),
-    7: np.dtype(np.int64), 9: np.dtype(np.bool_), 10: np.dtype(np.float16),
-    11: np.dtype(np.float64), 12: np.dtype(np.uint32), 13: np.dtype(np.uint64),
-}
-_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
-_BFLOAT16 = 16
-_NAMES = {0: "undefined", 8: "string", 16: "bfloat16"}
-
-
-def numpy_dtype(code):
-    """The NumPy dtype of TandemDataType `code`, or None when NumPy has none."""
-    return _TO_NUMPY.get(int(code))
-
-
-def dtype_name(code):
-    """A readable name of TandemDataType `code` ("float32", "bfloat16")."""
-    dt = _TO_NUMPY.get(int(code))
-    return dt.name if dt is not None else _NAMES.get(int(code), f"dtype {int(code)}")
 
 
 def as_input_array(value, what):
@@ -42,7 +21,7 @@ def as_input_array(value, what):
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)  # only for ndim >= 1; 0-d arrays are contiguous
-    if arr.dtype not in _FROM_NUMPY:
+    if arr.dtype not in FROM_NUMPY:
         raise Error(Code.INVALID_ARGUMENT,
                     f"[python] {what} has NumPy dtype {arr.dtype}, which Tandem does not support")
     return arr
@@ -70,7 +49,7 @@ def wrap(arr):
     rank = arr.ndim
     dims = (ctypes.c_int64 * max(rank, 1))(*arr.shape)
     handle = ctypes.c_void_p()
-    check(lib.tandem_tensor_wrap(_FROM_NUMPY[arr.dtype], dims, rank,
+    check(lib.tandem_tensor_wrap(FROM_NUMPY[arr.dtype], dims, rank,
                                  arr.__array_interface__["data"][0], arr.nbytes,
                                  ctypes.byref(handle)))
     return handle.value
@@ -140,11 +119,11 @@ def to_numpy(handle):
                                              ctypes.byref(nbytes))
     check(status)
     shape = tuple(dims[:rank.value])
-    if code.value == _BFLOAT16:
+    if code.value == BFLOAT16:
         raw = np.empty(shape, np.uint16)
         dtype = None
     else:
-        dtype = _TO_NUMPY.get(code.value)
+        dtype = TO_NUMPY.get(code.value)
         if dtype is None:
             raise Error(Code.UNIMPLEMENTED,
                         f"[python] outputs of type {dtype_name(code.value)} are not supported")

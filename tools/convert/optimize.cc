@@ -9,7 +9,6 @@
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "providers/cpu/cpu_provider.h"
-#include "providers/partitioner.h"
 #include "optimizer/constant_folding.h"
 #include "optimizer/layer_norm_fusion.h"
 

@@ -32,7 +32,6 @@
 #include "providers/cpu/kernels/packed_weights.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/kernels/small_map_conv.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {

@@ -16,7 +16,6 @@
 #include "providers/cpu/kernels/packed_matmul_weights.h"
 #include "providers/cpu/kernels/skinny_gemm.h"
 #include "providers/cpu/kernels/small_gemm.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {

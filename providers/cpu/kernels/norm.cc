@@ -13,7 +13,6 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/kernels/scale_shift.h"
-#include "providers/partitioner.h"
 
 namespace tandem::cpu {
 namespace {
