@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "graph/node.h"
 #include "graph/tensor.h"
-#include "providers/window_geometry.h"
+#include "ops/window_geometry.h"
 
 namespace tandem::cpu {
 

@@ -4,7 +4,7 @@
 
 #include "graph/passes.h"
 #include "graph/value_readers.h"
-#include "providers/fused_activation_attributes.h"
+#include "ops/fused_activation_attributes.h"
 
 namespace tandem::cpu {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/tensor.h"
-#include "providers/window_geometry.h"
+#include "ops/window_geometry.h"
 
 namespace tandem::cuda {
 

@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #include "graph/low_precision.h"
-#include "providers/cast_element.h"
+#include "ops/cast_element.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 

@@ -21,7 +21,7 @@
 #include "providers/cpu/kernels/dense_chain_tiles.h"
 #include "providers/cpu/kernels/fast_tanh.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/loss_reduction.h"
+#include "ops/loss_reduction.h"
 
 namespace tandem::cpu {
 

@@ -11,7 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#include "providers/host_device.h"
+#include "ops/host_device.h"
 
 namespace tandem::cpu::dropout {
 

@@ -26,7 +26,7 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/slice_geometry.h"
+#include "ops/slice_geometry.h"
 
 namespace tandem::cpu {
 

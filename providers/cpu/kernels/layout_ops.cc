@@ -10,8 +10,8 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/pad_geometry.h"
-#include "providers/slice_geometry.h"
+#include "ops/pad_geometry.h"
+#include "ops/slice_geometry.h"
 
 namespace tandem::cpu {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/loss_reduction.h"
+#include "ops/loss_reduction.h"
 
 namespace tandem::cpu {
 namespace {

@@ -15,7 +15,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/dropout_mask.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/dropout_seed.h"
+#include "ops/dropout_seed.h"
 
 namespace tandem::cpu {
 namespace {

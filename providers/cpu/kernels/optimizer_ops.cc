@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
-#include "providers/optimizer_attributes.h"
+#include "ops/optimizer_attributes.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {

@@ -7,7 +7,7 @@
 // name (checking would cost a read-back every step); the trainer stops on a NaN loss.
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "providers/loss_reduction.h"
+#include "ops/loss_reduction.h"
 
 namespace tandem::cuda {
 namespace {

@@ -2,13 +2,13 @@
 // "counter" input read on the device, attribute seed) and ai.tandem DropoutGrad(dY, mask, ratio,
 // training_mode) on the GPU, drawing the CPU's masks (dropout.cu). Outside training, or at
 // ratio 0, Dropout is the identity (the output aliases X) with an all-true mask.
-// A Dropout without a seed attribute draws one per kernel (providers/dropout_seed.h), as
+// A Dropout without a seed attribute draws one per kernel (ops/dropout_seed.h), as
 // the CPU's does: the two devices then draw different masks, as two CPU sessions would.
 #include <atomic>
 
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "providers/dropout_seed.h"
+#include "ops/dropout_seed.h"
 
 namespace tandem::cuda {
 namespace {

@@ -148,7 +148,7 @@ cudaError_t LaunchGatherGrad(const float* dy, const void* indices, bool int64_in
                              int64_t n, int64_t count, int64_t axis_len, int64_t inner, cudaStream_t stream);
 
 // Pad (pad.cu): y (out dims) from x (in dims), each output position reading x at
-// PadSourceIndex per dim (providers/pad_geometry.h) or `value` where any dim says -1.
+// PadSourceIndex per dim (ops/pad_geometry.h) or `value` where any dim says -1.
 struct PadIndex {
   int rank = 0;
   int64_t out[kMaxRank] = {}, in[kMaxRank] = {}, before[kMaxRank] = {};

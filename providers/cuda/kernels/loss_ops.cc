@@ -5,7 +5,7 @@
 
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "providers/loss_reduction.h"
+#include "ops/loss_reduction.h"
 
 namespace tandem::cuda {
 namespace {

@@ -6,7 +6,7 @@
 // checks it; here a bad step would only show on the device).
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "providers/optimizer_attributes.h"
+#include "ops/optimizer_attributes.h"
 
 namespace tandem::cuda {
 namespace {

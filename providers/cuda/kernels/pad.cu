@@ -1,10 +1,10 @@
 // Pad on the GPU: each output element finds its source per dim with the CPU's
-// PadSourceIndex (providers/pad_geometry.h, compiled here as device code).
+// PadSourceIndex (ops/pad_geometry.h, compiled here as device code).
 #include <cuda_runtime.h>
 
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
-#include "providers/pad_geometry.h"
+#include "ops/pad_geometry.h"
 
 namespace tandem::cuda {
 namespace {

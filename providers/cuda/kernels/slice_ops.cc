@@ -1,10 +1,10 @@
 // Slice (all opsets) and its gradient SliceGrad on the GPU, float32 data: the selected
-// elements as a strided view of x (providers/slice_geometry.h, the CPU's geometry), copied
+// elements as a strided view of x (ops/slice_geometry.h, the CPU's geometry), copied
 // out by a strided copy, or written back into a zeroed dX by a strided scatter. Starts,
 // ends, axes, steps and SliceGrad's shape of X are host inputs.
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "providers/slice_geometry.h"
+#include "ops/slice_geometry.h"
 
 namespace tandem::cuda {
 namespace {

@@ -6,7 +6,7 @@
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/strided_offsets.cuh"
 #include "providers/cuda/kernels/typed_launch.h"
-#include "providers/cast_element.h"
+#include "ops/cast_element.h"
 
 namespace tandem::cuda {
 namespace {

@@ -14,7 +14,7 @@ namespace tandem::cuda {
 // The element types these kernels read and write (bool is one byte, 0 or 1).
 enum class ElementType { kFloat, kDouble, kInt8, kUint8, kInt32, kInt64, kBool };
 
-// y = x converted to `to` as the CPU's Cast does (providers/cast_element.h).
+// y = x converted to `to` as the CPU's Cast does (ops/cast_element.h).
 cudaError_t LaunchCast(ElementType from, const void* x, ElementType to, void* y, int64_t n, cudaStream_t stream);
 
 // y = a op b as bool. kAnd/kOr/kXor take bool operands, the comparisons operands of

@@ -1,4 +1,4 @@
-#include "providers/window_geometry.h"
+#include "ops/window_geometry.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "providers/fused_activation_attributes.h"
+#include "ops/fused_activation_attributes.h"
 
 #include <limits>
 

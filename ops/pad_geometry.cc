@@ -1,4 +1,4 @@
-#include "providers/pad_geometry.h"
+#include "ops/pad_geometry.h"
 
 #include <numeric>
 

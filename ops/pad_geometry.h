@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/tensor.h"
-#include "providers/host_device.h"
+#include "ops/host_device.h"
 
 namespace tandem {
 

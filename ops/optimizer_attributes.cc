@@ -1,4 +1,4 @@
-#include "providers/optimizer_attributes.h"
+#include "ops/optimizer_attributes.h"
 
 namespace tandem {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "providers/host_device.h"
+#include "ops/host_device.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-#include "providers/slice_geometry.h"
+#include "ops/slice_geometry.h"
 
 #include <algorithm>
 #include <numeric>
