@@ -67,15 +67,15 @@ if(TARGET tandem_mpi)
 endif()
 
 # The C API's per-call overhead against Session::Run and the kernels (docs/BENCHMARKS.md).
-add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/tools/bench/c_api_overhead.cc)
+add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/bench/c_api_overhead.cc)
 target_link_libraries(tandem_c_api_bench PRIVATE tandem_shared tandem_runtime)
 target_compile_definitions(tandem_c_api_bench PRIVATE TANDEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 # oneDNN's convolutions in each activation layout on this CPU (providers/cpu/blocked_layout.h).
-# Its FMA loop (tools/bench/fma_loop.h) is built for AVX-512 and for AVX2, chosen at run time.
-add_executable(tandem_conv_layout_bench ${PROJECT_SOURCE_DIR}/tools/bench/conv_layout_bench.cc
-               ${PROJECT_SOURCE_DIR}/tools/bench/fma_loop.cc ${PROJECT_SOURCE_DIR}/tools/bench/fma_loop_avx512.cc
-               ${PROJECT_SOURCE_DIR}/tools/bench/fma_loop_avx2.cc)
-set_source_files_properties(${PROJECT_SOURCE_DIR}/tools/bench/fma_loop_avx512.cc PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
-set_source_files_properties(${PROJECT_SOURCE_DIR}/tools/bench/fma_loop_avx2.cc PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+# Its FMA loop (bench/fma_loop.h) is built for AVX-512 and for AVX2, chosen at run time.
+add_executable(tandem_conv_layout_bench ${PROJECT_SOURCE_DIR}/bench/conv_layout_bench.cc
+               ${PROJECT_SOURCE_DIR}/bench/fma_loop.cc ${PROJECT_SOURCE_DIR}/bench/fma_loop_avx512.cc
+               ${PROJECT_SOURCE_DIR}/bench/fma_loop_avx2.cc)
+set_source_files_properties(${PROJECT_SOURCE_DIR}/bench/fma_loop_avx512.cc PROPERTIES COMPILE_OPTIONS "-mavx512f;-mfma")
+set_source_files_properties(${PROJECT_SOURCE_DIR}/bench/fma_loop_avx2.cc PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 target_link_libraries(tandem_conv_layout_bench PRIVATE tandem_cpu)

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/trace.h"
-#include "tools/profile_report.h"
+#include "cli/lib/profile_report.h"
 
 namespace tandem::cli {
 namespace {

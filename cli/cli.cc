@@ -1,4 +1,4 @@
-#include "tools/cli.h"
+#include "cli/cli.h"
 
 #include <algorithm>
 #include <cstdio>

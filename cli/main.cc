@@ -4,7 +4,7 @@
 #include <exception>
 #include <string>
 
-#include "tools/cli.h"
+#include "cli/cli.h"
 
 namespace {
 const char kUsage[] =

@@ -1,4 +1,4 @@
-#include "tools/loss_plot.h"
+#include "cli/loss_plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/convert/weight_storage.h"
+#include "cli/lib/convert/weight_storage.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "tools/run_inputs.h"
+#include "cli/lib/run_inputs.h"
 
 #include "absl/strings/numbers.h"
 #include "graph/resource_limits.h"

@@ -1,4 +1,4 @@
-#include "tools/onnx_backend_test.h"
+#include "cli/onnx_backend_test.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -1,9 +1,9 @@
-#include "tools/bench/fma_loop.h"
+#include "bench/fma_loop.h"
 
 #include <omp.h>
 
 #include "providers/cpu/cpu_isa.h"
-#include "tools/bench/fma_loop_chains.h"
+#include "bench/fma_loop_chains.h"
 
 namespace tandem::bench {
 

@@ -2,7 +2,7 @@
 // fma_loop_avx2.cc with FMA_LOOP_LANES set, each compiled for its ISA (cmake/library.cmake),
 // where GCC turns `a * m + c` on these vectors into one FMA.
 #pragma once
-#include "tools/bench/fma_loop_chains.h"
+#include "bench/fma_loop_chains.h"
 
 namespace tandem::bench {
 namespace {

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <set>
 
-#include "tools/cli.h"
-#include "tools/onnx_backend_test.h"
+#include "cli/cli.h"
+#include "cli/onnx_backend_test.h"
 
 namespace tandem::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/convert/optimize.h"
+#include "cli/lib/convert/optimize.h"
 
 #include <functional>
 

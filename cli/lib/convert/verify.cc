@@ -1,9 +1,9 @@
-#include "tools/convert/verify.h"
+#include "cli/lib/convert/verify.h"
 
 #include <cmath>
 
 #include "runtime/session.h"
-#include "tools/run_inputs.h"
+#include "cli/lib/run_inputs.h"
 
 namespace tandem::convert {
 

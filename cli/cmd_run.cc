@@ -7,8 +7,8 @@
 #include "runtime/session.h"
 #include "runtime/trace.h"
 #include "providers/execution_provider.h"
-#include "tools/cli.h"
-#include "tools/run_inputs.h"
+#include "cli/cli.h"
+#include "cli/lib/run_inputs.h"
 #include "runtime/npy.h"
 
 namespace tandem::cli {

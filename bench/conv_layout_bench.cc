@@ -6,7 +6,7 @@
 // oneDNN picked (reference kernels are left out). The data behind the layouts the CPU
 // provider asks for (providers/cpu/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
 // Each layout's rate is also given as a share of a register-only FMA loop timed in the same
-// turns (tools/bench/fma_loop.h; the median over turns of the turn's ratio): what arithmetic
+// turns (bench/fma_loop.h; the median over turns of the turn's ratio): what arithmetic
 // headroom oneDNN's kernel leaves.
 //
 // usage: tandem_conv_layout_bench [--rounds N] [--cold] [N,C,H,W,M,K,S[,P] ...]
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/bench/fma_loop.h"
+#include "bench/fma_loop.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tools/profile_report.h"
+#include "cli/lib/profile_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/train_flags.h"
+#include "cli/train_flags.h"
 
 namespace tandem::cli {
 

@@ -16,11 +16,11 @@
 #include "onnx_import/import.h"
 #include "onnx_import/libonnx_isolated.h"
 #include "onnx_import/tensor_proto.h"
-#include "tools/cli.h"
-#include "tools/convert/optimize.h"
-#include "tools/convert/verify.h"
-#include "tools/convert/weight_storage.h"
-#include "tools/run_inputs.h"
+#include "cli/cli.h"
+#include "cli/lib/convert/optimize.h"
+#include "cli/lib/convert/verify.h"
+#include "cli/lib/convert/weight_storage.h"
+#include "cli/lib/run_inputs.h"
 
 namespace tandem::cli {
 

@@ -7,9 +7,9 @@
 #include "onnx_import/import.h"
 #include "providers/copy_kernel.h"
 #include "runtime/session.h"
-#include "tools/cli.h"
-#include "tools/run_inputs.h"
-#include "tools/train_flags.h"
+#include "cli/cli.h"
+#include "cli/lib/run_inputs.h"
+#include "cli/train_flags.h"
 #include "providers/provider_plugin.h"
 
 namespace tandem::cli {

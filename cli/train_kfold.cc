@@ -1,4 +1,4 @@
-#include "tools/train_kfold.h"
+#include "cli/train_kfold.h"
 
 #include <chrono>
 #include <cmath>

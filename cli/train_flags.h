@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "tools/cli.h"
+#include "cli/cli.h"
 #include "training/trainer.h"
 
 namespace tandem::cli {
