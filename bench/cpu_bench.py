@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU inference latency: Tandem vs ONNX Runtime vs PyTorch, side by side in one run.
 
-usage: tools/bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5] [--slice 0.25]
+usage: bench/cpu_bench.sh [--threads 2] [--rounds 3] [--seconds 1.5] [--slice 0.25]
                                 [--cases NAME,...] [--markdown FILE] [--no-torch2]
 (the .sh sets up the environments and passes --torch2-python; this script runs inside
 the ONNX Runtime one)
@@ -41,7 +41,7 @@ import numpy as np
 
 from scratch import scratch_dir
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # reference_models (models/) and `import tandem` from the source tree (python/).
 sys.path[:0] = [os.path.join(ROOT, "models"), os.path.join(ROOT, "python")]
 
@@ -274,7 +274,7 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated, from: " + ", ".join(CASES))
     ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
     ap.add_argument("--torch2-python", help="python of a PyTorch 2.x environment "
-                    "(tools/bench/setup_torch2_env.sh makes one); without it that column is left out")
+                    "(bench/setup_torch2_env.sh makes one); without it that column is left out")
     ap.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -344,7 +344,7 @@ def main():
         with open(args.markdown, "w") as f:
             f.write("# CPU inference: Tandem vs ONNX Runtime vs PyTorch\n\n")
             f.write("\n".join(f"- {line}" for line in header) + "\n")
-            f.write(f"- command: `tools/bench/cpu_bench.sh {' '.join(sys.argv[1:])}`\n\n")
+            f.write(f"- command: `bench/cpu_bench.sh {' '.join(sys.argv[1:])}`\n\n")
             f.write("\n".join(rows) + "\n")
         print(f"wrote {args.markdown}")
 

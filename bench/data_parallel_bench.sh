@@ -4,9 +4,9 @@
 # 1 thread (mpirun), the bytes each step all-reduces (4 per parameter), and the share of a
 # 2-rank step its AllReduceStart/Wait nodes take (rank 0's --profile: packing, and waiting
 # for the part of the sum the backward pass did not hide). Builds Tandem and installs
-# what is missing first. usage: tools/bench/data_parallel_bench.sh [--markdown FILE]
+# what is missing first. usage: bench/data_parallel_bench.sh [--markdown FILE]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/tools/setup.sh" >&2
 bash "$ROOT/tools/build.sh" >&2
 markdown=""
@@ -28,7 +28,7 @@ declare -A args=(
   echo "# Data-parallel training on this machine"
   echo
   echo "- $(date +%F), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; Open MPI $(mpirun --version | head -1 | awk '{print $NF}') (shared memory between ranks)"
-  echo "- command: \`tools/bench/data_parallel_bench.sh\`; ms per step after the first, best of 3 runs"
+  echo "- command: \`bench/data_parallel_bench.sh\`; ms per step after the first, best of 3 runs"
   echo
   echo "| model | parameters | all-reduced per step | 1 process, 1 thread | 1 process, 2 threads | 2 ranks x 1 thread | AllReduce share of a 2-rank step |"
   echo "|---|---|---|---|---|---|---|"

@@ -11,7 +11,7 @@ Without a GPU (torch.cuda unavailable) it says so in one line and exits 0, or 1 
 TANDEM_REQUIRE_GPU=1 (the GPU checks). --models DIR takes the ONNX files Tandem trains
 (peaks_mlp.onnx, ode_mlp.onnx, cifar_cnn.onnx) from DIR where it has them, instead of
 exporting them with this PyTorch (the repository's models/ has all but cifar_cnn).
-usage: tools/bench/gpu_bench.py [--tandem build/tandem] [--models DIR] [--rounds 3] [--out FILE.md]
+usage: bench/gpu_bench.py [--tandem build/tandem] [--models DIR] [--rounds 3] [--out FILE.md]
 """
 import argparse
 import datetime
@@ -25,7 +25,7 @@ import time
 import numpy as np
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from peaks_data import peaks  # noqa: E402
 from reference_models import cifar_cnn, export, ode_mlp, peaks_mlp  # noqa: E402

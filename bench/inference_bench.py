@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Inference latency: Tandem vs PyTorch CPU, side by side in the same run.
 
-usage: tools/bench/inference_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
+usage: bench/inference_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
 
 Cases: the CIFAR CNN at batch 1 and 128, the peaks MLP on 40,000 points. Each round
 times many iterations of each engine; the table reports min and median over rounds of
@@ -22,7 +22,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from reference_models import MODELS, export  # noqa: E402
 from scratch import scratch_dir  # noqa: E402

@@ -2,7 +2,7 @@
 """Where the CPU time goes, Tandem beside ONNX Runtime, op type by op type, on one case of
 cpu_bench.py (the same exported model and input).
 
-usage: tools/bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200] [--nodes N]
+usage: bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200] [--nodes N]
 (the .sh makes the benchmark environment and passes this script's python)
 
 Each engine runs in its own process with the same thread count: Tandem with per-node

@@ -5,6 +5,6 @@
 # installed into the system Python (python3-venv comes from tools/setup.sh). Prints the
 # environment's python on its last line.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec bash "$ROOT/tools/python_env.sh" bench-env "${TANDEM_BENCH_VENV:-$ROOT/.venv-bench}" \
   --system-site-packages "import onnxruntime" -- onnxruntime

@@ -8,6 +8,6 @@
 # pulls its CUDA wheels too (about 5.5 GB on disk, a few minutes); only its CPU path is
 # used. Prints the environment's python on its last line.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec bash "$ROOT/tools/python_env.sh" torch2-env "${TANDEM_TORCH2_VENV:-$ROOT/.venv-torch2}" \
   "import torch, torchvision, numpy, onnx, onnxscript" -- torch torchvision numpy onnx onnxscript

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Training speed: Tandem vs PyTorch CPU, side by side in the same run.
 
-usage: tools/bench/training_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
+usage: bench/training_bench.py [--tandem build/tandem] [--threads 2] [--rounds 3]
                                      [--peaks-epochs 2000] [--ode-steps 20000] [--cifar-steps 30]
                                      [--torch2-python .venv-torch2/bin/python]
 
@@ -9,7 +9,7 @@ usage: tools/bench/training_bench.py [--tandem build/tandem] [--threads 2] [--ro
   ODE MLP:   the 3-100-3 tanh net, Adam steps at batch 1 (--ode-steps); microseconds per step
   CIFAR CNN: Adam steps on random 32x32 images at batch 32 and 128; images per second
 PyTorch is Debian's 1.13 with OpenBLAS and, where a PyTorch 2.x environment exists
-(tools/bench/setup_torch2_env.sh makes .venv-torch2, the default --torch2-python), also
+(bench/setup_torch2_env.sh makes .venv-torch2, the default --torch2-python), also
 PyTorch 2.x from PyPI (oneDNN convolutions, MKL matrix products). Each round runs every
 engine, each in its own process, on the same initial weights and batches; the table gives
 min and median over rounds and the ratio of medians (>1: Tandem is faster). Every engine
@@ -28,7 +28,7 @@ import time
 import numpy as np
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from inference_bench import blas_in_use  # noqa: E402
@@ -117,7 +117,7 @@ def main():
                               "(oneDNN: {torch.backends.mkldnn.is_available()}, MKL: {torch.backends.mkl.is_available()})')"],
                              capture_output=True, text=True, check=True).stdout.strip())
     else:
-        print(f"no PyTorch 2.x environment at {args.torch2_python} (tools/bench/setup_torch2_env.sh makes one): "
+        print(f"no PyTorch 2.x environment at {args.torch2_python} (bench/setup_torch2_env.sh makes one): "
               "comparing with PyTorch 1.13 only")
     work = scratch_dir("tandem_train_bench_")
     names = {"torch": "1.13", "torch2": "2.x", "tandem": "tandem"}

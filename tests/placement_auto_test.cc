@@ -2,7 +2,7 @@
 // Trainer) on the reference models, with a stand-in GPU: the CPU's kernels on host memory
 // tagged cuda:7, estimated with the CUDA provider's own cost functions (DefaultGpuSpeed,
 // GpuCopyCostUs) against this machine's measured CPU speed. What a real GPU then runs
-// is checked on one (tools/bench/gpu_bench.py); here, that the choices follow the costs.
+// is checked on one (bench/gpu_bench.py); here, that the choices follow the costs.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -6,7 +6,7 @@
 #   3. prints inference and training speed beside PyTorch on this machine's CPU.
 #   4. the CPU-vs-GPU picture of the peaks MLP's training step: `tandem profile --train
 #      --compare cpu,cuda` prints time per op type on each device and the speedup, and sweeps
-#      the batch size for the crossover (chart in the outputs); then tools/bench/gpu_bench.py
+#      the batch size for the crossover (chart in the outputs); then bench/gpu_bench.py
 #      against PyTorch CUDA. Without a GPU, one line says so and the CPU is profiled alone.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,11 +31,11 @@ for m in peaks_mlp ode_mlp fashion_cnn cifar_cnn; do
 done
 
 echo; echo "=== 3. Tandem vs PyTorch on this CPU ==="
-/usr/bin/python3 "$root/tools/bench/inference_bench.py" --tandem "$tandem" 2>/dev/null
-/usr/bin/python3 "$root/tools/bench/training_bench.py" --tandem "$tandem" --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+/usr/bin/python3 "$root/bench/inference_bench.py" --tandem "$tandem" 2>/dev/null
+/usr/bin/python3 "$root/bench/training_bench.py" --tandem "$tandem" --peaks-epochs 500 --cifar-steps 20 2>/dev/null
 echo; echo "=== 4. CPU vs GPU: the peaks MLP's training step ==="
 "$tandem" profile "$root/models/peaks_mlp.onnx" --train --x "$work/X.npy" --y "$work/Y.npy" --loss mse \
   --optimizer adam --lr 0.08 --batch-size 40000 --compare cpu,cuda --repeat 5 \
   --batch-sizes 1,16,256,4096,40000 --chart "$work/peaks_crossover.svg"
-/usr/bin/python3 "$root/tools/bench/gpu_bench.py" --tandem "$tandem" --rounds 1 --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+/usr/bin/python3 "$root/bench/gpu_bench.py" --tandem "$tandem" --rounds 1 --peaks-epochs 500 --cifar-steps 20 2>/dev/null
 echo; echo "demo outputs (loss history CSV/SVG, trained model) are in $work"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Makes (or reuses) a Python virtual environment of Debian's python3 and installs packages
 # from PyPI into it when a check fails; nothing goes into the system Python. The
-# project's environment scripts (tools/bench/setup_*_env.sh, tools/onnx_suite/
+# project's environment scripts (bench/setup_*_env.sh, tools/onnx_suite/
 # setup_onnx_env.sh, tools/keras/setup_keras_env.sh) are one call of this each.
 # Usage: tools/python_env.sh TAG VENV [--system-site-packages] CHECK -- PIP_ARGS...
 #   CHECK: Python code that runs without error once the environment is complete.

@@ -22,7 +22,7 @@ inputs_present() {
   local missing=0 f m
   for f in "$TANDEM" "$CUDA_TESTS" "$LIBTANDEM" "$PLUGIN" "$ONNX_DIR/node/test_relu/model.onnx" "$ONNX_DIR/simple" \
     "$ROOT/tests/conformance/expected_failures.txt" "$ROOT/python/tandem/__init__.py" \
-    "$ROOT/tools/bench/gpu_bench.py" "$CHECKS_DIR/dlpack_cuda_check.py"; do
+    "$ROOT/bench/gpu_bench.py" "$CHECKS_DIR/dlpack_cuda_check.py"; do
     [ -e "$f" ] || { echo "missing: $f"; missing=1; }
   done
   for m in $STEP_MODELS $(grep -ho 'ModelPath("[^"]*")' "$ROOT"/tests/cuda/*.cc | sed 's/ModelPath("\(.*\)")/\1/;s/\.onnx$//' | sort -u); do
@@ -164,7 +164,7 @@ profile_train() {  # profile_train MODEL: a training step on cpu, cuda and auto
 gpu_bench() {  # gpu_bench ROUNDS [EXTRA FLAGS...]: Tandem CPU, Tandem GPU and PyTorch CUDA
   local rounds=$1
   shift
-  PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/tools/bench/gpu_bench.py" --tandem "$TANDEM" --models "$MODELS" \
+  PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/gpu_bench.py" --tandem "$TANDEM" --models "$MODELS" \
     --rounds "$rounds" --out "$OUT/gpu_bench.md" "$@"
 }
 
