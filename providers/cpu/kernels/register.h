@@ -33,7 +33,7 @@ void RegisterSpatialKernels(KernelRegistry& r);      // spatial_ops.cc: Col2Im, 
 void RegisterLayoutKernels(KernelRegistry& r);       // layout_ops.cc: Transpose, Concat, Split, ...
 void RegisterIndexKernels(KernelRegistry& r);        // index_ops.cc: Gather*, Scatter*, ...
 void RegisterGeneratorKernels(KernelRegistry& r);    // generator_ops.cc: Constant, Range, ...
-void RegisterMiscKernels(KernelRegistry& r);         // misc_ops.cc: TopK, CumSum, Resize, ...
+void RegisterMiscKernels(KernelRegistry& r);         // misc_ops.cc: TopK, CumSum, Dropout, Unique, NMS, MaxUnpool, Det
 void RegisterResizeKernels(KernelRegistry& r);       // resize.cc: Resize, Upsample, GridSample
 void RegisterEinsumKernels(KernelRegistry& r);       // einsum.cc: Einsum
 void RegisterLossKernels(KernelRegistry& r);         // loss.cc: NLLLoss, SoftmaxCrossEntropy
@@ -44,6 +44,7 @@ void RegisterTextKernels(KernelRegistry& r);         // text_ops.cc: StringNorma
 void RegisterTrainingKernels(KernelRegistry& r);     // training_ops.cc: Adagrad, Adam, Momentum
 void RegisterSignalKernels(KernelRegistry& r);       // signal_ops.cc: windows, DFT, STFT, MelWeightMatrix
 void RegisterQuantizedKernels(KernelRegistry& r);    // quantized_ops.cc: QLinearConv, QLinearMatMul
+void RegisterQuantizeLinearKernels(KernelRegistry& r);  // quantize_linear_ops.cc: (De)QuantizeLinear, DynamicQuantizeLinear
 void RegisterRoiAlignKernels(KernelRegistry& r);     // roi_align.cc: RoiAlign
 void RegisterTfIdfKernels(KernelRegistry& r);        // tfidf.cc: TfIdfVectorizer
 void RegisterMlKernels(KernelRegistry& r);           // ml_ops.cc: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, TreeEnsemble
@@ -101,6 +102,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterTrainingKernels(r);
   RegisterSignalKernels(r);
   RegisterQuantizedKernels(r);
+  RegisterQuantizeLinearKernels(r);
   RegisterRoiAlignKernels(r);
   RegisterTfIdfKernels(r);
   RegisterMlKernels(r);
