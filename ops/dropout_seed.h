@@ -1,5 +1,5 @@
 // The seed of a Dropout node's masks (the counter-based draws of
-// providers/cpu/kernels/dropout_mask.h), alike on every provider: its `seed` attribute
+// ops/dropout_mask.h), alike on every provider: its `seed` attribute
 // (the trainer gives every Dropout one, from --seed), else one drawn per kernel from the
 // system's entropy, as ONNX leaves unseeded Dropout to the runtime.
 #pragma once

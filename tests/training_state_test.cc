@@ -1,5 +1,5 @@
 // Training state that a checkpoint must carry: counter-based Dropout masks
-// (providers/cpu/kernels/dropout_mask.h), how the training graph feeds them
+// (ops/dropout_mask.h), how the training graph feeds them
 // (training/training_graph.h), resuming a Trainer with Dropout bit-identically, and the
 // finiteness check that keeps a diverged run out of a checkpoint (training/checkpoint.h).
 // tests/train_resume_test.sh and tests/train_faults_test.sh cover the same through the CLI.
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "providers/cpu/kernels/dropout_mask.h"
+#include "ops/dropout_mask.h"
 #include "runtime/session.h"
 #include "training/checkpoint.h"
 #include "training/trainer.h"
@@ -67,13 +67,13 @@ TEST(DropoutMask, IsAFunctionOfSeedCounterAndIndex) {
   EXPECT_EQ(Mask((*a1)[1]), Mask((*b1)[1]));
   EXPECT_NE(Mask((*a1)[1]), Mask((*a2)[1]));
 
-  const uint64_t key = cpu::dropout::StreamKey(11, 1);
+  const uint64_t key = dropout::StreamKey(11, 1);
   const float* in = x.data<float>();
   const float* y = (*a1)[0].data<float>();
   int64_t kept = 0;
   for (int64_t i = 0; i < x.numel(); ++i) {
     const bool keep = (*a1)[1].data<bool>()[i];
-    ASSERT_EQ(keep, cpu::dropout::Keep(key, static_cast<uint64_t>(i), 0.3f)) << i;
+    ASSERT_EQ(keep, dropout::Keep(key, static_cast<uint64_t>(i), 0.3f)) << i;
     EXPECT_FLOAT_EQ(y[i], keep ? static_cast<float>(in[i] / (1.0 - 0.3f)) : 0.f) << i;
     kept += keep;
   }

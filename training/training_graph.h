@@ -12,7 +12,7 @@
 // and the plan reorders them).
 //
 // Dropout in training mode draws its mask from (seed, step, element index) alone: the
-// step input is its counter (a 4th input, see providers/cpu/kernels/dropout_mask.h) and
+// step input is its counter (a 4th input, see ops/dropout_mask.h) and
 // its seed is the node's `seed` attribute or else one derived from TrainingSpec::seed
 // and the node's position among the Dropout nodes. A run is therefore reproducible, and
 // resuming from a checkpoint (which stores the step) draws the same masks. Its mask

@@ -1,6 +1,7 @@
 #include "cli/lib/convert/optimize.h"
 
 #include <functional>
+#include <memory>
 
 #include "graph/passes.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
@@ -8,9 +9,9 @@
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
-#include "providers/cpu/cpu_provider.h"
 #include "optimizer/constant_folding.h"
 #include "optimizer/layer_norm_fusion.h"
+#include "providers/execution_provider.h"
 
 namespace tandem::convert {
 
@@ -33,7 +34,8 @@ int FuseLayerNormAsStandard(Graph& graph) {
 }  // namespace
 
 absl::StatusOr<OptimizeReport> Optimize(Graph& graph) {
-  CpuProvider cpu;
+  std::unique_ptr<ExecutionProvider> cpu_provider = CreateCpuProvider();
+  ExecutionProvider& cpu = *cpu_provider;
   absl::Status fold_status;
   auto fold = [&](Graph& g) {
     auto n = FoldConstants(g, cpu, kMaxFoldGrowthBytes);

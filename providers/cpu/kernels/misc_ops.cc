@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/dropout_mask.h"
+#include "ops/dropout_mask.h"
 #include "providers/cpu/kernels/register.h"
 #include "ops/dropout_seed.h"
 

@@ -1,9 +1,9 @@
 // Training-mode Dropout and its gradient on the GPU, with the CPU's counter-based masks
-// (providers/cpu/kernels/dropout_mask.h, compiled here as device code): the same seed and
+// (ops/dropout_mask.h, compiled here as device code): the same seed and
 // step draw the same mask on both devices.
 #include <cuda_runtime.h>
 
-#include "providers/cpu/kernels/dropout_mask.h"
+#include "ops/dropout_mask.h"
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
 
@@ -14,10 +14,10 @@ __global__ void DropoutKernel(const float* x, float* y, bool* mask, int64_t n, u
                               const int64_t* device_counter, uint64_t host_counter, const int64_t* device_first_row,
                               int64_t row_elements, float ratio, double scale) {
   const uint64_t counter = device_counter ? static_cast<uint64_t>(*device_counter) : host_counter;
-  const uint64_t key = cpu::dropout::StreamKey(seed, counter);
+  const uint64_t key = dropout::StreamKey(seed, counter);
   const uint64_t offset = device_first_row ? static_cast<uint64_t>(*device_first_row * row_elements) : 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const bool keep = cpu::dropout::Keep(key, offset + static_cast<uint64_t>(i), ratio);
+    const bool keep = dropout::Keep(key, offset + static_cast<uint64_t>(i), ratio);
     y[i] = keep ? static_cast<float>(x[i] * scale) : 0.f;
     if (mask) mask[i] = keep;
   }

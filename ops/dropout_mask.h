@@ -13,7 +13,7 @@
 
 #include "ops/host_device.h"
 
-namespace tandem::cpu::dropout {
+namespace tandem::dropout {
 
 TANDEM_HD inline uint64_t SplitMix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ull;
@@ -34,4 +34,4 @@ TANDEM_HD inline bool Keep(uint64_t key, uint64_t i, float ratio) {
   return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f) >= ratio;
 }
 
-}  // namespace tandem::cpu::dropout
+}  // namespace tandem::dropout
