@@ -6,7 +6,7 @@
 // Not graph/numeric_cast.h's NumericCast, which saturates (the engine's own index and
 // size arithmetic): the two rules differ for out-of-range values, so they have different
 // names (one name would be one inline function with two definitions, and an unoptimised
-// build would give every caller whichever the linker kept; tests/cast_rules_o0_test).
+// build would give every caller whichever the linker kept; tests/cast_rules/, ctest cast_rules_o0).
 #pragma once
 #include <cstdint>
 #include <type_traits>

@@ -17,7 +17,7 @@ RULES = {
     "providers": {"graph", "ops"},
     "providers/cpu": {"graph", "ops", "providers"},
     "providers/cuda": {"graph", "ops", "providers"},
-    "optimizer": {"graph", "ops", "providers", "providers/cpu"},
+    "optimizer": {"graph", "ops", "providers"},
     "runtime": {"graph", "onnx_import", "ops", "providers", "optimizer"},
     "training": {"graph", "onnx_import", "ops", "providers", "optimizer", "runtime"},
     "c_api": {"graph", "onnx_import", "ops", "providers", "optimizer", "runtime", "training", "include"},

@@ -25,7 +25,7 @@ const std::string* BiasOf(const Graph& g, const Node& add, const std::string& y,
 }
 
 // The activation node that alone reads `value` (as its first input) on `provider` and that
-// a FusedMatMul can apply (optimizer/activation_fusion.h), described onto `fused`; else -1.
+// a FusedMatMul can apply (ops/fused_activation_attributes.h), described onto `fused`; else -1.
 int FoldableActivation(const Graph& g, const ValueReaders& readers, const std::string& value,
                        const std::string& provider, Node& fused) {
   const int k = readers.Sole(value);

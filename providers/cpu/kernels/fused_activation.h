@@ -1,5 +1,6 @@
-// The activation that optimizer/activation_fusion.cc folds into FusedConv / FusedGemm / FusedMatMul
-// nodes (domain ai.tandem): attribute `activation` names the ONNX op (Relu, LeakyRelu,
+// The activation that the fusions fold into FusedConv / FusedGemm / FusedMatMul nodes
+// (domain ai.tandem; attributes written by ops/fused_activation_attributes.h): attribute
+// `activation` names the ONNX op (Relu, LeakyRelu,
 // Clip, Sigmoid, Tanh), `activation_alpha` / `activation_beta` carry its parameters
 // (LeakyRelu's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their
 // reference paths call Apply, which matches the standalone kernels.

@@ -1,4 +1,4 @@
-// Training-mode Dropout and its gradient on the GPU, with the CPU's counter-based masks
+// Training-mode Dropout and its gradient on the GPU, with the shared counter-based masks
 // (ops/dropout_mask.h, compiled here as device code): the same seed and
 // step draw the same mask on both devices.
 #include <cuda_runtime.h>

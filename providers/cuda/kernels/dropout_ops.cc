@@ -1,6 +1,6 @@
 // Dropout (opset 12+: ratio and training_mode host inputs, the trainer's step as a 4th
 // "counter" input read on the device, attribute seed) and ai.tandem DropoutGrad(dY, mask, ratio,
-// training_mode) on the GPU, drawing the CPU's masks (dropout.cu). Outside training, or at
+// training_mode) on the GPU, drawing the masks the CPU draws (ops/dropout_mask.h, dropout.cu). Outside training, or at
 // ratio 0, Dropout is the identity (the output aliases X) with an all-true mask.
 // A Dropout without a seed attribute draws one per kernel (ops/dropout_seed.h), as
 // the CPU's does: the two devices then draw different masks, as two CPU sessions would.
