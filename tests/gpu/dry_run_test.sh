@@ -49,8 +49,9 @@ export PYTHON=/usr/bin/python3  # Debian's, with NumPy and PyTorch (tools/setup.
 checks="bash $tree/tests/gpu/run_gpu_checks.sh"
 
 echo "== 1. the quick mode, dry run"
-must=$($checks --plan --quick | sed -n 's/^  \([0-9]*\)s in all for the steps that must run.*/\1/p')
-deadline=$($checks --plan --quick | sed -n 's/.*deadline \([0-9]*\)s.*/\1/p')
+plan=$($checks --plan --quick)
+must=$(sed -n 's/^  \([0-9]*\)s in all for the steps that must run.*/\1/p' <<<"$plan")
+deadline=$(sed -n 's/.*deadline \([0-9]*\)s.*/\1/p' <<<"$plan")
 [[ -n $must && $must -le $deadline ]] || fail "the quick mode's steps that must run take up to ${must}s, over its ${deadline}s deadline"
 out=$tmp/out1
 $checks --quick --dry-run --deadline 3000 "$pack" "$out"  # case 2 tests the deadline
@@ -59,7 +60,7 @@ rc=$?
 md=$out/gpu-checks.md
 if [ -f "$md" ]; then
   cat "$md"
-  planned=$($checks --plan --quick | grep -c '^  [0-9]*s  ')
+  planned=$(grep -c '^  [0-9]*s  ' <<<"$plan")
   [ "$(row_count "$md" pass)" -eq "$planned" ] || fail "$(row_count "$md" pass) steps passed, the plan has $planned"
   [ "$(row_count "$md" '(FAIL|skipped|not run|STOPPED)')" -eq 0 ] || fail "a step did not pass"
   for f in gpu-checks.log cuda_tests.xml onnx_suite.log losses.csv profile_fashion_cnn.svg; do

@@ -100,30 +100,18 @@ keep_losses() {  # keep_losses RUN DEVICE FILE.csv
   tail -n +2 "$3" | sed "s/^/$1,$2,/" >>"$OUT/losses.csv"
 }
 
-# The same training run on each device (same data, seed and steps), per-step losses compared.
-parity() {  # parity NAME MODEL X Y LOSS [EXTRA FLAGS...]
-  local name=$1 model=$2 x=$3 y=$4 loss=$5 d
-  shift 5
+# The same training run on each device (same data, seed and steps), per-step losses
+# compared within LIMIT (relative). GPU_FLAGS (one word-split string, may be empty) go to
+# the GPU run alone, e.g. "--precision tf32"; FLAGS to both.
+parity() {  # parity NAME MODEL X Y LOSS LIMIT GPU_FLAGS [FLAGS...]
+  local name=$1 model=$2 x=$3 y=$4 loss=$5 limit=$6 gpu_flags=$7 d
+  shift 7
   for d in cpu cuda; do
-    "$TANDEM" train "$MODELS/$model.onnx" --x "$WORK/$x.npy" --y "$WORK/$y.npy" --loss "$loss" --epochs 2 \
-      --batch-size 128 --device "$d" --quiet --step-log "$WORK/$name-$d.csv" "$@" || return 1
+    "$TANDEM" train "$MODELS/$model.onnx" --x "$WORK/$x.npy" --y "$WORK/$y.npy" --loss "$loss" --batch-size 128 \
+      --device "$d" --quiet --step-log "$WORK/$name-$d.csv" $([ $d = cuda ] && echo "$gpu_flags") "$@" || return 1
     keep_losses "$name" "$d" "$WORK/$name-$d.csv"
   done
-  "$PYTHON" "$CHECKS_DIR/compare_losses.py" "$WORK/$name-cpu.csv" "$WORK/$name-cuda.csv" 1e-4 "$name, GPU vs CPU"
-}
-
-# The Fashion CNN on the GPU with --precision tf32 against float32 on the CPU: tf32's
-# 10-bit mantissas in the products keep the losses within 1e-2.
-tf32_runs() {
-  local d
-  for d in cpu cuda; do
-    "$TANDEM" train "$MODELS/fashion_cnn.onnx" --x "$WORK/img_x.npy" --y "$WORK/img_y.npy" --loss cross_entropy \
-      --epochs 1 --batch-size 128 --device $d --no-shuffle --quiet --step-log "$WORK/tf32-$d.csv" \
-      $([ $d = cuda ] && echo --precision tf32) || return 1
-  done
-  keep_losses fashion_tf32 cpu "$WORK/tf32-cpu.csv"
-  keep_losses fashion_tf32 cuda-tf32 "$WORK/tf32-cuda.csv"
-  "$PYTHON" "$CHECKS_DIR/compare_losses.py" "$WORK/tf32-cpu.csv" "$WORK/tf32-cuda.csv" 1e-2 "fashion_cnn, tf32 GPU vs CPU"
+  "$PYTHON" "$CHECKS_DIR/compare_losses.py" "$WORK/$name-cpu.csv" "$WORK/$name-cuda.csv" "$limit" "$name, GPU vs CPU"
 }
 
 # The same steps replayed from a CUDA Graph and launched one by one: equal losses.
