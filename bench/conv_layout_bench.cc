@@ -4,7 +4,7 @@
 // (or shapes given as arguments). The layouts run in turns of 20 calls, so that a machine
 // whose speed drifts slows them alike; prints the median call per layout and the kernel
 // oneDNN picked (reference kernels are left out). The data behind the layouts the CPU
-// provider asks for (providers/cpu/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
+// provider asks for (providers/cpu/rewrites/blocked_layout.h, dnnl_util.h ConvChannelBlock()).
 // Each layout's rate is also given as a share of a register-only FMA loop timed in the same
 // turns (bench/fma_loop.h; the median over turns of the turn's ratio): what arithmetic
 // headroom oneDNN's kernel leaves.

@@ -2,8 +2,8 @@
 
 #include <omp.h>
 
-#include "providers/cpu/cpu_isa.h"
 #include "bench/fma_loop_chains.h"
+#include "providers/cpu/cpu_isa.h"
 
 namespace tandem::bench {
 

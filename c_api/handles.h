@@ -16,8 +16,8 @@
 #include "absl/status/status.h"
 #include "graph/resource_limits.h"
 #include "graph/tensor.h"
-#include "tandem/tandem.h"
 #include "runtime/session.h"
+#include "tandem/tandem.h"
 #include "training/trainer.h"
 
 struct TandemStatus {

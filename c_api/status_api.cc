@@ -1,9 +1,9 @@
 // Statuses, version, environment and the helpers shared by every entry point.
 #include <cstdlib>
 
-#include "providers/provider_plugin.h"
 #include "c_api/handles.h"
-#include "providers/device_selection.h"
+#include "framework/plugin/provider_plugin.h"
+#include "placement/device_selection.h"
 
 namespace tandem::capi {
 

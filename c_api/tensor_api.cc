@@ -1,6 +1,6 @@
 // Tensor handles: host tensors owned by the library or wrapping the caller's memory.
-#include "graph/data_type.h"
 #include "c_api/handles.h"
+#include "graph/data_type.h"
 
 namespace tandem::capi {
 

@@ -1,9 +1,9 @@
 // Training sessions: steps, evaluation, prediction, learning rate, checkpoints, export.
 // Every call try-locks the session: a concurrent call is refused with TANDEM_BUSY.
 #include "absl/strings/str_cat.h"
+#include "c_api/handles.h"
 #include "onnx_import/export.h"
 #include "onnx_import/import.h"
-#include "c_api/handles.h"
 #include "training/checkpoint.h"
 #include "training/data_parallel.h"
 #include "training/metrics.h"

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/resource_limits.h"
-#include "providers/device_selection.h"
+#include "placement/device_selection.h"
 #include "runtime/session.h"
 
 namespace tandem::cli {

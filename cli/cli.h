@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "providers/device_selection.h"
-#include "providers/provider_options.h"
+#include "framework/plugin/provider_options.h"
+#include "placement/device_selection.h"
 #include "runtime/plan.h"
 
 namespace tandem {

@@ -12,15 +12,15 @@
 #include <sstream>
 #include <system_error>
 
-#include "onnx_import/export.h"
-#include "onnx_import/import.h"
-#include "onnx_import/libonnx_isolated.h"
-#include "onnx_import/tensor_proto.h"
 #include "cli/cli.h"
 #include "cli/lib/convert/optimize.h"
 #include "cli/lib/convert/verify.h"
 #include "cli/lib/convert/weight_storage.h"
 #include "cli/lib/run_inputs.h"
+#include "onnx_import/export.h"
+#include "onnx_import/import.h"
+#include "onnx_import/libonnx_isolated.h"
+#include "onnx_import/tensor_proto.h"
 
 namespace tandem::cli {
 

@@ -4,26 +4,30 @@
 #include <map>
 #include <set>
 
-#include "onnx_import/import.h"
-#include "providers/copy_kernel.h"
-#include "runtime/session.h"
 #include "cli/cli.h"
 #include "cli/lib/run_inputs.h"
+#include "cli/tandem_op_listing.h"
 #include "cli/train_flags.h"
-#include "providers/provider_plugin.h"
+#include "framework/copy_kernel.h"
+#include "framework/plugin/provider_plugin.h"
+#include "onnx_import/import.h"
+#include "runtime/session.h"
 
 namespace tandem::cli {
 
 namespace {
 const char kUsage[] =
     "usage: tandem inspect [options] MODEL.onnx\n"
+    "       tandem inspect --op NAME|all\n"
     "\n"
     "Prints the model's inputs and outputs with types and shapes, opsets, an op\n"
     "histogram, the parameter count and bytes, and the provider each op runs on.\n"
     "With --device cuda on a machine without a GPU, a placement preview: the nodes are\n"
     "placed with the CUDA plugin's kernel table (no device is touched), by the same\n"
     "code as a GPU run, and the nodes left on the host and the copies a run on a GPU\n"
-    "would make are listed.\n"
+    "would make are listed. The ai.tandem ops (Tandem's own, written by its fusions,\n"
+    "rewrites and training) that the model or its placed graph holds are listed with\n"
+    "what they compute; --op prints an op's declaration (inputs, outputs, attributes).\n"
     "\n"
     "options:\n"
     "  --providers LIST        comma-separated provider preference (overrides --device)\n"
@@ -36,6 +40,7 @@ const char kUsage[] =
     "                          each node's estimate on each provider (implied by --device auto)\n"
     "  --dim SYMBOL=N          a size for a symbolic dim in the estimates, e.g. batch=128\n"
     "                          (repeatable; unbound dims count as 4 KiB values)\n"
+    "  --op NAME|all           the declaration of ai.tandem op NAME, or of every one (no model)\n"
     TANDEM_LIMITS_HELP;
 
 // kLowestCost's per-node estimates, most expensive first, and the placement's totals.
@@ -108,11 +113,18 @@ void PrintHostNodesAndCopies(const Graph& placed, const std::set<std::string>& r
 }
 
 int Inspect(int argc, char** argv) {
-  std::vector<std::string> value_flags = {"--providers", "--device", "--provider", "--dim"};
+  std::vector<std::string> value_flags = {"--providers", "--device", "--provider", "--dim", "--op"};
   std::vector<std::string> bool_flags = {"--costs", "--train"};
   value_flags.insert(value_flags.end(), TrainSpecValueFlags().begin(), TrainSpecValueFlags().end());
   bool_flags.insert(bool_flags.end(), TrainSpecBoolFlags().begin(), TrainSpecBoolFlags().end());
   Args a = Parse(argc, argv, value_flags, bool_flags, kUsage);
+  if (a.has("--op")) {
+    if (!a.positional.empty()) {
+      std::fprintf(stderr, "error: --op prints an op's declaration and takes no model\n");
+      return 2;
+    }
+    return PrintTandemOpDeclarations(a.get("--op"));
+  }
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -221,6 +233,7 @@ int Inspect(int argc, char** argv) {
     for (const auto& [prov, c] : where) list += prov + ":" + std::to_string(c) + " ";
     std::printf("  %-28s %6s  %s(added by fusion or placement)\n", op.c_str(), "-", list.c_str());
   }
+  PrintTandemOpsUsed(*graph, session.ok() ? &(*session)->graph() : nullptr);
   if (!session.ok()) {
     std::printf("placement: FAILED: %s\n", std::string(session.status().message()).c_str());
     return 1;

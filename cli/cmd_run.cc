@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "runtime/session.h"
-#include "runtime/trace.h"
-#include "providers/execution_provider.h"
 #include "cli/cli.h"
 #include "cli/lib/run_inputs.h"
+#include "framework/execution_provider.h"
 #include "runtime/npy.h"
+#include "runtime/session.h"
+#include "runtime/trace.h"
 
 namespace tandem::cli {
 

@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "onnx_import/export.h"
-#include "onnx_import/import.h"
 #include "cli/cli.h"
-#include "cli/loss_plot.h"
 #include "cli/lib/run_inputs.h"
+#include "cli/loss_plot.h"
 #include "cli/train_flags.h"
 #include "cli/train_kfold.h"
+#include "onnx_import/export.h"
+#include "onnx_import/import.h"
 #include "runtime/trace.h"
 #include "training/data.h"
 #include "training/data_parallel.h"

@@ -71,7 +71,7 @@ add_executable(tandem_c_api_bench ${PROJECT_SOURCE_DIR}/bench/c_api_overhead.cc)
 target_link_libraries(tandem_c_api_bench PRIVATE tandem_shared tandem_runtime)
 target_compile_definitions(tandem_c_api_bench PRIVATE TANDEM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
-# oneDNN's convolutions in each activation layout on this CPU (providers/cpu/blocked_layout.h).
+# oneDNN's convolutions in each activation layout on this CPU (providers/cpu/rewrites/blocked_layout.h).
 # Its FMA loop (bench/fma_loop.h) is built for AVX-512 and for AVX2, chosen at run time.
 add_executable(tandem_conv_layout_bench ${PROJECT_SOURCE_DIR}/bench/conv_layout_bench.cc
                ${PROJECT_SOURCE_DIR}/bench/fma_loop.cc ${PROJECT_SOURCE_DIR}/bench/fma_loop_avx512.cc

@@ -5,7 +5,7 @@
 #   tandem/libtandem_mpi.so        the MPI communicator, loaded only with Open MPI present
 #   tandem/_tandem_fastrun.*.so    the compiled Session.run, for the building interpreter
 #   tandem/bin/tandem              the CLI (the `tandem` console script runs it)
-# Plugins sit beside libtandem.so and above bin/, where providers/plugin_search.h looks.
+# Plugins sit beside libtandem.so and above bin/, where framework/plugin/plugin_search.h looks.
 # tools/wheel.sh then copies the Debian libraries these need into the wheel (auditwheel).
 install(TARGETS tandem_shared LIBRARY DESTINATION .)
 install(TARGETS tandem RUNTIME DESTINATION bin)

@@ -1,4 +1,4 @@
-#include "providers/mpi_communicator.h"
+#include "distributed/mpi_communicator.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -16,8 +16,8 @@
 #include <mutex>
 #include <thread>
 
-#include "providers/mpi/mpi_plugin_abi.h"
-#include "providers/plugin_search.h"
+#include "distributed/mpi_plugin_abi.h"
+#include "framework/plugin/plugin_search.h"
 
 namespace tandem {
 namespace {

@@ -1,4 +1,4 @@
-// The MPI communicator: loads libtandem_mpi.so (providers/mpi/mpi_plugin_abi.h; the engine
+// The MPI communicator: loads libtandem_mpi.so (distributed/mpi_plugin_abi.h; the engine
 // itself never links MPI) and joins the job the launcher started (mpirun, or srun where
 // the MPI library supports it).
 //
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "providers/communicator.h"
+#include "framework/communicator.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-// libtandem_mpi.so: the MPI calls behind providers/mpi/mpi_plugin_abi.h, on MPI_COMM_WORLD.
+// libtandem_mpi.so: the MPI calls behind distributed/mpi_plugin_abi.h, on MPI_COMM_WORLD.
 // Counts above INT_MAX are sent in pieces (MPI counts are int).
 #include <mpi.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "providers/mpi/mpi_plugin_abi.h"
+#include "distributed/mpi_plugin_abi.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 /* The C interface between the engine and libtandem_mpi.so, the plugin that links Open MPI
  * (or any MPI): the engine never links MPI itself, so it runs where no MPI is installed
- * and loads the plugin only for a data-parallel run (providers/mpi_communicator.h).
+ * and loads the plugin only for a data-parallel run (distributed/mpi_communicator.h).
  * Every function returns 0 on success, else writes one line into err (err_size bytes). */
 #ifndef TANDEM_PROVIDERS_MPI_MPI_PLUGIN_ABI_H_
 #define TANDEM_PROVIDERS_MPI_MPI_PLUGIN_ABI_H_

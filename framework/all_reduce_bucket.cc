@@ -1,4 +1,4 @@
-#include "providers/all_reduce_bucket.h"
+#include "framework/all_reduce_bucket.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // The arguments of the gradients' all-reduce nodes (training/gradient_all_reduce.h),
-// checked and unpacked alike by every provider's kernels (providers/cpu/kernels/all_reduce.cc,
+// checked and unpacked alike by every provider's kernels (providers/cpu/kernels/training/all_reduce.cc,
 // providers/cuda/kernels/all_reduce_ops.cc):
 //   AllReduceStart(g_1..g_N, scale) -> packed   packed = [scale * g_1, ..., scale * g_N]
 //   AllReduceWait(packed, g_1..g_N) -> r_1..r_N  r_i: views of the summed `packed`
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "providers/kernel.h"
+#include "framework/kernel.h"
 
 namespace tandem {
 

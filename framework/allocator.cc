@@ -1,4 +1,4 @@
-#include "providers/allocator.h"
+#include "framework/allocator.h"
 
 #include "graph/resource_limits.h"
 

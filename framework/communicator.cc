@@ -1,4 +1,4 @@
-#include "providers/communicator.h"
+#include "framework/communicator.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // A group of processes training one model data-parallel (docs/DISTRIBUTED.md): this
 // process's rank among `size`, and the collectives the training graph's AllReduce kernels
 // and the trainer use. One per process, as MPI's world is: the launcher (mpirun, srun)
-// starts the processes, ConnectCommunicator() (providers/mpi_communicator.h) joins them,
+// starts the processes, ConnectCommunicator() (distributed/mpi_communicator.h) joins them,
 // and SetProcessCommunicator makes the group the one kernels see.
 #pragma once
 #include <cstdint>

@@ -1,8 +1,8 @@
-#include "providers/copy_kernel.h"
+#include "framework/copy_kernel.h"
 
 #include <mutex>
 
-#include "providers/execution_provider.h"
+#include "framework/execution_provider.h"
 
 namespace tandem {
 namespace {

@@ -12,7 +12,7 @@
 //   - host destinations come from provider->host_allocator() when it has one (pinned
 //     memory on CUDA) and are complete when Compute returns.
 #pragma once
-#include "providers/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace tandem {
 

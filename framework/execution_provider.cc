@@ -1,4 +1,4 @@
-#include "providers/execution_provider.h"
+#include "framework/execution_provider.h"
 
 namespace tandem {
 

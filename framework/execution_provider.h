@@ -8,10 +8,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/allocator.h"
+#include "framework/kernel.h"
+#include "framework/kernel_registry.h"
 #include "graph/graph.h"
-#include "providers/allocator.h"
-#include "providers/kernel.h"
-#include "providers/kernel_registry.h"
 
 namespace tandem {
 
@@ -49,7 +49,7 @@ class ExecutionProvider {
   virtual double CopyCostUs(int64_t bytes) const { return 0.0; }
 
   // Rewrites of the nodes the partitioner assigned to this provider, for this provider
-  // alone (the CPU's channel-blocked layout, providers/cpu/blocked_layout.h); the graph
+  // alone (the CPU's channel-blocked layout, providers/cpu/rewrites/blocked_layout.h); the graph
   // is partitioned and in execution order before and after. Returns nodes rewritten.
   virtual int OptimizeGraph(Graph& graph) { return 0; }
 

@@ -17,9 +17,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/allocator.h"
 #include "graph/graph.h"
 #include "graph/node.h"
-#include "providers/allocator.h"
 
 namespace tandem {
 

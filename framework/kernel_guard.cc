@@ -1,4 +1,4 @@
-#include "providers/kernel_guard.h"
+#include "framework/kernel_guard.h"
 
 #include <exception>
 #include <new>

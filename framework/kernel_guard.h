@@ -5,7 +5,7 @@
 // the process down.
 #pragma once
 #include "absl/status/status.h"
-#include "providers/kernel.h"
+#include "framework/kernel.h"
 
 namespace tandem {
 

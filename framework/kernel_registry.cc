@@ -1,4 +1,4 @@
-#include "providers/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 #include <algorithm>
 

@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "providers/kernel.h"
+#include "framework/kernel.h"
 
 namespace tandem {
 
 using KernelFactory = std::function<absl::StatusOr<std::unique_ptr<Kernel>>(const KernelInfo&)>;
 
 struct KernelDef {
-  std::string domain;   // "" = ai.onnx, "ai.tandem" = our training ops
+  std::string domain;   // "" = ai.onnx, "ai.tandem" = our own ops (ops/tandem_ops.h)
   std::string op;
   int since = 1;        // first opset (inclusive)
   int until = 1 << 30;  // last opset (inclusive)

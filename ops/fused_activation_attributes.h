@@ -2,7 +2,7 @@
 // CPU's rewrites that make such nodes) carries the activation it applies to its result:
 // `activation` (the activation's op type: Relu, LeakyRelu, Clip, Sigmoid or Tanh) with
 // `activation_alpha` / `activation_beta` (LeakyRelu's alpha; Clip's bounds). The kernels
-// read them (providers/cpu/kernels/fused_activation.h, the CUDA provider's fused launches).
+// read them (providers/cpu/microkernels/fused_activation.h, the CUDA provider's fused launches).
 #pragma once
 #include "graph/graph.h"
 
@@ -11,7 +11,7 @@ namespace tandem {
 // Sets the `activation` attributes on `fused` from activation node `act` and returns true,
 // or returns false when `act` cannot be fused (another op, Clip bounds that are not constant
 // float scalars). Used by the activation fusion (optimizer/activation_fusion.h) and by the
-// rewrites that make a fused node later (providers/cpu/matmul_bias.h).
+// rewrites that make a fused node later (providers/cpu/rewrites/matmul_bias.h).
 bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused);
 
 }  // namespace tandem

@@ -13,7 +13,7 @@ namespace {
 const std::map<std::string, std::string> kFusedOp = {
     {"Conv", "FusedConv"}, {"Gemm", "FusedGemm"}, {"MatMul", "FusedMatMul"}};
 
-// A MaxPool that MaxPool2x2 (providers/cpu/kernels/max_pool_2x2.h) computes: 2x2 window,
+// A MaxPool that MaxPool2x2 (providers/cpu/microkernels/max_pool_2x2.h) computes: 2x2 window,
 // stride 2, no padding, floor mode, no Indices output.
 bool IsMaxPool2x2(const Node& n) {
   if (!n.domain.empty() || n.op_type != "MaxPool" || n.has_output(1) || !n.has_output(0))

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "providers/partitioner.h"
-#include "providers/kernel_guard.h"
+#include "framework/kernel_guard.h"
+#include "placement/partitioner.h"
 
 namespace tandem {
 

@@ -3,8 +3,8 @@
 // with initializers holding its outputs.
 #pragma once
 #include "absl/status/statusor.h"
+#include "framework/execution_provider.h"
 #include "graph/graph.h"
-#include "providers/execution_provider.h"
 
 namespace tandem {
 

@@ -1,7 +1,7 @@
 // Dense-chain fusion: a run of dense layers (Gemm, or MatMul + Add), each optionally
 // followed by Relu, Tanh or Sigmoid, where every layer's output feeds only the next
 // layer's input, becomes one
-// ai.tandem DenseChain node (providers/cpu/kernels/dense_chain_ops.cc), whose gradient is
+// ai.tandem DenseChain node (providers/cpu/kernels/nn/dense_chain_ops.cc), whose gradient is
 // one DenseChainGrad (training/rules/linear.cc). The CPU kernels stream the batch through
 // all layers in tiles of rows that stay in cache, so an MLP's activations never travel
 // to memory; a 2-20-5-1 MLP's training step drops from ~15 nodes to 2.

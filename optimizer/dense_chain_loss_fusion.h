@@ -4,7 +4,7 @@
 //   dY = MSELossGrad(dL, Y, T)         (dX, dW..., dB...) = DenseChainGrad(dY, X, W...)
 // and becomes one ai.tandem DenseChainMseGrad(X, T, W...) -> (L, dX, dW..., dB...), which
 // computes the chain's forward once per tile of rows, the loss and its gradient inside
-// that tile, then the backward (providers/cpu/kernels/dense_chain_ops.cc). It applies only
+// that tile, then the backward (providers/cpu/kernels/nn/dense_chain_ops.cc). It applies only
 // where Y, dL and dY have no other reader and are not graph outputs, the reduction is mean
 // or sum, and the target is available where the chain starts.
 #pragma once

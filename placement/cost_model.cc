@@ -1,4 +1,4 @@
-#include "providers/cost_model.h"
+#include "placement/cost_model.h"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "providers/kernel.h"
+#include "framework/kernel.h"
 
 namespace tandem {
 

@@ -1,12 +1,12 @@
-#include "providers/device_selection.h"
+#include "placement/device_selection.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
-#include "providers/communicator.h"
-#include "providers/provider_plugin.h"
+#include "framework/communicator.h"
+#include "framework/plugin/provider_plugin.h"
 
 namespace tandem {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "providers/partitioner.h"
+#include "placement/partitioner.h"
 
 namespace tandem {
 

@@ -1,9 +1,9 @@
-#include "providers/partitioner.h"
+#include "placement/partitioner.h"
 
 #include <limits>
 #include <set>
 
-#include "providers/copy_kernel.h"
+#include "framework/copy_kernel.h"
 
 namespace tandem {
 

@@ -1,7 +1,7 @@
 // Partitioner: assigns every node to an execution provider and inserts Copy nodes
 // (domain ai.tandem, op Copy, attribute "to" = destination provider, "cpu" for the host)
 // where a value crosses devices; each Copy runs on the device side of its edge (see
-// providers/copy_kernel.h). Graph inputs and initializers start on the host.
+// framework/copy_kernel.h). Graph inputs and initializers start on the host.
 //
 // Placement, by PartitionOptions::policy:
 //   kPreferenceOrder  the first provider in the user's order that has a kernel;
@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/execution_provider.h"
 #include "graph/graph.h"
-#include "providers/execution_provider.h"
 
 namespace tandem {
 

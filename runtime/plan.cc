@@ -7,8 +7,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "providers/partitioner.h"
-#include "providers/kernel_guard.h"
+#include "framework/kernel_guard.h"
+#include "ops/tandem_ops.h"
+#include "placement/partitioner.h"
 #include "runtime/plan_capture.h"
 
 namespace tandem {
@@ -62,6 +63,9 @@ absl::StatusOr<std::unique_ptr<Plan>> Plan::Build(
       return absl::InternalError("[plan] " + node.Describe() + " is assigned to unknown provider '" +
                                  node.provider + "'");
     step.provider = pit->second;
+    if (node.domain == kTandemDomain && !FindTandemOp(node.op_type))
+      return absl::InvalidArgumentError(node.Describe() + ": ai.tandem has no op '" + node.op_type +
+                                        "' (ops/tandem_ops.h declares them; `tandem inspect --op all` lists them)");
     KernelInfo info = DescribeNode(graph, node, step.provider);
     const KernelRegistry& reg = step.provider->registry();
     DataType lookup = KernelLookupType(reg, info);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/execution_provider.h"
 #include "graph/graph.h"
-#include "providers/execution_provider.h"
 
 namespace tandem {
 

@@ -6,7 +6,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
-#include "providers/copy_kernel.h"
+#include "framework/copy_kernel.h"
 #include "runtime/plan.h"
 
 namespace tandem {

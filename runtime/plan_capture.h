@@ -39,8 +39,8 @@
 #include <utility>
 #include <vector>
 
+#include "framework/execution_provider.h"
 #include "graph/tensor.h"
-#include "providers/execution_provider.h"
 
 namespace tandem {
 

@@ -6,16 +6,16 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "framework/plugin/provider_plugin.h"
 #include "graph/passes.h"
 #include "graph/resource_limits.h"
-#include "providers/partitioner.h"
-#include "providers/provider_plugin.h"
+#include "optimizer/activation_fusion.h"
 #include "optimizer/constant_folding.h"
 #include "optimizer/dense_chain_fusion.h"
-#include "optimizer/activation_fusion.h"
 #include "optimizer/layer_norm_fusion.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "placement/partitioner.h"
 
 namespace tandem {
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/execution_provider.h"
+#include "framework/plugin/provider_options.h"
 #include "graph/graph.h"
 #include "onnx_import/import.h"
-#include "providers/execution_provider.h"
-#include "providers/partitioner.h"
-#include "providers/provider_options.h"
+#include "placement/partitioner.h"
 #include "runtime/plan.h"
 
 namespace tandem {
@@ -35,7 +35,7 @@ struct SessionOptions {
   // accumulate, so only callers that write a trace turn this on. Implies profiling.
   bool tracing = false;
   std::vector<std::string> providers = {"cpu"};  // in order of preference
-  // How nodes are placed among the providers (see providers/partitioner.h). With
+  // How nodes are placed among the providers (see placement/partitioner.h). With
   // kLowestCost, a graph whose cheapest placement is all on the host becomes a CPU-only
   // session (the CPU-only fusions apply, the other providers are dropped).
   PartitionOptions::Policy placement = PartitionOptions::Policy::kPreferenceOrder;
@@ -156,7 +156,7 @@ std::map<std::string, int64_t> DimValuesOf(const std::vector<ValueInfo>& inputs,
                                            const std::map<std::string, Dims>& dims);
 
 // Creates a provider by name: "cpu", or any plugin provider ("cuda" loads
-// libtandem_cuda.so, see providers/provider_plugin.h; `preview`: the plugin's placement
+// libtandem_cuda.so, see framework/plugin/provider_plugin.h; `preview`: the plugin's placement
 // preview provider, which needs no device; `options` are given to a plugin's provider),
 // or an error saying why not.
 absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::string& name, bool preview = false,

@@ -1,4 +1,4 @@
-// A dense layer reading a channel-blocked feature map directly (providers/cpu/blocked_flatten.h):
+// A dense layer reading a channel-blocked feature map directly (providers/cpu/rewrites/blocked_flatten.h):
 // Conv + Relu -> Flatten -> Gemm (B, B^T) / MatMul, in each channel-blocked layout, gives
 // the plain graph's outputs (fusion off) with no FromBlocked left and B permuted; B shared
 // with another reader is permuted into a copy; a Flatten whose output is also returned

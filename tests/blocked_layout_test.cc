@@ -1,4 +1,4 @@
-// The CPU provider's channel-blocked layout pass (providers/cpu/blocked_layout.h): a chain
+// The CPU provider's channel-blocked layout pass (providers/cpu/rewrites/blocked_layout.h): a chain
 // of convolutions, element-wise ops, pools, BatchNormalization and Concat runs blocked and
 // gives the outputs of the same graph run plain (fusion off); values read by plain
 // readers or returned are converted back; other providers' nodes and training graphs
@@ -10,9 +10,9 @@
 #include <map>
 
 #include "onnx_import/import.h"
-#include "providers/cpu/blocked_layout.h"
 #include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/rewrites/blocked_layout.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"
@@ -72,7 +72,7 @@ onnx::ModelProto ChainModel() {
 }
 
 // A network's first layer: x[6,3,64,64] -> Conv M 3x3 pad 1 + Relu + MaxPool 2x2 = y
-// (a plain image of few channels, pooled: providers/cpu/kernels/conv.cc reads it as it is,
+// (a plain image of few channels, pooled: providers/cpu/kernels/nn/conv.cc reads it as it is,
 // and with 512 KiB per unpooled image (M = 32) convolves and pools 2 images at a time).
 onnx::ModelProto FirstLayerModel(int64_t M) {
   onnx::ModelProto m = EmptyModel(13, "first_layer");
@@ -165,7 +165,7 @@ TEST_P(BlockedLayoutChain, MatchesThePlainGraph) {
   EXPECT_EQ(plain->stats().nodes_provider_rewritten, 0);
   const Graph& g = blocked->graph();
   // Which nodes run blocked (names after fusion; conv1 takes the Add as its residual sum,
-  // providers/cpu/conv_sum.h).
+  // providers/cpu/rewrites/conv_sum.h).
   for (const char* name : {"conv0+relu0", "conv1+add", "bn", "clip", "pool", "conv2",
                            "cat", "avg", "gap", "conv3+relu3+pool3", "conv4"}) {
     const Node* n = FindNode(g, name);

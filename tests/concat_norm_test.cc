@@ -1,5 +1,5 @@
 // Concat + BatchNormalization [+ Relu] folded into ConcatBatchNorm on the CPU's channel-
-// blocked layout (providers/cpu/concat_norm.h): a densenet-like block gives the outputs of
+// blocked layout (providers/cpu/rewrites/concat_norm.h): a densenet-like block gives the outputs of
 // the same graph run plain (fusion off), under each layout forced through
 // TANDEM_CPU_CONV_LAYOUT; a Concat that something else reads too is kept; nothing is
 // folded without the blocked layout.

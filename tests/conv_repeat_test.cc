@@ -1,7 +1,7 @@
 // A session's convolutions called again and again, as a server calls them: each call's
 // tensors are new buffers and the batch size changes between calls, while each Conv
 // kernel keeps its oneDNN memories and its checked shapes from the last call
-// (providers/cpu/kernels/conv.cc). Every call's outputs are compared with float64 loops
+// (providers/cpu/kernels/nn/conv.cc). Every call's outputs are compared with float64 loops
 // (residual_block_model.h), under each convolution layout, fused and unfused.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Residual sums folded into the CPU's convolutions (providers/cpu/conv_sum.h): a graph of
+// Residual sums folded into the CPU's convolutions (providers/cpu/rewrites/conv_sum.h): a graph of
 // residual joins runs with its Adds and Relus inside FusedConv nodes and gives the outputs
 // of the same graph run unfused (separate Conv, Add and Relu kernels), under each
 // convolution layout; the sums that may reuse s's buffer do, the others do not.
@@ -7,8 +7,8 @@
 #include <map>
 
 #include "onnx_import/import.h"
-#include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/rewrites/conv_sum.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"

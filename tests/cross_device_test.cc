@@ -13,10 +13,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "framework/copy_kernel.h"
 #include "onnx_import/import.h"
-#include "providers/copy_kernel.h"
+#include "placement/partitioner.h"
 #include "providers/cpu/cpu_provider.h"
-#include "providers/partitioner.h"
 #include "runtime/session.h"
 #include "tests/tagged_host_allocator.h"
 #include "tests/test_models.h"

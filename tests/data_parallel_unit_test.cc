@@ -9,8 +9,8 @@
 #include <map>
 #include <set>
 
+#include "framework/communicator.h"
 #include "onnx_import/import.h"
-#include "providers/communicator.h"
 #include "tests/mirror_communicator.h"
 #include "training/data_parallel.h"
 #include "training/trainer.h"

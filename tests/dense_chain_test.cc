@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "onnx_import/import.h"
-#include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernels/dense_chain_tiles.h"
 #include "optimizer/dense_chain_fusion.h"
+#include "optimizer/dense_chain_loss_fusion.h"
+#include "providers/cpu/cpu_isa.h"
+#include "providers/cpu/microkernels/dense_chain_tiles.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
-#include "optimizer/dense_chain_loss_fusion.h"
 #include "training/trainer.h"
 #include "training/training_graph.h"
 
@@ -313,8 +313,8 @@ TEST(DenseChain, IsaCapDecidesTheTileBuilds) {
   // This process's own cap (the ISA ctest entries set it): SSE41 leaves the baseline alone.
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   if (cap && !cpu::CapAdmitsAvx2(cap)) {
-    EXPECT_EQ(dense_chain::RunnableTileKernels().size(), 1u);
-    EXPECT_EQ(&dense_chain::TileKernelsForThisCpu(), dense_chain::RunnableTileKernels().front());
+    EXPECT_EQ(dense_chain::Builds().runnable().size(), 1u);
+    EXPECT_EQ(&dense_chain::Builds().best(), dense_chain::Builds().runnable().front());
   }
 }
 
@@ -349,9 +349,9 @@ TEST(DenseChain, EveryTileBuildMatchesFloat64) {
   dh.dy.resize(static_cast<size_t>(rows * out));
   const Reference given = Float64(head, dh);
   const MseReference mse = MseFloat64(head, dh, dh.dy, /*mean=*/false);
-  for (const dense_chain::TileKernels* k : dense_chain::RunnableTileKernels()) {
+  for (const dense_chain::TileKernels* k : dense_chain::Builds().runnable()) {
     for (bool with_target : {false, true}) {
-      const std::string build = std::string(k == dense_chain::RunnableTileKernels().front() ? "baseline" : "avx2") +
+      const std::string build = std::string(k == dense_chain::Builds().runnable().front() ? "baseline" : "avx2") +
                                 (with_target ? ", MSE" : ", dY");
       dense_chain::OutputGrad og;
       if (with_target) {

@@ -1,4 +1,4 @@
-// The vectorizable float tanh (providers/cpu/kernels/fast_tanh.h) against float64 tanh:
+// The vectorizable float tanh (providers/cpu/microkernels/fast_tanh.h) against float64 tanh:
 // at most 3 ulp over every float in [-12, 12] sampled densely, both polynomial and exp
 // branches and their seam, and the special values.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "providers/cpu/kernels/fast_tanh.h"
+#include "providers/cpu/microkernels/fast_tanh.h"
 
 namespace tandem::cpu {
 namespace {

@@ -9,12 +9,12 @@
 #include <random>
 
 #include "graph/passes.h"
+#include "onnx_import/import.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
-#include "onnx_import/import.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
 

@@ -1,4 +1,4 @@
-// The CPU's MatMul + bias rewrite (providers/cpu/matmul_bias.h): outputs against a float64
+// The CPU's MatMul + bias rewrite (providers/cpu/rewrites/matmul_bias.h): outputs against a float64
 // reference and against the same graph with fusion off, for the small-product, skinny and
 // oneDNN paths, both Add operand orders, a 1-D A and an activation after the Add; and the
 // cases it must leave alone.

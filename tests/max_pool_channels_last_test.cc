@@ -1,4 +1,4 @@
-// The channels-last max pool (providers/cpu/kernels/max_pool_channels_last.h), from
+// The channels-last max pool (providers/cpu/microkernels/max_pool_channels_last.h), from
 // channels-last and channel-blocked input: every instruction-set build this CPU can run,
 // called directly, against a plain loop over the window in float64 order-free max —
 // windows with padding, strides, ceil-mode sizes and channel counts that leave vector
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/cpu/kernels/max_pool_channels_last.h"
+#include "providers/cpu/microkernels/max_pool_channels_last.h"
 
 namespace tandem {
 namespace {
@@ -66,7 +66,7 @@ TEST(MaxPoolChannelsLast, EveryBuildMatchesTheWindowLoop) {
   };
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-2.f, 2.f);
-  const auto builds = cpu::pool_cl::RunnableKernels();
+  const auto builds = cpu::pool_cl::Builds().runnable();
   ASSERT_FALSE(builds.empty());
   for (const Case& k : cases) {
     ASSERT_TRUE(cpu::pool_cl::WindowsHitTheImage(k.h, k.w, k.oh, k.ow, k.win));

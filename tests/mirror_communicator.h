@@ -1,4 +1,4 @@
-// A stand-in for a data-parallel group in one process (providers/communicator.h): K ranks
+// A stand-in for a data-parallel group in one process (framework/communicator.h): K ranks
 // that all hold this rank's values, so a sum over them is K times this rank's, a broadcast
 // changes nothing. The trainer's wiring and the providers' AllReduce kernels run against
 // it without MPI. Counts the calls it gets.
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "providers/communicator.h"
+#include "framework/communicator.h"
 
 namespace tandem {
 

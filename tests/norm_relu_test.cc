@@ -1,4 +1,4 @@
-// The CPU's BatchNormalization + Relu rewrite (providers/cpu/norm_relu.h): the Relu is
+// The CPU's BatchNormalization + Relu rewrite (providers/cpu/rewrites/norm_relu.h): the Relu is
 // gone from the planned graph and the output matches a float64 reference, on the plain
 // layout and on the channel-blocked one (a densenet-style Concat feeding the
 // normalization); a Relu output read elsewhere too keeps the Relu.

@@ -1,5 +1,5 @@
 // Constant weights of oneDNN's matrix products packed once in the layout oneDNN picks
-// (providers/cpu/kernels/packed_matmul_weights.h): Gemm (B and B^T, a bias row, alpha and
+// (providers/cpu/kernels/math/packed_matmul_weights.h): Gemm (B and B^T, a bias row, alpha and
 // beta) and FusedMatMul (3-D A, a bias, Relu) with more rows than the small and skinny
 // paths take, against float64 sums; a second run and a second batch size reuse the packed
 // copy, and weights that are a graph input are never packed.
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernels/packed_matmul_weights.h"
-#include "providers/cpu/kernels/skinny_gemm.h"
-#include "providers/cpu/kernels/small_gemm.h"
+#include "providers/cpu/kernels/math/packed_matmul_weights.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
+#include "providers/cpu/microkernels/small_gemm.h"
 #include "tests/gemm_test_util.h"
 
 namespace tandem {

@@ -1,5 +1,5 @@
 // Constant weights packed once per initializer and form and shared between kernels
-// (providers/cpu/kernels/packed_weights.h): two convolutions reading one initializer (and
+// (providers/cpu/packed_weights.h): two convolutions reading one initializer (and
 // two reading two initializers of one shape, which must not share), two
 // sessions made from one graph (the second still right after the first is gone), two Gemms
 // reading one B through oneDNN and two MatMuls of 2 rows through the skinny path. Outputs
@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernels/packed_matmul_weights.h"
-#include "providers/cpu/kernels/packed_weights.h"
-#include "providers/cpu/kernels/skinny_gemm.h"
-#include "providers/cpu/kernels/small_gemm.h"
+#include "providers/cpu/kernels/math/packed_matmul_weights.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
+#include "providers/cpu/microkernels/small_gemm.h"
+#include "providers/cpu/packed_weights.h"
 #include "runtime/session.h"
 #include "tests/conv_reference.h"
 #include "tests/gemm_test_util.h"

@@ -7,9 +7,9 @@
 
 #include <cstring>
 
+#include "framework/copy_kernel.h"
 #include "onnx_import/import.h"
-#include "providers/copy_kernel.h"
-#include "providers/cost_model.h"
+#include "placement/cost_model.h"
 #include "providers/cpu/cpu_provider.h"
 #include "runtime/session.h"
 #include "tests/tagged_host_allocator.h"

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "providers/cost_model.h"
+#include "placement/cost_model.h"
+#include "placement/partitioner.h"
 #include "providers/cpu/cpu_provider.h"
-#include "providers/partitioner.h"
 
 namespace tandem {
 namespace {

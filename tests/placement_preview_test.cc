@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "framework/copy_kernel.h"
+#include "framework/plugin/provider_plugin.h"
 #include "onnx_import/import.h"
-#include "providers/copy_kernel.h"
-#include "providers/provider_plugin.h"
 #include "runtime/session.h"
 #include "tests/mirror_communicator.h"
 #include "training/trainer.h"

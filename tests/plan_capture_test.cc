@@ -12,7 +12,7 @@
 #include <functional>
 #include <memory>
 
-#include "providers/copy_kernel.h"
+#include "framework/copy_kernel.h"
 #include "runtime/session.h"
 #include "tests/test_models.h"
 

@@ -2,8 +2,8 @@
 // totals, the batch chart; and the Chrome trace JSON of given events.
 #include <gtest/gtest.h>
 
-#include "runtime/trace.h"
 #include "cli/lib/profile_report.h"
+#include "runtime/trace.h"
 
 namespace tandem::cli {
 namespace {

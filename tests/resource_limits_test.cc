@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "providers/allocator.h"
+#include "framework/allocator.h"
 #include "providers/cpu/cpu_allocator.h"
 #include "tests/tagged_host_allocator.h"
 

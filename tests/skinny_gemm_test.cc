@@ -1,4 +1,4 @@
-// The skinny products (providers/cpu/kernels/skinny_gemm.h): every instruction-set build
+// The skinny products (providers/cpu/microkernels/skinny_gemm.h): every instruction-set build
 // this CPU can run, called directly, against float64 sums; and a Gemm node of a few rows
 // with constant weights, which takes that path, against the same reference.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernels/skinny_gemm.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
 #include "runtime/session.h"
 #include "tests/gemm_test_util.h"
 
@@ -29,7 +29,7 @@ TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
   // This process's own cap (the ISA ctest entries set it) leaves only what it admits.
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   if (cap && *cap) {
-    for (const cpu::skinny::Kernels* k : cpu::skinny::RunnableKernels()) {
+    for (const cpu::skinny::Kernels* k : cpu::skinny::Builds().runnable()) {
       if (!cpu::CapAdmitsAvx512(cap)) {
         EXPECT_STRNE(k->isa, "avx512");
       }
@@ -38,7 +38,7 @@ TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
       }
     }
   }
-  EXPECT_EQ(&cpu::skinny::KernelsForThisCpu(), cpu::skinny::RunnableKernels().back());
+  EXPECT_EQ(&cpu::skinny::Builds().best(), cpu::skinny::Builds().runnable().back());
 }
 
 // Every build, 1-6 rows, both layouts of B, n not a multiple of any panel width, with and
@@ -46,7 +46,7 @@ TEST(SkinnyGemm, IsaCapDecidesTheBuilds) {
 TEST(SkinnyGemm, EveryBuildMatchesFloat64) {
   const int64_t k = 300, n = 203;
   const std::vector<float> b = RandomFloats(k * n, 1), bias = RandomFloats(n, 2);
-  for (const cpu::skinny::Kernels* kernels : cpu::skinny::RunnableKernels())
+  for (const cpu::skinny::Kernels* kernels : cpu::skinny::Builds().runnable())
     for (bool trans_b : {false, true}) {
       const cpu::skinny::PackedWeights packed(b.data(), trans_b, k, n, *kernels);
       for (int m = 1; m <= cpu::skinny::kMaxRows + 2; ++m) {  // 5, 6: in blocks of kMaxRows

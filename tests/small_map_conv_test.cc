@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "graph/node.h"
-#include "providers/cpu/kernels/fused_activation.h"
-#include "providers/cpu/kernels/small_map_conv.h"
+#include "providers/cpu/microkernels/fused_activation.h"
+#include "providers/cpu/microkernels/small_map_conv.h"
 #include "runtime/session.h"
 #include "tests/residual_block_model.h"
 #include "tests/scoped_env.h"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "providers/allocator.h"
+#include "framework/allocator.h"
 
 namespace tandem::testing {
 

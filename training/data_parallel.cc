@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "providers/mpi_communicator.h"
+#include "distributed/mpi_communicator.h"
 
 namespace tandem::training {
 

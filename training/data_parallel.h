@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "providers/communicator.h"
+#include "framework/communicator.h"
 #include "training/metrics.h"
 
 namespace tandem::training {

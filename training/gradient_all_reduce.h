@@ -6,7 +6,7 @@
 // order the backward pass produces them (the last layers first). A bucket's AllReduceStart
 // node sits right after the last of its gradients is computed and hands the bucket to the
 // communicator, which sums it while the backward pass goes on; its AllReduceWait node,
-// after the whole backward pass, takes the sum (providers/cpu/kernels/all_reduce.cc). So
+// after the whole backward pass, takes the sum (providers/cpu/kernels/training/all_reduce.cc). So
 // the partitioner, the plan and the profiler see the communication where it happens.
 // Start also reads the scalar float input `scale`: each rank multiplies its gradients by
 // its share of the global batch (rows here / rows in all), which makes the sum the

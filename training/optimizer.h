@@ -1,5 +1,5 @@
 // Optimizer configuration and the graph nodes that apply it. Each parameter gets one fused
-// ai.tandem *Update node (kernels in providers/cpu/kernels/optimizer_ops.cc) that updates
+// ai.tandem *Update node (kernels in providers/cpu/kernels/training/optimizer_ops.cc) that updates
 // the parameter and its state tensors in place; the state lives next to the parameter, on
 // its device, as graph inputs the trainer feeds from its own buffers.
 #pragma once

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/communicator.h"
 #include "graph/graph.h"
-#include "providers/communicator.h"
 #include "runtime/session.h"
 #include "training/checkpoint.h"
 #include "training/data.h"
@@ -34,7 +34,7 @@ struct TrainerOptions {
   // chains fused before the gradients are built and one node for all optimizer updates
   // (TrainingSpec::fuse_dense_chains, one_update_node).
   bool fusion = true;
-  std::vector<std::string> providers = {"cpu"};  // preferred first, see providers/device_selection.h
+  std::vector<std::string> providers = {"cpu"};  // preferred first, see placement/device_selection.h
   ProviderOptions provider_options;              // float32 or TF32 on the GPU (SessionOptions's)
   // The step recorded once and replayed (CUDA Graphs, SessionOptions::device_graphs);
   // training_session().device_graph_status() says whether it is.

@@ -7,9 +7,9 @@
 #pragma once
 #include <cstddef>
 
+#include "framework/execution_provider.h"
+#include "framework/plugin/provider_options.h"
 #include "graph/resource_limits.h"
-#include "providers/execution_provider.h"
-#include "providers/provider_options.h"
 
 // Bump when any class that crosses the plugin boundary changes.
 #define TANDEM_PROVIDER_PLUGIN_ABI 7
@@ -26,7 +26,7 @@ struct TandemProviderPlugin {
   // A new provider on device `index`; null with a reason in `error`. The caller owns it.
   // `limits` are the engine's resource limits (graph/resource_limits.h) at this moment;
   // the plugin applies them to its own copy of graph/ and to device memory. `options`:
-  // the session's (providers/provider_options.h).
+  // the session's (framework/plugin/provider_options.h).
   tandem::ExecutionProvider* (*create)(int index, const tandem::ResourceLimits* limits,
                                        const tandem::ProviderOptions* options, char* error, size_t error_size);
   // A provider for placement previews, made without touching a device (no driver call,

@@ -1,4 +1,4 @@
-#include "providers/plugin_search.h"
+#include "framework/plugin/plugin_search.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

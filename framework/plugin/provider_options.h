@@ -1,11 +1,11 @@
 // How a provider computes, chosen per session (SessionOptions::provider_options, the
 // CLI's --precision) and handed to plugin providers when they are created
-// (providers/plugin_abi.h). Providers ignore what does not apply to them.
+// (framework/plugin/plugin_abi.h). Providers ignore what does not apply to them.
 #pragma once
 
 namespace tandem {
 
-class Communicator;  // providers/communicator.h
+class Communicator;  // framework/communicator.h
 
 enum class Precision {
   kFp32,  // float32 math throughout (the default; what the tests hold every provider to)

@@ -1,4 +1,4 @@
-#include "providers/provider_plugin.h"
+#include "framework/plugin/provider_plugin.h"
 
 #include <dlfcn.h>
 
@@ -7,9 +7,9 @@
 #include <mutex>
 #include <vector>
 
-#include "providers/communicator.h"
-#include "providers/plugin_abi.h"
-#include "providers/plugin_search.h"
+#include "framework/communicator.h"
+#include "framework/plugin/plugin_abi.h"
+#include "framework/plugin/plugin_search.h"
 
 namespace tandem {
 namespace {

@@ -3,14 +3,14 @@
 // and creates providers through it. Without the plugin or without a device, the CPU runs
 // everything; FallbackNotice() says why in one line.
 //
-// Where the plugin is looked for: providers/plugin_search.h.
+// Where the plugin is looked for: framework/plugin/plugin_search.h.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "providers/execution_provider.h"
-#include "providers/provider_options.h"
+#include "framework/execution_provider.h"
+#include "framework/plugin/provider_options.h"
 
 namespace tandem {
 

@@ -2,7 +2,7 @@
 // its input channels, so
 //   Conv(Concat(a, b, ...; axis 1), W, B) = Conv(a, W[:, 0:Ca], B) + Conv(b, W[:, Ca:Ca+Cb]) + ...
 // (SqueezeNet's fire modules, Inception's branches). The parts' Adds are what the CPU's
-// residual-sum fusion (providers/cpu/conv_sum.h) folds into the convolutions as sum
+// residual-sum fusion (providers/cpu/rewrites/conv_sum.h) folds into the convolutions as sum
 // post-ops, with a Relu after them, so the Concat's copy of every channel is gone and each
 // part is added where the next convolution writes. A MaxPool between the Concat and the
 // Conv is per channel: it runs on each part (MaxPool(Concat(a, b)) = Concat(MaxPool(a),

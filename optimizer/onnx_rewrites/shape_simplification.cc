@@ -2,8 +2,8 @@
 
 #include <optional>
 
-#include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
 

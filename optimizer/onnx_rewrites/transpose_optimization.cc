@@ -3,8 +3,8 @@
 #include <numeric>
 #include <set>
 
-#include "optimizer/onnx_rewrites/rewrite_util.h"
 #include "graph/value_readers.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
 

@@ -1,5 +1,5 @@
 // The channel_block attribute of the CPU provider's channel-blocked layout
-// (providers/cpu/blocked_layout.h): how a logical [N, C, spatial...] float tensor is stored.
+// (providers/cpu/rewrites/blocked_layout.h): how a logical [N, C, spatial...] float tensor is stored.
 //   0   plain [N, C, spatial...];
 //   B   [N, C/B, spatial..., B] (oneDNN's nChw8c / nChw16c for B = 8 / 16), C a multiple of B;
 //   kChannelsLast   one block of all C channels, [N, 1, spatial..., C]: the bytes of
@@ -14,7 +14,7 @@ namespace tandem::cpu {
 constexpr int kChannelsLast = -1;
 
 // At most this many channels, a plain convolution input is an image (a network's first
-// layer): oneDNN's jit kernels read it as it is into channel blocks (kernels/conv.cc), so
+// layer): oneDNN's jit kernels read it as it is into channel blocks (kernels/nn/conv.cc), so
 // the blocked-layout pass lets such a convolution write blocks even with channels-last.
 constexpr int64_t kImageChannels = 4;
 

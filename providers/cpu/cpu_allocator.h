@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "providers/allocator.h"
+#include "framework/allocator.h"
 
 namespace tandem {
 

@@ -1,13 +1,13 @@
 // Which of Tandem's own CPU code paths this process may use. oneDNN picks its kernels by
 // the CPU's instruction set, capped by the environment variable ONEDNN_MAX_CPU_ISA (or
 // DNNL_MAX_CPU_ISA); Tandem's own paths chosen by CPU features (the dense-chain tile
-// loops' AVX2 build, the skinny products' AVX2 and AVX-512 builds) follow the same cap,
+// loops' AVX2 build, the skinny products' AVX2 and AVX-512 builds; microkernels/
+// isa_dispatch.h chooses among them) follow the same cap,
 // so one setting makes the whole CPU provider run as it would on an older CPU, e.g.
 // ONEDNN_MAX_CPU_ISA=SSE41 for the baseline x86-64 paths (the ISA ctest entries run the
 // parity and conformance tests that way).
 #pragma once
 #include <string_view>
-#include <vector>
 
 namespace tandem::cpu {
 
@@ -24,16 +24,5 @@ bool Avx2Allowed();
 bool CapAdmitsAvx512(std::string_view cap);
 // Whether AVX-512F (+ FMA) code may run: the CPU has it and the cap admits it.
 bool Avx512Allowed();
-
-// The builds of one family of Tandem's own kernels (skinny products, channels-last pool)
-// that this process may run, baseline first and widest last; `avx2` / `avx512` are null
-// where that build is not compiled in.
-template <typename Kernels>
-std::vector<const Kernels*> RunnableBuilds(const Kernels& baseline, const Kernels* avx2, const Kernels* avx512) {
-  std::vector<const Kernels*> all = {&baseline};
-  if (avx2 && Avx2Allowed()) all.push_back(avx2);
-  if (avx512 && Avx512Allowed()) all.push_back(avx512);
-  return all;
-}
 
 }  // namespace tandem::cpu

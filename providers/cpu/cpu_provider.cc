@@ -6,15 +6,15 @@
 
 #include <dnnl.hpp>
 
-#include "providers/cost_model.h"
-#include "providers/cpu/blocked_flatten.h"
-#include "providers/cpu/blocked_layout.h"
-#include "providers/cpu/concat_norm.h"
-#include "providers/cpu/conv_sum.h"
+#include "placement/cost_model.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/matmul_bias.h"
-#include "providers/cpu/norm_relu.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/rewrites/blocked_flatten.h"
+#include "providers/cpu/rewrites/blocked_layout.h"
+#include "providers/cpu/rewrites/concat_norm.h"
+#include "providers/cpu/rewrites/conv_sum.h"
+#include "providers/cpu/rewrites/matmul_bias.h"
+#include "providers/cpu/rewrites/norm_relu.h"
 
 namespace tandem {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <memory>
 
+#include "framework/execution_provider.h"
 #include "providers/cpu/cpu_allocator.h"
-#include "providers/execution_provider.h"
 
 namespace tandem {
 
@@ -15,7 +15,7 @@ class CpuProvider : public ExecutionProvider {
   Allocator& allocator() override { return allocator_; }
   const KernelRegistry& registry() const override;
   absl::Status Copy(const Tensor& src, Tensor& dst) override;
-  // Roofline estimate (providers/cost_model.h) with this machine's calibrated speed.
+  // Roofline estimate (placement/cost_model.h) with this machine's calibrated speed.
   std::optional<double> Capability(const KernelInfo& info) const override;
   bool CanRun(const KernelInfo& info) const override { return FindKernel(info) != nullptr; }
   // Folds MatMul + bias Adds (matmul_bias.h) and keeps convolution chains in oneDNN's

@@ -26,7 +26,7 @@ dnnl::memory::desc PlainDesc(const Dims& d, dnnl::memory::data_type dt);
 // Channel-blocked layouts (block B or kChannelsLast): providers/cpu/channel_block.h.
 // The block the jit pooling kernels of this CPU use: 16 with AVX-512, else 8.
 int ChannelBlock();
-// The layout the CPU provider's convolution chains run in (providers/cpu/blocked_layout.h):
+// The layout the CPU provider's convolution chains run in (providers/cpu/rewrites/blocked_layout.h):
 // the one oneDNN's convolutions choose on this CPU (asked once, for a 3x3 convolution with
 // format_tag::any: kChannelsLast where its AVX-512 brgemm kernels run, else 16 or 8), or
 // what TANDEM_CPU_CONV_LAYOUT says: nhwc (kChannelsLast), nChw16c (16), nChw8c (8) or nchw

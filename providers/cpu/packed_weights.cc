@@ -1,4 +1,4 @@
-#include "providers/cpu/kernels/packed_weights.h"
+#include "providers/cpu/packed_weights.h"
 
 #include <atomic>
 #include <utility>

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "providers/allocator.h"
+#include "framework/allocator.h"
 
 namespace tandem::cuda {
 

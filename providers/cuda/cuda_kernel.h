@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/kernel_registry.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/cuda_provider.h"
 #include "providers/cuda/kernels/launch.h"
-#include "providers/kernel_registry.h"
 
 namespace tandem::cuda {
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 
-#include "providers/copy_kernel.h"
-#include "providers/cost_model.h"
+#include "framework/copy_kernel.h"
+#include "placement/cost_model.h"
 #include "providers/cuda/cuda_check.h"
 #include "providers/cuda/kernels/register.h"
 

@@ -1,5 +1,5 @@
 // The CUDA execution provider (built into the plugin libtandem_cuda.so; the engine loads
-// it at run time, see providers/provider_plugin.h). One device per provider. The stream,
+// it at run time, see framework/plugin/provider_plugin.h). One device per provider. The stream,
 // the cuBLASLt and cuDNN handles and the library workspace belong to the device
 // (DeviceContext) and are shared by every provider (so every session) of the process on
 // it: sessions that pass device tensors to each other need no events. cuBLASLt for matrix
@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/execution_provider.h"
+#include "framework/plugin/provider_options.h"
 #include "providers/cuda/cuda_allocator.h"
 #include "providers/cuda/device_context.h"
-#include "providers/execution_provider.h"
-#include "providers/provider_options.h"
 
 namespace tandem::cuda {
 

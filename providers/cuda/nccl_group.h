@@ -1,5 +1,5 @@
 // The GPU side of a data-parallel job: one NCCL communicator per device of the process,
-// joining the same ranks as the process's Communicator (providers/communicator.h), which
+// joining the same ranks as the process's Communicator (framework/communicator.h), which
 // carries NCCL's id from rank 0 to the others. The CUDA AllReduceStart/AllReduceWait
 // kernels (kernels/all_reduce_ops.cc) sum gradient buckets through it.
 //
@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "providers/communicator.h"
+#include "framework/communicator.h"
 #include "providers/cuda/device_context.h"
 
 namespace tandem::cuda {

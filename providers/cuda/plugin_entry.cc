@@ -1,10 +1,10 @@
-// The plugin's one exported symbol (see providers/plugin_abi.h).
+// The plugin's one exported symbol (see framework/plugin/plugin_abi.h).
 #include <cuda_runtime.h>
 
 #include <cstdio>
 
+#include "framework/plugin/plugin_abi.h"
 #include "providers/cuda/cuda_provider.h"
-#include "providers/plugin_abi.h"
 
 namespace {
 

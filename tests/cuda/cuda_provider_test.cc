@@ -13,9 +13,9 @@
 #include <random>
 #include <thread>
 
+#include "framework/plugin/provider_plugin.h"
 #include "onnx_import/import.h"
-#include "providers/device_selection.h"
-#include "providers/provider_plugin.h"
+#include "placement/device_selection.h"
 #include "runtime/session.h"
 #include "tests/cuda/cuda_test_util.h"
 #include "training/trainer.h"

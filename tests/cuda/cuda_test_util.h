@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "framework/plugin/provider_plugin.h"
 #include "graph/tensor.h"
 #include "onnx_import/import.h"
-#include "providers/device_selection.h"
-#include "providers/provider_plugin.h"
+#include "placement/device_selection.h"
 #include "training/trainer.h"
 
 namespace tandem {

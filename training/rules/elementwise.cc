@@ -1,6 +1,6 @@
 // Gradients of unary math functions and activations (and Pow): compositions of forward
 // ops where they are one or two cheap passes, fused ai.tandem *Grad kernels otherwise
-// (providers/cpu/kernels/grad_math_ops.cc).
+// (providers/cpu/kernels/math/grad_math_ops.cc).
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {

@@ -1,4 +1,4 @@
-// Gradients of losses, as fused ai.tandem kernels (providers/cpu/kernels/loss_grad_ops.cc):
+// Gradients of losses, as fused ai.tandem kernels (providers/cpu/kernels/nn/loss_grad_ops.cc):
 //   SoftmaxCrossEntropyLoss (ONNX, opset 12+): dLogits = (softmax - onehot) * w[t] * dY /
 //     normaliser (+ the log_prob output's gradient when it is used). No gradient flows to
 //     the labels or the class weights.

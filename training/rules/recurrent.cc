@@ -1,5 +1,5 @@
 // Gradients of LSTM and GRU: one fused ai.tandem LSTMGrad / GRUGrad node
-// (providers/cpu/kernels/rnn_grad.cc) that recomputes the forward pass and runs
+// (providers/cpu/kernels/rnn/rnn_grad.cc) that recomputes the forward pass and runs
 // backpropagation through time. What PyTorch's nn.LSTM / nn.GRU export is covered:
 // default activations, any direction, either layout, optional bias and initial states.
 // Peepholes, clip, sequence_lens, input_forget and custom activations are refused by name.

@@ -3,15 +3,15 @@
 #include <functional>
 #include <memory>
 
+#include "framework/execution_provider.h"
 #include "graph/passes.h"
+#include "optimizer/constant_folding.h"
+#include "optimizer/layer_norm_fusion.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
-#include "optimizer/constant_folding.h"
-#include "optimizer/layer_norm_fusion.h"
-#include "providers/execution_provider.h"
 
 namespace tandem::convert {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "runtime/session.h"
 #include "cli/lib/run_inputs.h"
+#include "runtime/session.h"
 
 namespace tandem::convert {
 

@@ -1,13 +1,13 @@
 // Helpers shared by the ai.tandem backward kernels (conv_grad.cc, pool_grad.cc,
-// norm_grad.cc): oneDNN layout plumbing between plain tensors and the layouts a primitive
-// picked, and a small op-registration shorthand for the ai.tandem domain.
+// norm_grad.cc): oneDNN layout plumbing between plain tensors and the
+// layouts a primitive picked.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "framework/kernel_registry.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/kernel_registry.h"
 
 namespace tandem::cpu::grad {
 
@@ -61,14 +61,5 @@ inline dnnl::memory::dims DnnlDilations(const std::vector<int64_t>& v) {
   return r;
 }
 
-inline KernelDef TandemDef(const std::string& op, std::vector<DataType> types, KernelFactory f) {
-  KernelDef d;
-  d.domain = "ai.tandem";
-  d.op = op;
-  d.since = 1;
-  d.types = std::move(types);
-  d.create = std::move(f);
-  return d;
-}
 
 }  // namespace tandem::cpu::grad

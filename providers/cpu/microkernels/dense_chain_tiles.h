@@ -5,12 +5,14 @@
 // of widths 2-20-5-1 has no inner dimension worth vectorizing over).
 //
 // The tile loops (dense_chain_tiles_impl.h) are compiled twice: for the baseline x86-64
-// instruction set and with AVX2 + FMA; TileKernelsForThisCpu picks one at run time.
+// instruction set and with AVX2 + FMA; Builds().best() is the one that runs.
 // Padding rows (a tile holding fewer rows than its width) have zero inputs and zero
 // output gradients, so they add nothing to the weight and bias gradients.
 #pragma once
 #include <cstdint>
 #include <vector>
+
+#include "providers/cpu/microkernels/isa_dispatch.h"
 
 namespace tandem::cpu::dense_chain {
 
@@ -71,9 +73,8 @@ struct TileKernels {
                           float* scratch, double* sums, double* loss, float* dx);
 };
 
-const TileKernels& TileKernelsForThisCpu();
 // Every build this binary holds that the CPU can run and ONEDNN_MAX_CPU_ISA allows
-// (providers/cpu/cpu_isa.h), the baseline first; tests run each.
-std::vector<const TileKernels*> RunnableTileKernels();
+// (providers/cpu/cpu_isa.h), the baseline first; tests run each, the kernels the widest.
+const IsaBuilds<TileKernels>& Builds();
 
 }  // namespace tandem::cpu::dense_chain

@@ -2,7 +2,7 @@
 // this file; see dense_chain_tiles.h). Nothing here runs unless the CPU reports both.
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #define DENSE_CHAIN_ISA avx2
-#include "providers/cpu/kernels/dense_chain_tiles_impl.h"
+#include "providers/cpu/microkernels/dense_chain_tiles_impl.h"
 
 namespace tandem::cpu::dense_chain {
 

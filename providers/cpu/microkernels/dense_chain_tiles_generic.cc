@@ -1,6 +1,6 @@
 // The dense-chain tile loops for the baseline instruction set (see dense_chain_tiles.h).
 #define DENSE_CHAIN_ISA baseline
-#include "providers/cpu/kernels/dense_chain_tiles_impl.h"
+#include "providers/cpu/microkernels/dense_chain_tiles_impl.h"
 
 namespace tandem::cpu::dense_chain {
 

@@ -4,7 +4,7 @@
 // for AVX2 can stand in for a baseline one at link time.
 #include <cstddef>
 
-#include "providers/cpu/kernels/dense_chain_tiles.h"
+#include "providers/cpu/microkernels/dense_chain_tiles.h"
 
 namespace tandem::cpu::dense_chain::DENSE_CHAIN_ISA {
 

@@ -12,14 +12,14 @@
 #include <dnnl.hpp>
 
 #include "graph/node.h"
-#include "providers/cpu/kernels/fast_tanh.h"
+#include "providers/cpu/microkernels/fast_tanh.h"
 
 namespace tandem::cpu {
 
 class FusedActivation {
  public:
   // `attribute`: the attribute naming the op ("activation"; FusedConv's residual sum has
-  // "sum_activation", providers/cpu/conv_sum.h), with "<attribute>_alpha" / "_beta".
+  // "sum_activation", providers/cpu/rewrites/conv_sum.h), with "<attribute>_alpha" / "_beta".
   explicit FusedActivation(const Node& node, const std::string& attribute = "activation")
       : name_(node.attr_string(attribute, "")),
         alpha_(node.attr_float(attribute + "_alpha", 0.f)),

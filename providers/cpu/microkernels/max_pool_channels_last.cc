@@ -1,30 +1,17 @@
-#include "providers/cpu/kernels/max_pool_channels_last.h"
+#include "providers/cpu/microkernels/max_pool_channels_last.h"
 
 #include <algorithm>
 
-#include "providers/cpu/cpu_isa.h"
+#include "providers/cpu/microkernels/isa_dispatch.h"
 
 namespace tandem::cpu::pool_cl {
 
-extern const Kernels kBaselineKernels;
-#ifdef TANDEM_POOL_AVX2
-extern const Kernels kAvx2Kernels;
-constexpr const Kernels* kAvx2 = &kAvx2Kernels;
-#else
-constexpr const Kernels* kAvx2 = nullptr;
-#endif
-#ifdef TANDEM_POOL_AVX512
-extern const Kernels kAvx512Kernels;
-constexpr const Kernels* kAvx512 = &kAvx512Kernels;
-#else
-constexpr const Kernels* kAvx512 = nullptr;
-#endif
+extern const Kernels kBaselineKernels, kAvx2Kernels, kAvx512Kernels;  // one per build (isa_dispatch.h)
 
-std::vector<const Kernels*> RunnableKernels() { return RunnableBuilds(kBaselineKernels, kAvx2, kAvx512); }
-
-const Kernels& KernelsForThisCpu() {
-  static const Kernels* best = RunnableKernels().back();
-  return *best;
+const IsaBuilds<Kernels>& Builds() {
+  static const IsaBuilds<Kernels> builds(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels),
+                                         TANDEM_AVX512_TABLE(kAvx512Kernels));
+  return builds;
 }
 
 bool WindowsHitTheImage(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const Window2d& w) {

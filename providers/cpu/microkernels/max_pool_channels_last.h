@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "providers/cpu/microkernels/isa_dispatch.h"
+
 namespace tandem::cpu::pool_cl {
 
 struct Window2d {
@@ -32,8 +34,7 @@ struct Kernels {
 };
 
 // The builds this process may run (baseline first) and the widest of them.
-std::vector<const Kernels*> RunnableKernels();
-const Kernels& KernelsForThisCpu();
+const IsaBuilds<Kernels>& Builds();
 
 // x [N, C/B, H, W, B] -> y [N, OH, OW, C] with `kernels`, B = in_block dividing C (C
 // itself: x is channels-last [N, H, W, C]); requires WindowsHitTheImage.

@@ -3,7 +3,7 @@
 #if defined(__x86_64__) && defined(__AVX2__)
 #define POOL_ISA avx2
 #define POOL_LANES 8
-#include "providers/cpu/kernels/max_pool_channels_last_impl.h"
+#include "providers/cpu/microkernels/max_pool_channels_last_impl.h"
 
 namespace tandem::cpu::pool_cl {
 extern const Kernels kAvx2Kernels = {"avx2", avx2::Pixel};

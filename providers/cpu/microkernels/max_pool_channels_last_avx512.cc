@@ -3,7 +3,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #define POOL_ISA avx512
 #define POOL_LANES 16
-#include "providers/cpu/kernels/max_pool_channels_last_impl.h"
+#include "providers/cpu/microkernels/max_pool_channels_last_impl.h"
 
 namespace tandem::cpu::pool_cl {
 extern const Kernels kAvx512Kernels = {"avx512", avx512::Pixel};

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "providers/cpu/kernels/max_pool_channels_last.h"
+#include "providers/cpu/microkernels/max_pool_channels_last.h"
 
 namespace tandem::cpu::pool_cl::POOL_ISA {
 

@@ -1,4 +1,4 @@
-#include "providers/cpu/kernels/skinny_gemm.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,31 +7,18 @@
 
 #include <omp.h>
 
-#include "providers/cpu/cpu_isa.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/packed_weights.h"
+#include "providers/cpu/microkernels/isa_dispatch.h"
+#include "providers/cpu/packed_weights.h"
 
 namespace tandem::cpu::skinny {
 
-extern const Kernels kBaselineKernels;
-#ifdef TANDEM_SKINNY_AVX2
-extern const Kernels kAvx2Kernels;
-constexpr const Kernels* kAvx2 = &kAvx2Kernels;
-#else
-constexpr const Kernels* kAvx2 = nullptr;
-#endif
-#ifdef TANDEM_SKINNY_AVX512
-extern const Kernels kAvx512Kernels;
-constexpr const Kernels* kAvx512 = &kAvx512Kernels;
-#else
-constexpr const Kernels* kAvx512 = nullptr;
-#endif
+extern const Kernels kBaselineKernels, kAvx2Kernels, kAvx512Kernels;  // one per build (isa_dispatch.h)
 
-std::vector<const Kernels*> RunnableKernels() { return RunnableBuilds(kBaselineKernels, kAvx2, kAvx512); }
-
-const Kernels& KernelsForThisCpu() {
-  static const Kernels* best = RunnableKernels().back();
-  return *best;
+const IsaBuilds<Kernels>& Builds() {
+  static const IsaBuilds<Kernels> builds(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels),
+                                         TANDEM_AVX512_TABLE(kAvx512Kernels));
+  return builds;
 }
 
 PackedWeights::PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels)
@@ -102,7 +89,7 @@ const PackedWeights& LazyPackedWeights::Get(const Tensor& b, bool trans_b, int64
   };
   static ConstantCopies<Form, PackedWeights> copies;
   return copy_.Get([&] {
-    const Kernels& kernels = KernelsForThisCpu();
+    const Kernels& kernels = Builds().best();
     return copies.Get(b, Form{trans_b, k, n, &kernels}, [&] {
       return std::make_unique<const PackedWeights>(b.data<float>(), trans_b, k, n, kernels);
     });

@@ -12,7 +12,7 @@
 // result (each panel's columns are summed on their own).
 //
 // The panel loops are compiled for the baseline x86-64 instruction set, for AVX2 + FMA
-// and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); KernelsForThisCpu picks
+// and for AVX-512 (skinny_gemm_{generic,avx2,avx512}.cc); Builds().best() is
 // the widest the CPU has and ONEDNN_MAX_CPU_ISA admits (cpu_isa.h). Each float32 sum runs
 // over k in order with fused multiply-adds where the ISA has them (no reduced precision).
 #pragma once
@@ -22,15 +22,15 @@
 
 #include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
-#include "providers/cpu/kernels/lazy_constant_copy.h"
-#include "providers/cpu/kernels/skinny_gemm_kernels.h"
+#include "providers/cpu/lazy_constant_copy.h"
+#include "providers/cpu/microkernels/isa_dispatch.h"
+#include "providers/cpu/microkernels/skinny_gemm_kernels.h"
 
 namespace tandem::cpu::skinny {
 
-// Every kernel set this CPU (and ONEDNN_MAX_CPU_ISA) can run, baseline first; the last is
-// KernelsForThisCpu(). Tests compare them all.
-std::vector<const Kernels*> RunnableKernels();
-const Kernels& KernelsForThisCpu();
+// Every kernel set this CPU (and ONEDNN_MAX_CPU_ISA) can run, baseline first, and the
+// widest of them, which the products use. Tests compare them all.
+const IsaBuilds<Kernels>& Builds();
 
 // B' packed for one kernel set: panel p holds columns [p * panel, (p + 1) * panel) of
 // every row of B', zero past n.

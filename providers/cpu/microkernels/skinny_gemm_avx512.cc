@@ -3,7 +3,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #define SKINNY_ISA avx512
 #define SKINNY_LANES 16
-#include "providers/cpu/kernels/skinny_gemm_impl.h"
+#include "providers/cpu/microkernels/skinny_gemm_impl.h"
 
 namespace tandem::cpu::skinny {
 extern const Kernels kAvx512Kernels = {"avx512", avx512::kPanel, avx512::PanelProduct};

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "providers/cpu/kernels/skinny_gemm_kernels.h"
+#include "providers/cpu/microkernels/skinny_gemm_kernels.h"
 
 namespace tandem::cpu::skinny::SKINNY_ISA {
 

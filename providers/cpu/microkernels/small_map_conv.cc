@@ -1,4 +1,4 @@
-#include "providers/cpu/kernels/small_map_conv.h"
+#include "providers/cpu/microkernels/small_map_conv.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,9 +6,9 @@
 
 #include <omp.h>
 
-#include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernels/packed_weights.h"
-#include "providers/cpu/kernels/small_map_conv_tiles.h"
+#include "providers/cpu/microkernels/isa_dispatch.h"
+#include "providers/cpu/microkernels/small_map_conv_tiles.h"
+#include "providers/cpu/packed_weights.h"
 
 namespace tandem::cpu::small_map {
 
@@ -18,7 +18,7 @@ std::atomic<int64_t> convs_run{0};
 }  // namespace
 
 bool Available() {
-#ifdef TANDEM_SMALL_MAP_AVX512
+#ifdef TANDEM_AVX512_BUILD
   return Avx512Allowed();
 #else
   return false;
@@ -57,7 +57,7 @@ int64_t ConvsRun() { return convs_run.load(std::memory_order_relaxed); }
 
 void Run(const Shape& s, const float* x, const PackedWeights& w, const float* bias, const FusedActivation& act,
          bool sum, const FusedActivation& sum_act, float* y, int threads) {
-#ifdef TANDEM_SMALL_MAP_AVX512
+#ifdef TANDEM_AVX512_BUILD
   convs_run.fetch_add(1, std::memory_order_relaxed);
   const int64_t panels = s.m / kPanel, pixels = s.oh() * s.ow(), panel_floats = kTaps * s.c * kPanel;
   // A thread's panels, each through every image: the panel stays in L2 across the images.

@@ -17,9 +17,9 @@
 
 #include "graph/tensor.h"
 #include "providers/cpu/host_memory.h"
-#include "providers/cpu/kernels/fused_activation.h"
-#include "providers/cpu/kernels/lazy_constant_copy.h"
-#include "providers/cpu/kernels/small_map_conv_tiles.h"  // kMaxPixels
+#include "providers/cpu/lazy_constant_copy.h"
+#include "providers/cpu/microkernels/fused_activation.h"
+#include "providers/cpu/microkernels/small_map_conv_tiles.h"  // kMaxPixels
 
 namespace tandem::cpu::small_map {
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "providers/cpu/kernels/small_map_conv_tiles.h"
+#include "providers/cpu/microkernels/small_map_conv_tiles.h"
 
 namespace tandem::cpu::small_map {
 namespace {

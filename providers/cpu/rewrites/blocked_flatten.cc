@@ -1,4 +1,4 @@
-#include "providers/cpu/blocked_flatten.h"
+#include "providers/cpu/rewrites/blocked_flatten.h"
 
 #include <set>
 #include <vector>

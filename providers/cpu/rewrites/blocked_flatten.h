@@ -1,5 +1,5 @@
 // A classifier's dense layer reading a channel-blocked feature map directly: where a
-// blocked-layout chain (providers/cpu/blocked_layout.h) ends in
+// blocked-layout chain (providers/cpu/rewrites/blocked_layout.h) ends in
 //   FromBlocked(v#blocked) -> v -> Flatten(axis 1) -> f -> Gemm / FusedGemm / MatMul /
 //   FusedMatMul(f, B constant)
 // (the CIFAR CNN's conv stack into its first dense layer), Flatten reads v#blocked as it

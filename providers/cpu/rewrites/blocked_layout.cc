@@ -1,4 +1,4 @@
-#include "providers/cpu/blocked_layout.h"
+#include "providers/cpu/rewrites/blocked_layout.h"
 
 #include <map>
 #include <set>

@@ -1,4 +1,4 @@
-#include "providers/cpu/concat_norm.h"
+#include "providers/cpu/rewrites/concat_norm.h"
 
 #include <set>
 

@@ -2,7 +2,7 @@
 // reader is an inference BatchNormalization [+ Relu] (densenet: every layer normalizes
 // and rectifies the concatenation of all earlier features, and nothing else reads it)
 // becomes one ConcatBatchNorm(scale, B, mean, var, pieces...) node
-// (providers/cpu/kernels/concat_norm_ops.cc), which writes the normalized concatenation
+// (providers/cpu/kernels/nn/concat_norm_ops.cc), which writes the normalized concatenation
 // straight from the pieces: the concatenation is neither written nor read again.
 // Both nodes must be assigned to `provider` and run channel-blocked with the same
 // channel_block (blocked_layout.h; run after UseChannelBlockedLayout and

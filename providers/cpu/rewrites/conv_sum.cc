@@ -1,4 +1,4 @@
-#include "providers/cpu/conv_sum.h"
+#include "providers/cpu/rewrites/conv_sum.h"
 
 #include <algorithm>
 #include <set>

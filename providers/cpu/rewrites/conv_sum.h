@@ -26,7 +26,7 @@ namespace tandem::cpu {
 int FuseConvResidualSum(Graph& graph, const std::string& provider);
 
 // How many FusedConv runs of this process wrote their residual sum into s's own buffer
-// (providers/cpu/kernels/conv.cc; for tests).
+// (providers/cpu/kernels/nn/conv.cc; for tests).
 int64_t ResidualSumsInPlace();
 
 }  // namespace tandem::cpu

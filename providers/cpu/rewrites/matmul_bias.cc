@@ -1,4 +1,4 @@
-#include "providers/cpu/matmul_bias.h"
+#include "providers/cpu/rewrites/matmul_bias.h"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "providers/cpu/norm_relu.h"
+#include "providers/cpu/rewrites/norm_relu.h"
 
 #include <set>
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "providers/copy_kernel.h"
+#include "framework/copy_kernel.h"
 #include "providers/cuda/cuda_provider.h"
 #include "providers/cuda/kernels/launch.h"
 #include "providers/cuda/kernels/register.h"

@@ -1,11 +1,11 @@
 // The gradients' all-reduce of data-parallel training on the GPU (arguments:
-// providers/all_reduce_bucket.h), summed by NCCL across the ranks (providers/cuda/nccl_group.h):
+// framework/all_reduce_bucket.h), summed by NCCL across the ranks (providers/cuda/nccl_group.h):
 // AllReduceStart packs scale * g_i into one device buffer (scale is read on the device)
 // and starts its sum on the group's stream; AllReduceWait makes the compute stream wait
 // for it and returns views of the sum. Neither blocks the host.
 // A sum across processes is not recorded into a CUDA graph: when a plan tries, Start
 // refuses and the plan launches its kernels instead.
-#include "providers/all_reduce_bucket.h"
+#include "framework/all_reduce_bucket.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
 #include "providers/cuda/nccl_group.h"

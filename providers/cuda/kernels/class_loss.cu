@@ -1,6 +1,6 @@
 // Cross-entropy over classes on the GPU: ONNX SoftmaxCrossEntropyLoss and
 // NegativeLogLikelihoodLoss and their ai.tandem gradients (formulas and normalisation
-// as providers/cpu/kernels/loss.cc and loss_grad_ops.cc). One thread per row (n * d rows
+// as providers/cpu/kernels/nn/loss.cc and loss_grad_ops.cc). One thread per row (n * d rows
 // of c classes, strided by d); the log-sum-exp and the sums in double; the reduction one
 // block in a fixed order, so results do not depend on scheduling.
 #include <cuda_runtime.h>

@@ -5,9 +5,9 @@
 // declined at placement: accepts.cc); weight, ignore_index and the three reductions as
 // on the CPU. A label out of range gives a NaN loss here, where the CPU refuses it by
 // name (checking would cost a read-back every step); the trainer stops on a NaN loss.
+#include "ops/loss_reduction.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/loss_reduction.h"
 
 namespace tandem::cuda {
 namespace {

@@ -134,7 +134,7 @@ class ConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<CudnnPool>> pools_;
 };
 
-// ai.tandem ConvGrad(dY, X, W) -> dX, dW, dB (providers/cpu/kernels/conv_grad.cc), each
+// ai.tandem ConvGrad(dY, X, W) -> dX, dW, dB (providers/cpu/kernels/nn/conv_grad.cc), each
 // output optional; relu_mask = 1 zeroes dX where X <= 0.
 class ConvGradKernel : public Kernel {
  public:

@@ -6,9 +6,9 @@
 // the CPU's does: the two devices then draw different masks, as two CPU sessions would.
 #include <atomic>
 
+#include "ops/dropout_seed.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/dropout_seed.h"
 
 namespace tandem::cuda {
 namespace {

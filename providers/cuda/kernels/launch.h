@@ -63,7 +63,7 @@ cudaError_t LaunchReduceSum(const float* x, float* y, const ReduceGeometry& g, f
                             cudaStream_t stream);
 
 // Fused optimizer updates over n elements, in place (PyTorch's torch.optim formulas; see
-// providers/cpu/kernels/optimizer_ops.cc). The step (int64, 1-based) and the learning
+// providers/cpu/kernels/training/optimizer_ops.cc). The step (int64, 1-based) and the learning
 // rate (float) are read on the device, so a recorded CUDA graph replays with the values
 // the trainer copies there before each step; each block derives the bias corrections
 // from them in double, as the CPU does.

@@ -1,11 +1,11 @@
 // ai.tandem MSELoss and MSELossGrad on the GPU (formulas in
-// providers/cpu/kernels/loss_grad_ops.cc), over the launchers of elementwise.cu and
+// providers/cpu/kernels/nn/loss_grad_ops.cc), over the launchers of elementwise.cu and
 // reduce.cu, so that a regression model's training step stays on the GPU whole.
 #include <cmath>
 
+#include "ops/loss_reduction.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/loss_reduction.h"
 
 namespace tandem::cuda {
 namespace {

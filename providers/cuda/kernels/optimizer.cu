@@ -1,4 +1,4 @@
-// Fused optimizer updates (one launch per parameter tensor), with the formulas of providers/cpu/kernels/optimizer_ops.cc (torch.optim).
+// Fused optimizer updates (one launch per parameter tensor), with the formulas of providers/cpu/kernels/training/optimizer_ops.cc (torch.optim).
 #include <cuda_runtime.h>
 
 #include "providers/cuda/kernels/grid.cuh"

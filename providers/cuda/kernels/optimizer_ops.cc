@@ -1,12 +1,12 @@
 // Fused optimizer updates on the GPU: one launch per parameter tensor, in place on the
 // trainer's resident buffers (same contract and formulas as
-// providers/cpu/kernels/optimizer_ops.cc). step (int64) and lr (float) are device
+// providers/cpu/kernels/training/optimizer_ops.cc). step (int64) and lr (float) are device
 // scalars, read by the update kernels themselves: a recorded CUDA graph then replays each
 // step with the values copied there for it. The trainer feeds step >= 1 (the CPU kernel
 // checks it; here a bad step would only show on the device).
+#include "ops/optimizer_attributes.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/optimizer_attributes.h"
 
 namespace tandem::cuda {
 namespace {

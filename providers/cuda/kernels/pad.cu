@@ -2,9 +2,9 @@
 // PadSourceIndex (ops/pad_geometry.h, compiled here as device code).
 #include <cuda_runtime.h>
 
+#include "ops/pad_geometry.h"
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/launch.h"
-#include "ops/pad_geometry.h"
 
 namespace tandem::cuda {
 namespace {

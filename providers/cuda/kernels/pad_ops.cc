@@ -1,9 +1,9 @@
 // Pad (all opsets, modes constant / reflect / edge / wrap) on the GPU, float32 data, with
 // the CPU's geometry (ops/pad_geometry.h). pads, constant_value and axes are host
 // inputs (opset 11+). A constant-mode Pad is also the gradient of one (negated pads).
+#include "ops/pad_geometry.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/pad_geometry.h"
 
 namespace tandem::cuda {
 namespace {

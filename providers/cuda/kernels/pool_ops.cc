@@ -1,6 +1,6 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and the ai.tandem gradients
 // MaxPoolGrad, AveragePoolGrad, GlobalAveragePoolGrad (formulas and attributes as in
-// providers/cpu/kernels/pool.cc and pool_grad.cc) on cuDNN pooling, float32. A gradient
+// providers/cpu/kernels/nn/pool.cc and pool_grad.cc) on cuDNN pooling, float32. A gradient
 // gets X (not Y), so it pools X again into scratch first: cuDNN's backward reads both.
 // relu_mask = 1 (the ReluGrad fusion) zeroes dX where X <= 0. MaxPool's Indices output,
 // dilations, asymmetric padding and ceil-mode windows beyond cuDNN's floor are declined

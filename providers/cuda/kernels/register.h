@@ -1,7 +1,7 @@
 // One registration function per kernel file; cuda_provider.cc calls them all.
 // Adding a kernel file: declare its function here and call it in RegisterAllCudaKernels.
 #pragma once
-#include "providers/kernel_registry.h"
+#include "framework/kernel_registry.h"
 
 namespace tandem::cuda {
 

@@ -2,9 +2,9 @@
 // elements as a strided view of x (ops/slice_geometry.h, the CPU's geometry), copied
 // out by a strided copy, or written back into a zeroed dX by a strided scatter. Starts,
 // ends, axes, steps and SliceGrad's shape of X are host inputs.
+#include "ops/slice_geometry.h"
 #include "providers/cuda/cuda_kernel.h"
 #include "providers/cuda/kernels/register.h"
-#include "ops/slice_geometry.h"
 
 namespace tandem::cuda {
 namespace {

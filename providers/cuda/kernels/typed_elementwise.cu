@@ -3,10 +3,10 @@
 // type to a template instance.
 #include <cuda_runtime.h>
 
+#include "ops/cast_element.h"
 #include "providers/cuda/kernels/grid.cuh"
 #include "providers/cuda/kernels/strided_offsets.cuh"
 #include "providers/cuda/kernels/typed_launch.h"
-#include "ops/cast_element.h"
 
 namespace tandem::cuda {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/control_flow/sequence_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/cpu/kernels/sequence_util.h"
 
 namespace tandem::cpu {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/allocator.h"
 #include "graph/tensor.h"
-#include "providers/allocator.h"
 
 namespace tandem::cpu::seq {
 

@@ -24,15 +24,13 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/slice_geometry.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "ops/slice_geometry.h"
 
 namespace tandem::cpu {
 
 namespace {
-
-constexpr char kDomain[] = "ai.tandem";
 
 template <typename T>
 using CompT = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -425,32 +423,22 @@ class SwapLastAxes : public Kernel {
   }
 };
 
-KernelDef Def(const std::string& op, KernelFactory f) {
-  KernelDef d;
-  d.domain = kDomain;
-  d.op = op;
-  d.since = 1;
-  d.types = types::kFloats;
-  d.create = std::move(f);
-  return d;
-}
-
 }  // namespace
 
 void RegisterGradMathKernels(KernelRegistry& r) {
-  r.Add(Def("SigmoidGrad", Make<UnaryGrad<Unary::kSigmoid>>()));
-  r.Add(Def("TanhGrad", Make<UnaryGrad<Unary::kTanh>>()));
-  r.Add(Def("AbsGrad", Make<UnaryGrad<Unary::kAbs>>()));
-  r.Add(Def("LeakyReluGrad", Make<UnaryGrad<Unary::kLeakyRelu>>()));
-  r.Add(Def("EluGrad", Make<UnaryGrad<Unary::kElu>>()));
-  r.Add(Def("SoftmaxGrad", Make<SoftmaxGrad<false>>()));
-  r.Add(Def("LogSoftmaxGrad", Make<SoftmaxGrad<true>>()));
-  r.Add(Def("ConcatGrad", Make<ConcatGrad>()));
-  r.Add(Def("SliceGrad", Make<SliceGrad>()));
-  r.Add(Def("GatherGrad", Make<GatherGrad>()));
-  r.Add(Def("ClipGrad", Make<ClipGrad>()));
-  r.Add(Def("DropoutGrad", Make<DropoutGrad>()));
-  r.Add(Def("SwapLastAxes", Make<SwapLastAxes>()));
+  r.Add(TandemKernel("SigmoidGrad", types::kFloats, Make<UnaryGrad<Unary::kSigmoid>>()));
+  r.Add(TandemKernel("TanhGrad", types::kFloats, Make<UnaryGrad<Unary::kTanh>>()));
+  r.Add(TandemKernel("AbsGrad", types::kFloats, Make<UnaryGrad<Unary::kAbs>>()));
+  r.Add(TandemKernel("LeakyReluGrad", types::kFloats, Make<UnaryGrad<Unary::kLeakyRelu>>()));
+  r.Add(TandemKernel("EluGrad", types::kFloats, Make<UnaryGrad<Unary::kElu>>()));
+  r.Add(TandemKernel("SoftmaxGrad", types::kFloats, Make<SoftmaxGrad<false>>()));
+  r.Add(TandemKernel("LogSoftmaxGrad", types::kFloats, Make<SoftmaxGrad<true>>()));
+  r.Add(TandemKernel("ConcatGrad", types::kFloats, Make<ConcatGrad>()));
+  r.Add(TandemKernel("SliceGrad", types::kFloats, Make<SliceGrad>()));
+  r.Add(TandemKernel("GatherGrad", types::kFloats, Make<GatherGrad>()));
+  r.Add(TandemKernel("ClipGrad", types::kFloats, Make<ClipGrad>()));
+  r.Add(TandemKernel("DropoutGrad", types::kFloats, Make<DropoutGrad>()));
+  r.Add(TandemKernel("SwapLastAxes", types::kFloats, Make<SwapLastAxes>()));
 }
 
 }  // namespace tandem::cpu

@@ -11,11 +11,11 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/fused_activation.h"
+#include "providers/cpu/kernels/math/packed_matmul_weights.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/cpu/kernels/packed_matmul_weights.h"
-#include "providers/cpu/kernels/skinny_gemm.h"
-#include "providers/cpu/kernels/small_gemm.h"
+#include "providers/cpu/microkernels/fused_activation.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
+#include "providers/cpu/microkernels/small_gemm.h"
 
 namespace tandem::cpu {
 namespace {
@@ -184,7 +184,7 @@ void AddBiasRows(const float* bias, float* y, int64_t rows, int64_t n) {
 }
 
 // MatMul, and FusedMatMul (ai.tandem): a MatMul with an activation applied to its output
-// and, from the CPU's MatMul+bias rewrite (providers/cpu/matmul_bias.h), an optional
+// and, from the CPU's MatMul+bias rewrite (providers/cpu/rewrites/matmul_bias.h), an optional
 // input 2: a float32 bias [N] added to every row before the activation (B one matrix).
 class MatMul : public Kernel {
  public:
@@ -568,8 +568,8 @@ void RegisterMatMulKernels(KernelRegistry& r) {
   r.Add("Gemm", 11, 12, mm9, Make<Gemm>());
   r.Add("Gemm", 13, kMaxOpset, mm9, Make<Gemm>());
   const std::vector<DataType> f32 = {DataType::kFloat};
-  r.Add(KernelDef{kTandemDomain, "FusedGemm", 1, kMaxOpset, f32, 0, Make<Gemm>()});
-  r.Add(KernelDef{kTandemDomain, "FusedMatMul", 1, kMaxOpset, f32, 0, Make<MatMul>()});
+  r.Add(TandemKernel("FusedGemm", f32, Make<Gemm>()));
+  r.Add(TandemKernel("FusedMatMul", f32, Make<MatMul>()));
   r.Add("MatMulInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8},
         Make<MatMulInteger>());
 }

@@ -1,4 +1,4 @@
-#include "providers/cpu/kernels/packed_matmul_weights.h"
+#include "providers/cpu/kernels/math/packed_matmul_weights.h"
 
 #include <atomic>
 

@@ -10,7 +10,7 @@
 
 #include "graph/tensor.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/kernels/packed_weights.h"
+#include "providers/cpu/packed_weights.h"
 
 namespace tandem::cpu {
 

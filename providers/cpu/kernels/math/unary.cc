@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "providers/cpu/kernels/elementwise.h"
-#include "providers/cpu/kernels/fast_tanh.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/fast_tanh.h"
 
 namespace tandem::cpu {
 namespace {

@@ -1,4 +1,4 @@
-// ConcatBatchNorm (ai.tandem, providers/cpu/concat_norm.h): a Concat of channel-blocked
+// ConcatBatchNorm (ai.tandem, providers/cpu/rewrites/concat_norm.h): a Concat of channel-blocked
 // float32 pieces read only by an inference BatchNormalization [+ Relu], in one pass.
 // Inputs: scale, B, mean, var ([C] each), then the pieces in Concat's order, stored with
 // attribute channel_block = B (kChannelsLast or 8 / 16: [N, C_i/B, spatial..., B],
@@ -10,9 +10,8 @@
 #include "providers/cpu/channel_block.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
+#include "providers/cpu/kernels/nn/scale_shift.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/cpu/kernels/scale_shift.h"
 
 namespace tandem::cpu {
 namespace {
@@ -122,7 +121,7 @@ class ConcatBatchNorm : public Kernel {
 }  // namespace
 
 void RegisterConcatNormKernels(KernelRegistry& r) {
-  r.Add(grad::TandemDef("ConcatBatchNorm", {DataType::kFloat}, Make<ConcatBatchNorm>()));
+  r.Add(TandemKernel("ConcatBatchNorm", {DataType::kFloat}, Make<ConcatBatchNorm>()));
 }
 
 }  // namespace tandem::cpu

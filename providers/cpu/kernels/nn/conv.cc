@@ -1,6 +1,6 @@
 // Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations, strides, pads, auto_pad), and
 // FusedConv (ai.tandem, from optimizer/activation_fusion.h): Conv + activation [+ 2x2 max pool],
-// or + a residual sum (input 3) [+ Relu] (providers/cpu/conv_sum.h).
+// or + a residual sum (input 3) [+ Relu] (providers/cpu/rewrites/conv_sum.h).
 // float32 runs on oneDNN convolution_forward / deconvolution_forward with format_tag::any
 // layouts: inputs are reordered into the layouts oneDNN prefers and the result back to
 // plain NC..., and weights that are initializers are reordered once and kept (one copy per
@@ -9,29 +9,29 @@
 // padding ConvTranspose uses for output_shape larger than the natural size) use
 // reference loops.
 // With attribute channel_block = B (FusedConv from the CPU provider's blocked-layout pass,
-// providers/cpu/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
+// providers/cpu/rewrites/blocked_layout.h) y is written channel-blocked, [N, M/B, H, W, B], the
 // layout oneDNN computes in, and x may arrive that way too (then it has one dimension
 // more than W): no reorders between the convolutions of a chain. B may be kChannelsLast
 // (providers/cpu/channel_block.h). blocked_output = 0 (output channels no block divides)
 // keeps y plain while x may still arrive blocked.
 // Channels-last 3x3 convolutions on small maps with megabytes of weights (resnet's last
 // stage at batch 1) run on Tandem's own loops instead, which stream the weights in behind
-// the arithmetic (providers/cpu/kernels/small_map_conv.h).
+// the arithmetic (providers/cpu/microkernels/small_map_conv.h).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
 
-#include "providers/cpu/conv_sum.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/fused_activation.h"
-#include "providers/cpu/kernels/max_pool_2x2.h"
-#include "providers/cpu/kernels/packed_weights.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/cpu/kernels/small_map_conv.h"
+#include "providers/cpu/microkernels/fused_activation.h"
+#include "providers/cpu/microkernels/max_pool_2x2.h"
+#include "providers/cpu/microkernels/small_map_conv.h"
+#include "providers/cpu/packed_weights.h"
+#include "providers/cpu/rewrites/conv_sum.h"
 
 namespace tandem::cpu {
 namespace {
@@ -761,7 +761,7 @@ void RegisterConvKernels(KernelRegistry& r) {
   // Conv-1 and Conv-11 differ only in documentation of defaults; same for ConvTranspose.
   r.Add("Conv", 1, 10, t, Make<Conv>());
   r.Add("Conv", 11, kMaxOpset, t, Make<Conv>());
-  r.Add(KernelDef{kTandemDomain, "FusedConv", 1, kMaxOpset, {DataType::kFloat}, 0, Make<Conv>()});
+  r.Add(TandemKernel("FusedConv", {DataType::kFloat}, Make<Conv>()));
   r.Add("ConvTranspose", 1, 10, t, Make<ConvTranspose>());
   r.Add("ConvTranspose", 11, kMaxOpset, t, Make<ConvTranspose>());
   r.Add("ConvInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8}, Make<ConvInteger>());

@@ -389,8 +389,8 @@ KernelFactory MakeConvGrad() {
 
 void RegisterConvGradKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
-  r.Add(grad::TandemDef("ConvGrad", t, MakeConvGrad<false>()));
-  r.Add(grad::TandemDef("ConvTransposeGrad", t, MakeConvGrad<true>()));
+  r.Add(TandemKernel("ConvGrad", t, MakeConvGrad<false>()));
+  r.Add(TandemKernel("ConvTransposeGrad", t, MakeConvGrad<true>()));
 }
 
 }  // namespace tandem::cpu

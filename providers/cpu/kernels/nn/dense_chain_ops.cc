@@ -16,33 +16,22 @@
 #include <algorithm>
 #include <optional>
 
-#include "providers/cpu/cpu_isa.h"
-#include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/dense_chain_tiles.h"
-#include "providers/cpu/kernels/fast_tanh.h"
-#include "providers/cpu/kernels/register.h"
 #include "ops/loss_reduction.h"
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/dense_chain_tiles.h"
+#include "providers/cpu/microkernels/fast_tanh.h"
+#include "providers/cpu/microkernels/isa_dispatch.h"
 
 namespace tandem::cpu {
 
 namespace dense_chain {
 
-extern const TileKernels kBaselineTileKernels;
-#ifdef TANDEM_DENSE_CHAIN_AVX2
-extern const TileKernels kAvx2TileKernels;
-#endif
+extern const TileKernels kBaselineTileKernels, kAvx2TileKernels;  // one per build (isa_dispatch.h)
 
-std::vector<const TileKernels*> RunnableTileKernels() {
-  std::vector<const TileKernels*> all = {&kBaselineTileKernels};
-#ifdef TANDEM_DENSE_CHAIN_AVX2
-  if (Avx2Allowed()) all.push_back(&kAvx2TileKernels);  // the CPU has it and ONEDNN_MAX_CPU_ISA allows it
-#endif
-  return all;
-}
-
-const TileKernels& TileKernelsForThisCpu() {
-  static const TileKernels* best = RunnableTileKernels().back();
-  return *best;
+const IsaBuilds<TileKernels>& Builds() {
+  static const IsaBuilds<TileKernels> builds(kBaselineTileKernels, TANDEM_AVX2_TABLE(kAvx2TileKernels), nullptr);
+  return builds;
 }
 
 void ActivateTranscendental(Act act, float* v, int64_t n) {
@@ -177,7 +166,7 @@ class DenseChain : public DenseChainBase {
     const float* x = ctx.input(0)->data<float>();
     const Tiling tiles(ctx.input(0)->dims()[0]);
     float* y = ctx.AllocateOutput(0, DataType::kFloat, {tiles.rows, chain_.out()}).data<float>();
-    const auto& k = dense_chain::TileKernelsForThisCpu();
+    const auto& k = dense_chain::Builds().best();
     ForEachPart(Parts(ctx, tiles), tiles, [&](int, int64_t begin, int64_t end, float* scratch) {
       for (int64_t i = begin; i < end; ++i) {
         const auto kind = tiles.kind(i);
@@ -219,7 +208,7 @@ class DenseChainGrad : public DenseChainBase {
     float* dx = ctx.output_wanted(dx_output)
                     ? ctx.AllocateOutput(dx_output, DataType::kFloat, x.dims()).data<float>()
                     : nullptr;
-    const auto& k = dense_chain::TileKernelsForThisCpu();
+    const auto& k = dense_chain::Builds().best();
     const size_t sums = static_cast<size_t>(chain_.sums);
     const int parts = Parts(ctx, tiles);
     sums_.resize(static_cast<size_t>(parts));
@@ -334,23 +323,12 @@ KernelFactory MakeChain() {
   };
 }
 
-KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
-  KernelDef d;
-  d.domain = "ai.tandem";
-  d.op = op;
-  d.since = 1;
-  d.types = {DataType::kFloat};
-  d.type_input = type_input;
-  d.create = std::move(f);
-  return d;
-}
-
 }  // namespace
 
 void RegisterDenseChainKernels(KernelRegistry& r) {
-  r.Add(Def("DenseChain", 0, MakeChain<ChainOp::kForward>()));
-  r.Add(Def("DenseChainGrad", 1, MakeChain<ChainOp::kGrad>()));
-  r.Add(Def("DenseChainMseGrad", 0, MakeChain<ChainOp::kMseGrad>()));
+  r.Add(TandemKernel("DenseChain", {DataType::kFloat}, MakeChain<ChainOp::kForward>(), 0));
+  r.Add(TandemKernel("DenseChainGrad", {DataType::kFloat}, MakeChain<ChainOp::kGrad>(), 1));
+  r.Add(TandemKernel("DenseChainMseGrad", {DataType::kFloat}, MakeChain<ChainOp::kMseGrad>(), 0));
 }
 
 }  // namespace tandem::cpu

@@ -22,14 +22,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/loss_reduction.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
-#include "ops/loss_reduction.h"
 
 namespace tandem::cpu {
 namespace {
-
-constexpr char kDomain[] = "ai.tandem";
 
 using Reduction = LossReduction;
 
@@ -320,26 +318,16 @@ class SoftmaxCrossEntropyGrad : public Kernel {
   int64_t ignore_index_;
 };
 
-KernelDef Def(const std::string& op, int type_input, KernelFactory f) {
-  KernelDef d;
-  d.domain = kDomain;
-  d.op = op;
-  d.since = 1;
-  d.types = {DataType::kFloat, DataType::kDouble};
-  d.type_input = type_input;
-  d.create = std::move(f);
-  return d;
-}
-
 }  // namespace
 
 void RegisterLossGradKernels(KernelRegistry& r) {
-  r.Add(Def("BCEWithLogitsLoss", 0, Make<BceWithLogits>()));
-  r.Add(Def("BCEWithLogitsLossGrad", 1, Make<BceWithLogitsGrad>()));
-  r.Add(Def("MSELoss", 0, Make<MseLoss>()));
-  r.Add(Def("MSELossGrad", 1, Make<MseLossGrad>()));
-  r.Add(Def("SoftmaxCrossEntropyLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
-  r.Add(Def("NegativeLogLikelihoodLossGrad", 1, Make<SoftmaxCrossEntropyGrad>()));
+  const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};  // of the prediction
+  r.Add(TandemKernel("BCEWithLogitsLoss", t, Make<BceWithLogits>(), 0));
+  r.Add(TandemKernel("BCEWithLogitsLossGrad", t, Make<BceWithLogitsGrad>(), 1));
+  r.Add(TandemKernel("MSELoss", t, Make<MseLoss>(), 0));
+  r.Add(TandemKernel("MSELossGrad", t, Make<MseLossGrad>(), 1));
+  r.Add(TandemKernel("SoftmaxCrossEntropyLossGrad", t, Make<SoftmaxCrossEntropyGrad>(), 1));
+  r.Add(TandemKernel("NegativeLogLikelihoodLossGrad", t, Make<SoftmaxCrossEntropyGrad>(), 1));
 }
 
 }  // namespace tandem::cpu

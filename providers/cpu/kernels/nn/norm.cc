@@ -4,15 +4,15 @@
 // scale/bias) run on the oneDNN lrn / layer_normalization primitives; float32 inference
 // BatchNormalization is a fused per-channel scale/shift loop (several times faster than
 // oneDNN's plain-layout batch_normalization), also on channel-blocked input (attribute
-// channel_block, providers/cpu/blocked_layout.h); the rest use reference loops in double.
+// channel_block, providers/cpu/rewrites/blocked_layout.h); the rest use reference loops in double.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/nn/scale_shift.h"
 #include "providers/cpu/kernels/register.h"
-#include "providers/cpu/kernels/scale_shift.h"
 
 namespace tandem::cpu {
 namespace {
@@ -214,7 +214,7 @@ class BatchNorm : public Kernel {
   float epsilon_, momentum_;
   bool spatial_;
   int block_;  // channel_block: 0 = plain NC... (set for inference by the blocked-layout pass)
-  bool relu_;  // activation = "Relu" (providers/cpu/norm_relu.h): y = max(normalized, 0)
+  bool relu_;  // activation = "Relu" (providers/cpu/rewrites/norm_relu.h): y = max(normalized, 0)
   bool training_ = false;
 };
 

@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -365,8 +365,8 @@ class LayerNormGrad : public Kernel {
 
 void RegisterNormGradKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
-  r.Add(grad::TandemDef("BatchNormalizationGrad", t, Make<BatchNormGrad>()));
-  r.Add(grad::TandemDef("LayerNormalizationGrad", t, Make<LayerNormGrad>()));
+  r.Add(TandemKernel("BatchNormalizationGrad", t, Make<BatchNormGrad>()));
+  r.Add(TandemKernel("LayerNormalizationGrad", t, Make<LayerNormGrad>()));
 }
 
 }  // namespace tandem::cpu

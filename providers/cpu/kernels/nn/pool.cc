@@ -5,7 +5,7 @@
 // and the ceil_mode + count_include_pad corner that oneDNN counts differently use
 // reference loops. Global pools are plain reductions over the spatial block.
 // With attribute channel_block = B (set by the CPU provider's blocked-layout pass,
-// providers/cpu/blocked_layout.h) float32 input and output are channel-blocked
+// providers/cpu/rewrites/blocked_layout.h) float32 input and output are channel-blocked
 // [N, C/B, spatial..., B] and MaxPool / AveragePool read and write that layout directly
 // (2-D max pooling of channels-last values: max_pool_channels_last.h). A MaxPool with
 // input_channel_block = 8 or 16 as well (after a first-layer convolution, blocked_layout.h)
@@ -19,9 +19,9 @@
 #include "graph/numeric_cast.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/max_pool_2x2.h"
-#include "providers/cpu/kernels/max_pool_channels_last.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/max_pool_2x2.h"
+#include "providers/cpu/microkernels/max_pool_channels_last.h"
 
 namespace tandem::cpu {
 namespace {
@@ -166,7 +166,7 @@ class Pool : public Kernel {
         const pool_cl::Window2d win{geo->kernel[0],  geo->kernel[1],     geo->strides[0],
                                     geo->strides[1], geo->pads_begin[0], geo->pads_begin[1]};
         if (pool_cl::WindowsHitTheImage(in[0], in[1], geo->out[0], geo->out[1], win)) {
-          pool_cl::MaxPool(pool_cl::KernelsForThisCpu(), x.data<float>(), y.data<float>(), x.dim(0), x.dim(1),
+          pool_cl::MaxPool(pool_cl::Builds().best(), x.data<float>(), y.data<float>(), x.dim(0), x.dim(1),
                            in[0], in[1], geo->out[0], geo->out[1], win,
                            in_block_ == kChannelsLast ? x.dim(1) : in_block_);
           return absl::OkStatus();

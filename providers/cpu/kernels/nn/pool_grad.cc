@@ -309,9 +309,9 @@ class GlobalAveragePoolGrad : public Kernel {
 
 void RegisterPoolGradKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
-  r.Add(grad::TandemDef("MaxPoolGrad", t, MakePoolGrad<true>()));
-  r.Add(grad::TandemDef("AveragePoolGrad", t, MakePoolGrad<false>()));
-  r.Add(grad::TandemDef("GlobalAveragePoolGrad", t, Make<GlobalAveragePoolGrad>()));
+  r.Add(TandemKernel("MaxPoolGrad", t, MakePoolGrad<true>()));
+  r.Add(TandemKernel("AveragePoolGrad", t, MakePoolGrad<false>()));
+  r.Add(TandemKernel("GlobalAveragePoolGrad", t, Make<GlobalAveragePoolGrad>()));
 }
 
 }  // namespace tandem::cpu

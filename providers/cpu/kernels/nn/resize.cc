@@ -11,7 +11,6 @@
 
 #include "graph/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -582,7 +581,7 @@ void RegisterResizeKernels(KernelRegistry& r) {
   r.Add("Resize", 13, 17, ts, Make<ResizeKernel>());
   r.Add("Resize", 18, 18, ts, Make<ResizeKernel>());
   r.Add("Resize", 19, kMaxOpset, ts, Make<ResizeKernel>());
-  r.Add(grad::TandemDef("ResizeGrad", {DT::kFloat, DT::kDouble}, Make<ResizeGradKernel>()));  // training
+  r.Add(TandemKernel("ResizeGrad", {DT::kFloat, DT::kDouble}, Make<ResizeGradKernel>()));  // training
   r.Add("GridSample", 16, 19, types::kFloats, Make<GridSample>());
   r.Add("GridSample", 20, kMaxOpset, types::kFloats, Make<GridSample>());
 }

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -273,8 +272,8 @@ KernelFactory MakeRecurrentGrad() {
 
 void RegisterRnnGradKernels(KernelRegistry& r) {
   const std::vector<DataType> t = {DataType::kFloat, DataType::kDouble};
-  r.Add(grad::TandemDef("LSTMGrad", t, MakeRecurrentGrad<Cell::kLstm>()));
-  r.Add(grad::TandemDef("GRUGrad", t, MakeRecurrentGrad<Cell::kGru>()));
+  r.Add(TandemKernel("LSTMGrad", t, MakeRecurrentGrad<Cell::kLstm>()));
+  r.Add(TandemKernel("GRUGrad", t, MakeRecurrentGrad<Cell::kGru>()));
 }
 
 }  // namespace tandem::cpu

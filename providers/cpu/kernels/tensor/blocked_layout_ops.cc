@@ -1,7 +1,7 @@
 // FromBlocked (ai.tandem, attribute channel_block = B): a channel-blocked float32 tensor
 // [N, C/B, spatial..., B] (or channels-last, B = C: providers/cpu/channel_block.h) back
 // to plain [N, C, spatial...], where a chain of the CPU
-// provider's blocked-layout pass (providers/cpu/blocked_layout.h) meets a reader of the
+// provider's blocked-layout pass (providers/cpu/rewrites/blocked_layout.h) meets a reader of the
 // plain layout. Small tensors (e.g. after a global pool) by a direct transpose of each
 // block, no primitive to set up; feature maps from 64K elements on (a model returning
 // one, a plain reader after a convolution) by oneDNN's reorder, kept per shape.
@@ -9,7 +9,6 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -76,7 +75,7 @@ class FromBlocked : public Kernel {
 }  // namespace
 
 void RegisterBlockedLayoutKernels(KernelRegistry& r) {
-  r.Add(grad::TandemDef("FromBlocked", {DataType::kFloat}, Make<FromBlocked>()));
+  r.Add(TandemKernel("FromBlocked", {DataType::kFloat}, Make<FromBlocked>()));
 }
 
 }  // namespace tandem::cpu

@@ -7,11 +7,10 @@
 #include <type_traits>
 
 #include "graph/resource_limits.h"
-#include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
-#include "providers/cpu/kernels/register.h"
 #include "ops/pad_geometry.h"
 #include "ops/slice_geometry.h"
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
 namespace {
@@ -750,7 +749,7 @@ void RegisterLayoutKernels(KernelRegistry& r) {
   r.Add("Slice", 1, kMaxOpset, all, Make<Slice>());    // inputs from 10
   r.Add("Tile", 1, kMaxOpset, all, Make<Tile>());      // tiles/axis inputs before 6
   r.Add("Pad", 1, kMaxOpset, all, Make<Pad>());        // inputs 11, axes 18, wrap 19
-  r.Add(grad::TandemDef("PadGrad", {DataType::kFloat, DataType::kDouble}, Make<PadGrad>()));  // training
+  r.Add(TandemKernel("PadGrad", {DataType::kFloat, DataType::kDouble}, Make<PadGrad>()));  // training
   std::vector<DataType> numeric_bool = types::kNumeric;
   numeric_bool.push_back(DataType::kBool);
   r.Add("CenterCropPad", 18, kMaxOpset, numeric_bool, Make<CenterCropPad>());

@@ -11,10 +11,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "providers/cpu/kernel_util.h"
 #include "ops/dropout_mask.h"
-#include "providers/cpu/kernels/register.h"
 #include "ops/dropout_seed.h"
+#include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
 namespace {

@@ -1,14 +1,13 @@
 // The gradients' all-reduce of data-parallel training on the CPU (arguments:
-// providers/all_reduce_bucket.h): AllReduceStart packs scale * g_i into one buffer and hands
-// it to the process's communicator (providers/communicator.h), which starts summing it
+// framework/all_reduce_bucket.h): AllReduceStart packs scale * g_i into one buffer and hands
+// it to the process's communicator (framework/communicator.h), which starts summing it
 // across the ranks in place and returns at once; AllReduceWait waits for that sum and
 // returns views of it. Every rank runs the same nodes in the same order with the same shapes.
 #include <string>
 
-#include "providers/all_reduce_bucket.h"
-#include "providers/communicator.h"
+#include "framework/all_reduce_bucket.h"
+#include "framework/communicator.h"
 #include "providers/cpu/kernel_util.h"
-#include "providers/cpu/kernels/grad_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -64,8 +63,8 @@ class AllReduceWait : public Kernel {
 }  // namespace
 
 void RegisterAllReduceKernels(KernelRegistry& r) {
-  r.Add(grad::TandemDef("AllReduceStart", {DataType::kFloat}, Make<AllReduceStart>()));
-  r.Add(grad::TandemDef("AllReduceWait", {DataType::kFloat}, Make<AllReduceWait>()));
+  r.Add(TandemKernel("AllReduceStart", {DataType::kFloat}, Make<AllReduceStart>()));
+  r.Add(TandemKernel("AllReduceWait", {DataType::kFloat}, Make<AllReduceWait>()));
 }
 
 }  // namespace tandem::cpu

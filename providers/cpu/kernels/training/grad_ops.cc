@@ -13,8 +13,6 @@ namespace tandem::cpu {
 
 namespace {
 
-constexpr char kDomain[] = "ai.tandem";
-
 // Adds the rows [begin, end) of dY into acc (indexed like the target): a row whose
 // target step is 1 adds element-wise, a row broadcast from one target element adds its sum.
 template <typename T, typename Acc>
@@ -193,23 +191,13 @@ class MeanScale : public Kernel {
   }
 };
 
-KernelDef Def(const std::string& op, std::vector<DataType> types, KernelFactory f) {
-  KernelDef d;
-  d.domain = kDomain;
-  d.op = op;
-  d.since = 1;
-  d.types = std::move(types);
-  d.create = std::move(f);
-  return d;
-}
-
 }  // namespace
 
 void RegisterGradKernels(KernelRegistry& r) {
-  r.Add(Def("SumToShape", types::kNumeric, Make<SumToShape>()));
-  r.Add(Def("ReluGrad", types::kFloats, Make<ReluGrad>()));
-  r.Add(Def("ScalarLike", types::kNumeric, Make<ScalarLike>()));
-  r.Add(Def("MeanScale", types::kFloats, Make<MeanScale>()));
+  r.Add(TandemKernel("SumToShape", types::kNumeric, Make<SumToShape>()));
+  r.Add(TandemKernel("ReluGrad", types::kFloats, Make<ReluGrad>()));
+  r.Add(TandemKernel("ScalarLike", types::kNumeric, Make<ScalarLike>()));
+  r.Add(TandemKernel("MeanScale", types::kFloats, Make<MeanScale>()));
 }
 
 }  // namespace tandem::cpu

@@ -26,14 +26,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "providers/cpu/kernel_util.h"
 #include "ops/optimizer_attributes.h"
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
 namespace {
 
-constexpr char kDomain[] = "ai.tandem";
 constexpr int64_t kParallelMin = 1 << 15;
 
 enum class Kind { kSgd, kMomentum, kAdam, kAdamW };
@@ -275,13 +274,8 @@ class GlobalNormClip : public Kernel {
   float attr_;
 };
 
-KernelDef Def(const std::string& op, KernelFactory f) {
-  KernelDef d;
-  d.domain = kDomain;
-  d.op = op;
-  d.since = 1;
-  d.types = {DataType::kFloat, DataType::kDouble};
-  d.create = std::move(f);
+KernelDef Def(const std::string& op, KernelFactory f) {  // updates its parameter and state inputs
+  KernelDef d = TandemKernel(op, {DataType::kFloat, DataType::kDouble}, std::move(f));
   d.updates_inputs_in_place = true;
   return d;
 }
