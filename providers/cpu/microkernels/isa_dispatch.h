@@ -30,10 +30,11 @@ namespace tandem::cpu {
 
 // The builds of one family this process may run, baseline first and widest last: an AVX2
 // or AVX-512 build only where it is compiled in (non-null), the CPU has it and
-// ONEDNN_MAX_CPU_ISA admits it (cpu_isa.h). A family makes one, once, in its Builds().
+// ONEDNN_MAX_CPU_ISA admits it (cpu_isa.h).
 template <typename Kernels>
 class IsaBuilds {
  public:
+  using Table = Kernels;
   IsaBuilds(const Kernels& baseline, const Kernels* avx2, const Kernels* avx512) : runnable_{&baseline} {
     if (avx2 && Avx2Allowed()) runnable_.push_back(avx2);
     if (avx512 && Avx512Allowed()) runnable_.push_back(avx512);
@@ -44,5 +45,14 @@ class IsaBuilds {
  private:
   std::vector<const Kernels*> runnable_;
 };
+
+// The one IsaBuilds of family `Kernels`, made on first use: what a family's Builds() returns.
+// (The type comes from `baseline` alone, so an absent build may be passed as nullptr.)
+template <typename Kernels>
+const IsaBuilds<Kernels>& BuildsOf(const Kernels& baseline, const typename IsaBuilds<Kernels>::Table* avx2,
+                                   const typename IsaBuilds<Kernels>::Table* avx512) {
+  static const IsaBuilds<Kernels> builds(baseline, avx2, avx512);
+  return builds;
+}
 
 }  // namespace tandem::cpu

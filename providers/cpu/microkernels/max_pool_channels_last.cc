@@ -9,9 +9,7 @@ namespace tandem::cpu::pool_cl {
 extern const Kernels kBaselineKernels, kAvx2Kernels, kAvx512Kernels;  // one per build (isa_dispatch.h)
 
 const IsaBuilds<Kernels>& Builds() {
-  static const IsaBuilds<Kernels> builds(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels),
-                                         TANDEM_AVX512_TABLE(kAvx512Kernels));
-  return builds;
+  return BuildsOf(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels), TANDEM_AVX512_TABLE(kAvx512Kernels));
 }
 
 bool WindowsHitTheImage(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, const Window2d& w) {

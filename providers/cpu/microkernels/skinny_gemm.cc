@@ -16,9 +16,7 @@ namespace tandem::cpu::skinny {
 extern const Kernels kBaselineKernels, kAvx2Kernels, kAvx512Kernels;  // one per build (isa_dispatch.h)
 
 const IsaBuilds<Kernels>& Builds() {
-  static const IsaBuilds<Kernels> builds(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels),
-                                         TANDEM_AVX512_TABLE(kAvx512Kernels));
-  return builds;
+  return BuildsOf(kBaselineKernels, TANDEM_AVX2_TABLE(kAvx2Kernels), TANDEM_AVX512_TABLE(kAvx512Kernels));
 }
 
 PackedWeights::PackedWeights(const float* b, bool trans_b, int64_t k, int64_t n, const Kernels& kernels)

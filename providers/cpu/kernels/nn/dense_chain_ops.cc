@@ -30,8 +30,7 @@ namespace dense_chain {
 extern const TileKernels kBaselineTileKernels, kAvx2TileKernels;  // one per build (isa_dispatch.h)
 
 const IsaBuilds<TileKernels>& Builds() {
-  static const IsaBuilds<TileKernels> builds(kBaselineTileKernels, TANDEM_AVX2_TABLE(kAvx2TileKernels), nullptr);
-  return builds;
+  return BuildsOf(kBaselineTileKernels, TANDEM_AVX2_TABLE(kAvx2TileKernels), nullptr);
 }
 
 void ActivateTranscendental(Act act, float* v, int64_t n) {
