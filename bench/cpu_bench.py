@@ -29,17 +29,15 @@ outputs as a check that they computed the same thing.
 """
 import argparse
 import datetime
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 from scratch import scratch_dir
+from turns import Worker, WorkerFailed, cpu_model, fmt_ms, serve, take_turns, vector_isa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # reference_models (models/) and `import tandem` from the source tree (python/).
@@ -125,125 +123,19 @@ def make_runner(engine, case, onnx_path, state_path, x, threads):
 
 
 def worker(engine, case, onnx_path, state_path, x_path, threads, out_path):
-    """Loads the case, writes its output to out_path, warms up and says "ready"; then each
-    line on stdin, a number of seconds S, runs one slice (untimed calls for 20 ms, at least
-    one, then single calls timed for S seconds, at least 3) and answers a JSON list of the
-    calls' times in ms. Ends at the end of stdin."""
+    """The engine's process for one case: turns.serve() over its runner."""
     x = np.load(x_path)
-    run = make_runner(engine, case, onnx_path, state_path, x, threads)
-    np.save(out_path, run())
-    start = time.perf_counter()
-    while time.perf_counter() - start < 0.3:  # first warm-up: primitives, caches, pages
-        run()
-    print("ready", flush=True)
-    for line in sys.stdin:
-        seconds = float(line)
-        start = time.perf_counter()
-        run()
-        while time.perf_counter() - start < 0.02:
-            run()
-        times = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds or len(times) < 3:
-            t0 = time.perf_counter()
-            run()
-            times.append((time.perf_counter() - t0) * 1e3)
-        print(json.dumps(times), flush=True)
+    serve(make_runner(engine, case, onnx_path, state_path, x, threads), out_path)
 
 
-class Worker:
-    """One engine's worker process for one case (see worker()); its stderr goes to a file
-    that a failure quotes."""
-
-    def __init__(self, python, engine, case, paths, threads, work):
-        onnx_path, state_path, x_path = paths
-        self.name = f"{engine} on {case}"
-        self.err_path = os.path.join(work, f"{case}.{engine}.stderr")
-        with open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(
-                [python, os.path.abspath(__file__), "--worker", engine, case, onnx_path, state_path, x_path,
-                 str(threads), os.path.join(work, f"{case}.{engine}.out.npy")],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
-        self._answer()  # "ready"
-        self.settle()
-
-    def _answer(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait()
-            with open(self.err_path) as f:
-                sys.exit(f"error: {self.name} failed (exit status {self.proc.returncode}):\n{f.read().strip()}")
-        return line
-
-    def slice(self, seconds):
-        """The call times (ms) of one slice of `seconds`, returned once the process has gone
-        quiet (see settle)."""
-        self.proc.stdin.write(f"{seconds}\n")
-        self.proc.stdin.flush()
-        times = json.loads(self._answer())
-        self.settle()
-        return times
-
-    def cpu_ns(self):
-        """CPU time of all the process's threads so far (ns, /proc/PID/task/*/schedstat)."""
-        total = 0
-        task_dir = f"/proc/{self.proc.pid}/task"
-        for tid in os.listdir(task_dir):
-            try:
-                with open(f"{task_dir}/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except (FileNotFoundError, ProcessLookupError):
-                pass  # a thread that just ended
-        return total
-
-    def settle(self, timeout=1.0):
-        """Waits until the process uses under 10% of a core over 10 ms: thread pools spin for
-        a while after their last job (ONNX Runtime's for ~50 ms of CPU), which would slow
-        the engine whose turn is next."""
-        deadline = time.perf_counter() + timeout
-        before = self.cpu_ns()
-        while time.perf_counter() < deadline:
-            time.sleep(0.01)
-            now = self.cpu_ns()
-            if now - before < 1_000_000:
-                return
-            before = now
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
+def start_worker(python, engine, case, paths, threads, work):
+    onnx_path, state_path, x_path = paths
+    return Worker([python, os.path.abspath(__file__), "--worker", engine, case, onnx_path, state_path, x_path,
+                   str(threads), os.path.join(work, f"{case}.{engine}.out.npy")],
+                  f"{engine} on {case}", os.path.join(work, f"{case}.{engine}.stderr"))
 
 
 # -- the driver ---------------------------------------------------------------------------
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
-def vector_isa():
-    """The widest vector instruction set /proc/cpuinfo reports (AMX, AVX-512, AVX2, ...),
-    and ONEDNN_MAX_CPU_ISA when it caps oneDNN and Tandem's own kernels."""
-    flags = set()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    if "amx_tile" in flags:
-        isa = "AMX + AVX-512"
-    elif "avx512f" in flags:
-        isa = "AVX-512" + (" (VNNI, BF16)" if "avx512_bf16" in flags else "")
-    elif "avx2" in flags:
-        isa = "AVX2"
-    else:
-        isa = "SSE4.1 or older"
-    cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
-    return isa + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else "")
-
 
 def versions(torch2_python):
     import onnxruntime
@@ -258,10 +150,6 @@ def versions(torch2_python):
              "{torch.backends.mkldnn.is_available()}, MKL: {torch.backends.mkl.is_available()})')"],
             capture_output=True, text=True, check=True).stdout.strip())
     return found
-
-
-def fmt_ms(v):
-    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
 def main():
@@ -304,21 +192,15 @@ def main():
     for case in cases:
         print(f"[bench] {case}: exporting, loading every engine", file=sys.stderr, flush=True)
         paths = prepare(case, work)
-        workers = {e: Worker(pythons[e], e, case, paths, args.threads, work) for e in engines}
-        turn = 0
-        for r in range(args.rounds):
-            times = {e: [] for e in engines}
-            for _ in range(slices):
-                turn_p50 = {}
-                for engine in engines[turn % len(engines):] + engines[:turn % len(engines)]:
-                    calls = workers[engine].slice(args.seconds / slices)
-                    times[engine] += calls
-                    turn_p50[engine] = statistics.median(calls)
-                turn_ratios[case].append(turn_p50["tandem"] / turn_p50["ort"])
-                turn += 1
-            for engine in engines:
-                p50[(case, engine)].append(statistics.median(times[engine]))
-            print(f"[bench] {case}: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        try:
+            workers = {e: start_worker(pythons[e], e, case, paths, args.threads, work) for e in engines}
+        except WorkerFailed as failure:
+            sys.exit(f"error: {failure}")
+        rounds, turns = take_turns(workers, args.rounds, args.seconds, slices, lambda r: print(
+            f"[bench] {case}: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True))
+        for engine in engines:
+            p50[(case, engine)] = rounds[engine]
+        turn_ratios[case] = [t["tandem"] / t["ort"] for t in turns]
         for w in workers.values():
             w.close()
 

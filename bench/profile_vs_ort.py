@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cpu_bench  # noqa: E402  (the cases, their export and cpu_bench's module paths)
 from scratch import scratch_dir  # noqa: E402
+import turns  # noqa: E402
 
 
 def summary(nodes):
@@ -121,7 +122,7 @@ def main():
         return
     work = scratch_dir("tandem_profile_vs_ort_")
     onnx_path, _, x_path = cpu_bench.prepare(args.case, work)
-    print(f"{args.case}: {cpu_bench.cpu_model()} ({cpu_bench.vector_isa()}), {args.threads} threads, "
+    print(f"{args.case}: {turns.cpu_model()} ({turns.vector_isa()}), {args.threads} threads, "
           f"{args.runs} runs per engine; ms per run, summed per op type")
     result = {}
     for engine in ("tandem", "ort"):

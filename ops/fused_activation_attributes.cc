@@ -28,9 +28,14 @@ bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused) {
   } else if (act.op_type != "Relu" && act.op_type != "Sigmoid" && act.op_type != "Tanh") {
     return false;
   }
+  SetFusedActivation(fused, act.op_type, alpha, beta);
+  return true;
+}
+
+void SetFusedActivation(Node& fused, const std::string& activation, float alpha, float beta) {
   Attribute name;
   name.kind = Attribute::Kind::kString;
-  name.s = act.op_type;
+  name.s = activation;
   fused.attributes["activation"] = name;
   Attribute a, b;
   a.kind = b.kind = Attribute::Kind::kFloat;
@@ -38,7 +43,6 @@ bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused) {
   b.f = beta;
   fused.attributes["activation_alpha"] = a;
   fused.attributes["activation_beta"] = b;
-  return true;
 }
 
 }  // namespace tandem

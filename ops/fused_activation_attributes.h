@@ -1,7 +1,8 @@
 // The attributes by which a fused ai.tandem node (FusedConv, FusedGemm, FusedMatMul and the
 // CPU's rewrites that make such nodes) carries the activation it applies to its result:
-// `activation` (the activation's op type: Relu, LeakyRelu, Clip, Sigmoid or Tanh) with
-// `activation_alpha` / `activation_beta` (LeakyRelu's alpha; Clip's bounds). The kernels
+// `activation` (the activation's op type: Relu, LeakyRelu, Clip, Sigmoid, Tanh, or Swish:
+// x * sigmoid(alpha * x), which SiLU is with alpha 1) with `activation_alpha` /
+// `activation_beta` (LeakyRelu's and Swish's alpha; Clip's bounds). The kernels
 // read them (providers/cpu/microkernels/fused_activation.h, the CUDA provider's fused launches).
 #pragma once
 #include "graph/graph.h"
@@ -13,5 +14,8 @@ namespace tandem {
 // float scalars). Used by the activation fusion (optimizer/activation_fusion.h) and by the
 // rewrites that make a fused node later (providers/cpu/rewrites/matmul_bias.h).
 bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused);
+
+// Sets the `activation` attributes on `fused`: op `activation` with `alpha` and `beta`.
+void SetFusedActivation(Node& fused, const std::string& activation, float alpha, float beta);
 
 }  // namespace tandem

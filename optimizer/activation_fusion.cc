@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <utility>
 
 #include "graph/value_readers.h"
 #include "ops/fused_activation_attributes.h"
@@ -28,6 +29,26 @@ bool IsMaxPool2x2(const Node& n) {
 }
 
 std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
+
+// SiLU as exporters write it, x * Sigmoid(x): when `value`'s only readers are a Sigmoid
+// and a Mul of `value` and that Sigmoid's output (in either order), which alone reads it,
+// returns the two node indices; else {-1, -1}.
+std::pair<int, int> SiluReaders(const Graph& graph, const ValueReaders& readers, const std::string& value) {
+  const std::vector<size_t>& r = readers.nodes(value);
+  if (readers.pinned(value) || r.size() != 2) return {-1, -1};
+  for (int s : {0, 1}) {
+    const Node& sigmoid = graph.nodes[r[s]];
+    const Node& mul = graph.nodes[r[1 - s]];
+    if (!sigmoid.domain.empty() || sigmoid.op_type != "Sigmoid" || sigmoid.outputs.size() != 1 ||
+        !mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+        readers.Sole(sigmoid.outputs[0]) != static_cast<int>(r[1 - s]))
+      continue;
+    const std::set<std::string> operands(mul.inputs.begin(), mul.inputs.end());
+    if (operands == std::set<std::string>{value, sigmoid.outputs[0]})
+      return {static_cast<int>(r[s]), static_cast<int>(r[1 - s])};
+  }
+  return {-1, -1};
+}
 
 // Training graphs: ReluGrad(G(dY, X, ...):0, X) — X a Relu output read by MaxPool, Conv or
 // ConvTranspose, G its MaxPoolGrad / ConvGrad / ConvTransposeGrad — becomes G with
@@ -94,6 +115,13 @@ int FuseActivations(Graph& graph) {
       removed.insert(next);
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
+      next = sole_reader(f.outputs[0]);
+    } else if (auto [sigmoid, mul] = SiluReaders(graph, readers, f.outputs[0]); mul >= 0) {
+      SetFusedActivation(f, "Swish", 1.f, 0.f);
+      removed.insert(sigmoid);
+      removed.insert(mul);
+      f.name += "+" + NameOf(graph.nodes[sigmoid]) + "+" + NameOf(graph.nodes[mul]);
+      f.outputs = graph.nodes[mul].outputs;
       next = sole_reader(f.outputs[0]);
     }
     if (n.op_type == "Conv" && next >= 0 && IsMaxPool2x2(graph.nodes[next])) {

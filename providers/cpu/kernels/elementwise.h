@@ -254,7 +254,8 @@ class DnnlEltwise {
 };
 
 // Cached oneDNN binary primitive (f32) for out = a op b where b broadcasts to a == out.
-// Returns false when the shapes do not fit, oneDNN refuses or out is small.
+// Returns false when the shapes do not fit, oneDNN refuses or offers only its reference
+// implementation, or out is small.
 class DnnlBinary {
  public:
   bool Run(dnnl::algorithm alg, const Tensor& a, const Dims& b_dims, const Tensor& b,
@@ -271,8 +272,9 @@ class DnnlBinary {
         auto amd = PlainDesc(od, f32), bmd = PlainDesc(bd, f32);
         dnnl::binary::desc d(alg, amd, bmd, amd);
         dnnl::binary::primitive_desc pd(d, DnnlEngine());
-        return Entry{amd, bmd, dnnl::binary(pd)};
+        return Entry{amd, bmd, dnnl::binary(pd), std::strncmp(pd.impl_info_str(), "ref", 3) != 0};
       });
+      if (!e.jit) return false;
       e.prim.execute(DnnlStream(), {{DNNL_ARG_SRC_0, WrapTensor(a, e.amd)},
                                     {DNNL_ARG_SRC_1, WrapTensor(b, e.bmd)},
                                     {DNNL_ARG_DST, WrapTensor(out, e.amd)}});
@@ -287,6 +289,10 @@ class DnnlBinary {
   struct Entry {
     dnnl::memory::desc amd, bmd;
     dnnl::binary prim;
+    // False for oneDNN's reference implementation, which it picks for broadcasts its jit
+    // kernels lack (e.g. over the middle dims of a channel-blocked [N, C/8, H, W, 8] under
+    // AVX2) and which runs ~100x slower than the callers' own loops: Run declines it.
+    bool jit;
   };
   ShapeCache<Entry> cache_;
 };

@@ -1,8 +1,8 @@
 // The activation that the fusions fold into FusedConv / FusedGemm / FusedMatMul nodes
 // (domain ai.tandem; attributes written by ops/fused_activation_attributes.h): attribute
 // `activation` names the ONNX op (Relu, LeakyRelu,
-// Clip, Sigmoid, Tanh), `activation_alpha` / `activation_beta` carry its parameters
-// (LeakyRelu's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their
+// Clip, Sigmoid, Tanh, Swish), `activation_alpha` / `activation_beta` carry its parameters
+// (LeakyRelu's and Swish's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their
 // reference paths call Apply, which matches the standalone kernels.
 #pragma once
 #include <cmath>
@@ -29,6 +29,7 @@ class FusedActivation {
     else if (name_ == "Clip") alg_ = dnnl::algorithm::eltwise_clip_v2;
     else if (name_ == "Sigmoid") alg_ = dnnl::algorithm::eltwise_logistic;
     else if (name_ == "Tanh") alg_ = dnnl::algorithm::eltwise_tanh;
+    else if (name_ == "Swish") alg_ = dnnl::algorithm::eltwise_swish;  // x * sigmoid(alpha * x)
     else name_.clear();  // unknown: the fusion pass never emits it
   }
 
@@ -59,6 +60,9 @@ class FusedActivation {
         break;
       case dnnl::algorithm::eltwise_logistic:
         for (int64_t i = 0; i < n; ++i) p[i] = 1.f / (1.f + std::exp(-p[i]));
+        break;
+      case dnnl::algorithm::eltwise_swish:
+        for (int64_t i = 0; i < n; ++i) p[i] = p[i] / (1.f + std::exp(-a * p[i]));
         break;
       default: TanhInto(p, p, n); break;
     }

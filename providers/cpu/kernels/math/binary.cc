@@ -182,6 +182,48 @@ absl::Status CheckTwoInputs(const KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// out = op(a, b) in float32 where b broadcasts over one run of out's middle dims and a has
+// out's dims: out as [outer, middle, inner] and b as [outer, 1, inner] (dims of size 1 fit
+// either side). A squeeze-and-excitation gate [N, C, 1, 1] scaling [N, C, H, W] (inner 1),
+// or the same in channel blocks, [N, C/B, 1, 1, B] over [N, C/B, H, W, B] (inner B), where
+// oneDNN has only its reference implementation on some ISAs. False for other shapes.
+template <typename Op>
+bool BroadcastOverMiddle(const Op& op, const Tensor& a, const Dims& b_dims, const Tensor& b, Tensor& out) {
+  const Dims& od = out.dims();
+  if (a.dims() != od || b_dims.size() > od.size()) return false;
+  Dims bd(od.size() - b_dims.size(), 1);
+  bd.insert(bd.end(), b_dims.begin(), b_dims.end());
+  int64_t outer = 1, middle = 1, inner = 1;
+  int part = 0;  // 0: leading dims b has, 1: the middle ones it broadcasts over, 2: trailing dims it has
+  for (size_t i = 0; i < od.size(); ++i) {
+    if (od[i] == 1) continue;
+    const bool broadcast = bd[i] == 1;
+    if (!broadcast && bd[i] != od[i]) return false;
+    if (broadcast && part == 2) return false;  // a second broadcast run
+    if (broadcast) part = 1;
+    else if (part == 1) part = 2;
+    (part == 0 ? outer : part == 1 ? middle : inner) *= od[i];
+  }
+  if (middle == 1) return false;
+  const float* x = a.data<float>();
+  const float* s = b.data<float>();
+  float* y = out.data<float>();
+  const bool parallel = out.numel() >= (int64_t{1} << 15);
+  if (inner == 1) {  // one b element per row of `middle` elements: vectorizes along the row
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t m = 0; m < middle; ++m) y[o * middle + m] = op(x[o * middle + m], s[o]);
+  } else {  // a row of `inner` b elements for each of `middle` rows
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t m = 0; m < middle; ++m) {
+        const int64_t row = (o * middle + m) * inner;
+        for (int64_t i = 0; i < inner; ++i) y[row + i] = op(x[row + i], s[o * inner + i]);
+      }
+  }
+  return true;
+}
+
 template <typename Op>
 class BinaryKernel : public Kernel {
  public:
@@ -201,6 +243,10 @@ class BinaryKernel : public Kernel {
       if (auto alg = op_.Dnnl(); alg && a.dtype() == DataType::kFloat) {
         if (dnnl_.Run(*alg, a, shapes->b, b, out)) return absl::OkStatus();
         if (Op::kCommutative && dnnl_.Run(*alg, b, shapes->a, a, out)) return absl::OkStatus();
+        if constexpr (Op::template Supports<float>()) {
+          if (BroadcastOverMiddle(op_, a, shapes->b, b, out)) return absl::OkStatus();
+          if (Op::kCommutative && BroadcastOverMiddle(op_, b, shapes->a, a, out)) return absl::OkStatus();
+        }
       }
     }
     bool done = false;

@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""The model zoo: Tandem against ONNX Runtime, OpenVINO and PyTorch on today's architectures.
+
+usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
+                    [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
+                    [--cache DIR] [--markdown FILE] [--list]
+(the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
+
+Each model is built from its library's own definition with random weights (torchvision,
+timm, Hugging Face transformers from a config: nothing is downloaded), seeded, and
+exported by torch.onnx.export twice: with the default (dynamo) exporter and the legacy
+(TorchScript) one, with static shapes at batch 1 and at the model's larger batch. Every
+export is cached in --cache (default build/zoo) and reused by later runs.
+
+The engines each run in their own process with the same thread count, taking turns
+(bench/turns.py): Tandem (its Python API), ONNX Runtime (CPUExecutionProvider, all graph
+optimizations), OpenVINO (CPU, INFERENCE_PRECISION_HINT=f32: no bf16 even where the CPU
+has it) and PyTorch eager (torch.inference_mode) on the module the file was exported
+from. Per case the table gives each engine's p50 (median over rounds of each round's
+median call), Tandem / each other engine, and each ONNX engine's largest output error
+against PyTorch relative to the largest PyTorch output (the output's scale). Then the
+geometric mean of Tandem / ORT per family. A case an engine cannot run says why and the
+rest go on; the exit status is 1 if Tandem failed a case.
+"""
+import argparse
+import datetime
+import math
+import os
+import statistics
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+from turns import Worker, WorkerFailed, cpu_model, fmt_ms, serve, take_turns, vector_isa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "python")]  # `import tandem` from the source tree
+ENGINES = ("tandem", "ort", "openvino", "torch")
+ENGINE_NAMES = {"tandem": "Tandem", "ort": "ORT", "openvino": "OpenVINO", "torch": "PyTorch"}
+SEQ = 128  # text models' sequence length
+
+
+# -- the models -----------------------------------------------------------------------------
+# name -> (family, constructor of the eval-mode module, inputs(batch) -> {name: array},
+#          the larger batch). Modules take their inputs by name, in the order given.
+
+def torchvision_model(name, **kw):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, **kw)
+    return make
+
+
+def timm_model(name):
+    def make():
+        import timm
+        return timm.create_model(name, pretrained=False)
+    return make
+
+
+def image(size=224):
+    return lambda b: {"x": np.random.default_rng(1).standard_normal((b, 3, size, size), dtype=np.float32)}
+
+
+def tokens(vocab):
+    def make(b):
+        rng = np.random.default_rng(1)
+        return {"input_ids": rng.integers(0, vocab, (b, SEQ), dtype=np.int64),
+                "attention_mask": np.ones((b, SEQ), dtype=np.int64)}
+    return make
+
+
+def text_encoder(model_class, config_class, **config):
+    """A Hugging Face model from its default config (with `config` overrides), returning its
+    first output (the last hidden state) for input_ids and attention_mask."""
+    def make():
+        import torch
+        import transformers
+
+        class FirstOutput(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config))
+
+            def forward(self, input_ids, attention_mask):
+                return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+        return FirstOutput()
+    return make
+
+
+def whisper_encoder():
+    import torch
+    import transformers
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = transformers.WhisperModel(transformers.WhisperConfig()).get_encoder()
+
+        def forward(self, input_features):
+            return self.encoder(input_features=input_features)[0]
+    return Encoder()
+
+
+def mel_frames(b):
+    return {"input_features": np.random.default_rng(1).standard_normal((b, 80, 3000), dtype=np.float32)}
+
+
+MODELS = {
+    "resnet50": ("cnn", torchvision_model("resnet50"), image(), 8),
+    "densenet121": ("cnn", torchvision_model("densenet121"), image(), 8),
+    "inception_v3": ("cnn", torchvision_model("inception_v3", aux_logits=False, init_weights=True), image(299), 8),
+    "mobilenet_v2": ("cnn", torchvision_model("mobilenet_v2"), image(), 8),
+    "squeezenet1_1": ("cnn", torchvision_model("squeezenet1_1"), image(), 8),
+    "efficientnet_b0": ("cnn", timm_model("efficientnet_b0"), image(), 8),
+    "mobilenetv3_large_100": ("cnn", timm_model("mobilenetv3_large_100"), image(), 8),
+    "regnety_016": ("cnn", timm_model("regnety_016"), image(), 8),
+    "convnext_tiny": ("cnn", timm_model("convnext_tiny"), image(), 8),
+    "ghostnet_100": ("cnn", timm_model("ghostnet_100"), image(), 8),
+    "vit_base_patch16_224": ("vit", timm_model("vit_base_patch16_224"), image(), 4),
+    "deit_small_patch16_224": ("vit", timm_model("deit_small_patch16_224"), image(), 4),
+    "swin_tiny_patch4_window7_224": ("vit", timm_model("swin_tiny_patch4_window7_224"), image(), 4),
+    "mobilevit_s": ("vit", timm_model("mobilevit_s"), image(256), 4),
+    "bert_base": ("text", text_encoder("BertModel", "BertConfig"), tokens(30522), 8),
+    "roberta_base": ("text", text_encoder("RobertaModel", "RobertaConfig", vocab_size=50265,
+                                          max_position_embeddings=514, pad_token_id=1), tokens(50265), 8),
+    "distilbert": ("text", text_encoder("DistilBertModel", "DistilBertConfig"), tokens(30522), 8),
+    "albert_base": ("text", text_encoder("AlbertModel", "AlbertConfig", hidden_size=768, num_attention_heads=12,
+                                         intermediate_size=3072), tokens(30000), 8),
+    "electra_small": ("text", text_encoder("ElectraModel", "ElectraConfig"), tokens(30522), 8),
+    "gpt2": ("text", text_encoder("GPT2Model", "GPT2Config", use_cache=False), tokens(50257), 8),
+    "t5_small_encoder": ("text", text_encoder("T5EncoderModel", "T5Config"), tokens(32128), 8),
+    "whisper_tiny_encoder": ("text", whisper_encoder, mel_frames, 4),
+}
+
+
+def build(name):
+    """The model's eval-mode module, with the same weights in every process (seeded)."""
+    import torch
+    torch.manual_seed(0)
+    return MODELS[name][1]().eval()
+
+
+def export(name, exporter, batch, path):
+    """Writes the model exported by `exporter` at `batch` (static shapes) to path."""
+    import torch
+    feeds = MODELS[name][2](batch)
+    module = build(name)
+    args = tuple(torch.from_numpy(v) for v in feeds.values())
+    tmp = path + ".part"
+    with torch.inference_mode(False), torch.no_grad():
+        if exporter == "dynamo":
+            torch.onnx.export(module, args, tmp, dynamo=True, input_names=list(feeds), output_names=["y"],
+                              external_data=False)
+        else:
+            warnings.filterwarnings("ignore", message="You are using the legacy TorchScript-based ONNX export")
+            torch.onnx.export(module, args, tmp, dynamo=False, input_names=list(feeds), output_names=["y"],
+                              opset_version=17)
+    os.replace(tmp, path)
+
+
+# -- one engine, one case, in its own process -------------------------------------------------
+
+def make_runner(engine, name, onnx_path, feeds, threads):
+    if engine == "tandem":
+        import tandem
+        session = tandem.Session(onnx_path, threads=threads)
+        return lambda: session.run(feeds)["y"]
+    if engine == "ort":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        return lambda: session.run(["y"], feeds)[0]
+    if engine == "openvino":
+        import openvino as ov
+        compiled = ov.Core().compile_model(onnx_path, "CPU", {
+            "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"})
+        request = compiled.create_infer_request()
+
+        def run():
+            request.infer(feeds)
+            return request.get_output_tensor(0).data.copy()
+        return run
+    import torch
+    torch.set_num_threads(threads)
+    module = build(name)
+    inputs = {k: torch.from_numpy(v) for k, v in feeds.items()}
+
+    def run():
+        with torch.inference_mode():
+            return module(**inputs).numpy()
+    return run
+
+
+def worker(engine, name, onnx_path, batch, threads, out_path):
+    serve(make_runner(engine, name, onnx_path, MODELS[name][2](int(batch)), int(threads)), out_path)
+
+
+# -- the driver -----------------------------------------------------------------------------
+
+def versions():
+    import onnxruntime
+    import openvino
+    import tandem
+    import timm
+    import torch
+    import transformers
+    return [f"Tandem {tandem.version()} ({tandem.library_path})", f"ONNX Runtime {onnxruntime.__version__}",
+            f"OpenVINO {openvino.__version__} (f32)",
+            f"PyTorch {torch.__version__} (oneDNN: {torch.backends.mkldnn.is_available()}, "
+            f"MKL: {torch.backends.mkl.is_available()})", f"timm {timm.__version__}, transformers {transformers.__version__}"]
+
+
+def first_line(text, width=100):
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    line = lines[-1] if lines else "?"
+    return (line[:width - 3] + "...") if len(line) > width else line
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", help="comma-separated model names (default: all; --list shows them)")
+    ap.add_argument("--families", default="cnn,vit,text", help="comma-separated: cnn, vit, text")
+    ap.add_argument("--exporters", default="dynamo,legacy", help="comma-separated: dynamo, legacy")
+    ap.add_argument("--batches", default="small,large", help="small (batch 1), large (the model's larger batch)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=1.0, help="timed seconds per engine, case and round")
+    ap.add_argument("--slice", type=float, default=0.25, help="seconds an engine runs before the next takes its turn")
+    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "zoo"), help="where the exported models are kept")
+    ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
+    ap.add_argument("--list", action="store_true", help="list the models and their families")
+    ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return
+    if args.list:
+        for name, (family, _, _, large) in MODELS.items():
+            print(f"{name:32} {family:5} batches 1, {large}")
+        return
+    families = args.families.split(",")
+    names = args.models.split(",") if args.models else [n for n in MODELS if MODELS[n][0] in families]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"error: unknown model(s) {', '.join(unknown)}; bench/zoo.sh --list shows them")
+    exporters = args.exporters.split(",")
+    if set(exporters) - {"dynamo", "legacy"} or set(args.batches.split(",")) - {"small", "large"}:
+        sys.exit("error: --exporters takes dynamo, legacy; --batches takes small, large")
+    os.makedirs(args.cache, exist_ok=True)
+    slices = max(1, round(args.seconds / args.slice))
+    header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
+              f"per engine, {args.rounds} rounds of {args.seconds} s per engine and case, "
+              f"engines taking turns in slices of {args.seconds / slices:.2g} s", *versions()]
+    for line in header:
+        print(line, flush=True)
+
+    rows, ratios, tandem_failed = [], {}, False
+    for name in names:
+        family, _, _, large = MODELS[name]
+        for exporter in exporters:
+            for batch in [b for key, b in (("small", 1), ("large", large)) if key in args.batches]:
+                case = f"{name} {exporter} b{batch}"
+                path = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.onnx")
+                if not os.path.exists(path):
+                    print(f"[zoo] {case}: exporting", file=sys.stderr, flush=True)
+                    try:
+                        export(name, exporter, batch, path)
+                    except Exception as e:  # an exporter's failure is a row, not the end of the run
+                        traceback.print_exc(file=sys.stderr)
+                        rows.append(f"| {case} | export failed: {first_line(e)} |")
+                        continue
+                workers, failed = {}, {}
+                for engine in ENGINES:
+                    out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{engine}.out.npy")
+                    try:
+                        workers[engine] = Worker(
+                            [sys.executable, os.path.abspath(__file__), "--worker", engine, name, path, str(batch),
+                             str(args.threads), out], f"{ENGINE_NAMES[engine]} on {case}", out + ".stderr")
+                    except WorkerFailed as failure:
+                        failed[engine] = first_line(failure)
+                print(f"[zoo] {case}: timing {', '.join(workers)}", file=sys.stderr, flush=True)
+                p50, _ = take_turns(workers, args.rounds, args.seconds, slices) if workers else ({}, [])
+                for w in workers.values():
+                    w.close()
+                med = {e: statistics.median(v) for e, v in p50.items()}
+                cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" for e in ENGINES]
+                vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in ENGINES[1:]]
+                errors = []
+                if "torch" in med:
+                    ref = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.torch.out.npy"))
+                    scale = float(np.abs(ref).max()) or 1.0
+                    for e in ENGINES[:3]:
+                        if e in med:
+                            got = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{e}.out.npy"))
+                            errors.append(f"{float(np.abs(got.reshape(ref.shape) - ref).max()) / scale:.1e}"
+                                          if got.size == ref.size else "shape differs")
+                        else:
+                            errors.append("-")
+                else:
+                    errors = ["-"] * 3
+                rows.append(f"| {case} | {' | '.join(cols)} | {' | '.join(vs)} | {' / '.join(errors)} |")
+                if "tandem" in med and "ort" in med:
+                    ratios.setdefault(family, []).append(med["tandem"] / med["ort"])
+                tandem_failed |= "tandem" in failed
+                print(rows[-1], file=sys.stderr, flush=True)
+
+    table = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 (ms)" for e in ENGINES) + " | " +
+             " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in ENGINES[1:]) +
+             " | error vs PyTorch at the output's scale: Tandem / ORT / OpenVINO |",
+             "|---|" + "---|" * (2 * len(ENGINES) + 0)] + rows
+    summary = [f"- {family}: geometric mean of Tandem / ORT {math.exp(statistics.mean(map(math.log, r))):.2f} over "
+               f"{len(r)} cases, worst {max(r):.2f}" for family, r in ratios.items()]
+    print("\n".join(table + [""] + summary))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("# The model zoo: Tandem vs ONNX Runtime, OpenVINO and PyTorch (CPU)\n\n")
+            f.write("\n".join(f"- {line}" for line in header) + "\n")
+            f.write(f"- command: `bench/zoo.sh {' '.join(sys.argv[1:])}`\n\n")
+            f.write("\n".join(table) + "\n\n" + "\n".join(summary) + "\n")
+        print(f"wrote {args.markdown}")
+    return 1 if tandem_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
