@@ -196,8 +196,11 @@ def main():
             workers = {e: start_worker(pythons[e], e, case, paths, args.threads, work) for e in engines}
         except WorkerFailed as failure:
             sys.exit(f"error: {failure}")
-        rounds, turns = take_turns(workers, args.rounds, args.seconds, slices, lambda r: print(
-            f"[bench] {case}: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True))
+        try:
+            rounds, turns = take_turns(workers, args.rounds, args.seconds, slices, lambda r: print(
+                f"[bench] {case}: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True))
+        except WorkerFailed as failure:
+            sys.exit(f"error: {failure}")
         for engine in engines:
             p50[(case, engine)] = rounds[engine]
         turn_ratios[case] = [t["tandem"] / t["ort"] for t in turns]

@@ -55,7 +55,8 @@ class Worker:
         self.err_path = err_path
         with open(self.err_path, "w") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
-        self._answer()  # "ready"
+        while self._answer().strip() != "ready":  # a library may print while it loads
+            pass
         self.settle()
 
     def _answer(self):

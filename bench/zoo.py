@@ -284,9 +284,15 @@ def main():
                     except WorkerFailed as failure:
                         failed[engine] = first_line(failure)
                 print(f"[zoo] {case}: timing {', '.join(workers)}", file=sys.stderr, flush=True)
-                p50, _ = take_turns(workers, args.rounds, args.seconds, slices) if workers else ({}, [])
-                for w in workers.values():
-                    w.close()
+                try:
+                    p50, _ = take_turns(workers, args.rounds, args.seconds, slices) if workers else ({}, [])
+                except (WorkerFailed, ValueError) as failure:  # a worker died or garbled its answer
+                    rows.append(f"| {case} | timing failed: {first_line(failure)} |")
+                    tandem_failed |= "Tandem" in str(failure).split(" on ")[0]
+                    continue
+                finally:
+                    for w in workers.values():
+                        w.close()
                 med = {e: statistics.median(v) for e, v in p50.items()}
                 cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" for e in ENGINES]
                 vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in ENGINES[1:]]

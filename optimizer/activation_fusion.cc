@@ -87,7 +87,7 @@ int FuseReluGradIntoBackward(Graph& graph) {
 
 }  // namespace
 
-int FuseActivations(Graph& graph) {
+int FuseActivations(Graph& graph, bool silu) {
   const int relu_grads = FuseReluGradIntoBackward(graph);
   const ValueReaders readers(graph);
 
@@ -116,7 +116,8 @@ int FuseActivations(Graph& graph) {
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
       next = sole_reader(f.outputs[0]);
-    } else if (auto [sigmoid, mul] = SiluReaders(graph, readers, f.outputs[0]); mul >= 0) {
+    } else if (auto [sigmoid, mul] = silu ? SiluReaders(graph, readers, f.outputs[0]) : std::pair{-1, -1};
+               mul >= 0) {
       SetFusedActivation(f, "Swish", 1.f, 0.f);
       removed.insert(sigmoid);
       removed.insert(mul);

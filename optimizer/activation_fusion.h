@@ -1,6 +1,7 @@
 // Operator fusion: rewrites Conv / Gemm / MatMul followed by an activation (Relu,
-// LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, and SiLU written as x * Sigmoid(x),
-// which becomes activation Swish with alpha 1) into one node of domain ai.tandem
+// LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, and — see `silu` below — SiLU
+// written as x * Sigmoid(x), which becomes activation Swish with alpha 1) into one node of
+// domain ai.tandem
 // — FusedConv / FusedGemm / FusedMatMul — that keeps the producer's inputs and
 // attributes and adds `activation` (the activation's op type) plus `activation_alpha` /
 // `activation_beta`. A Conv (+ activation) followed by a 2x2 stride-2 unpadded MaxPool
@@ -20,6 +21,9 @@
 namespace tandem {
 
 // Returns the number of fusions made. Runs after constant folding, before partitioning.
-int FuseActivations(Graph& graph);
+// `silu`: also fuse SiLU (activation Swish), which only the CPU's kernels apply — a
+// session that may place nodes on another provider passes false, so that a GPU keeps its
+// convolutions and runs the Sigmoid and the Mul itself.
+int FuseActivations(Graph& graph, bool silu);
 
 }  // namespace tandem

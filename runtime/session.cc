@@ -82,10 +82,12 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // otherwise lose the MLP's layers.
   // Concats into convolutions only for the CPU alone: its convolutions add the parts
   // (residual-sum fusion); elsewhere the parts' Adds would be passes of their own.
-  if (options.fusion && providers.size() == 1 && providers[0]->name() == "cpu")
-    stats.nodes_fused = SplitConcatIntoConvs(g);
+  // SiLU likewise (only the CPU's kernels apply Swish).
+  const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
+  if (options.fusion && cpu_alone) stats.nodes_fused = SplitConcatIntoConvs(g);
   if (options.fusion)
-    stats.nodes_fused += (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g);
+    stats.nodes_fused +=
+        (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g, cpu_alone);
   std::vector<ExecutionProvider*> order;
   for (const auto& p : providers) order.push_back(p.get());
   PartitionOptions po;

@@ -1,7 +1,8 @@
 // SiLU as exporters write it, y = c * Sigmoid(c) after a Conv or a Gemm: the activation
 // fusion (optimizer/activation_fusion.h) makes one FusedConv / FusedGemm with activation
-// Swish (alpha 1), and its result matches a float64 reference (the convolution and the
-// product computed here in double). A Sigmoid whose input has other readers stays apart.
+// Swish (alpha 1) when the CPU runs everything, and its result matches a float64 reference
+// (the convolution and the product computed here in double). A Sigmoid whose input has
+// other readers stays apart.
 // ctest's silu_fusion_avx2 / _sse41 run these with oneDNN and Tandem's own paths capped.
 #include <cmath>
 #include <map>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "onnx_import/import.h"
+#include "optimizer/activation_fusion.h"
 #include "runtime/session.h"
 #include "tests/conv_reference.h"
 #include "tests/test_models.h"
@@ -124,6 +126,18 @@ TEST(SiluFusion, ConvAndGemmTakeSwishAndMatchFloat64) {
 
     ExpectMatchesReference(*session);
   }
+}
+
+TEST(SiluFusion, OnlyWhenTheCpuRunsEverything) {
+  // A session that may place nodes on another provider (a GPU has no Swish) keeps SiLU apart.
+  const std::string bytes = Serialize(SiluModel(false, false));
+  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "silu");
+  ASSERT_TRUE(g.ok()) << g.status();
+  Graph kept = *g, fused = *g;
+  EXPECT_EQ(FuseActivations(kept, /*silu=*/false), 0);
+  EXPECT_EQ(kept.nodes.size(), g->nodes.size());
+  EXPECT_EQ(FuseActivations(fused, /*silu=*/true), 2);
+  EXPECT_EQ(fused.nodes.size(), g->nodes.size() - 4);
 }
 
 TEST(SiluFusion, AConvOutputWithOtherReadersKeepsItsSigmoid) {

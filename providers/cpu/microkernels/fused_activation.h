@@ -29,7 +29,10 @@ class FusedActivation {
     else if (name_ == "Clip") alg_ = dnnl::algorithm::eltwise_clip_v2;
     else if (name_ == "Sigmoid") alg_ = dnnl::algorithm::eltwise_logistic;
     else if (name_ == "Tanh") alg_ = dnnl::algorithm::eltwise_tanh;
-    else if (name_ == "Swish") alg_ = dnnl::algorithm::eltwise_swish;  // x * sigmoid(alpha * x)
+    else if (name_ == "Swish") {  // x * sigmoid(alpha * x); alpha 1 (SiLU) unless given, as ONNX's Swish
+      alg_ = dnnl::algorithm::eltwise_swish;
+      alpha_ = node.attr_float(attribute + "_alpha", 1.f);
+    }
     else name_.clear();  // unknown: the fusion pass never emits it
   }
 
