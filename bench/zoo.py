@@ -23,6 +23,7 @@ geometric mean of Tandem / ORT per family. A case an engine cannot run says why 
 rest go on; the exit status is 1 if Tandem failed a case.
 """
 import argparse
+import contextlib
 import datetime
 import math
 import os
@@ -150,7 +151,8 @@ def export(name, exporter, batch, path):
     module = build(name)
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     tmp = path + ".part"
-    with torch.inference_mode(False), torch.no_grad():
+    # The dynamo exporter reports its stages on stdout; the table keeps stdout to itself.
+    with torch.inference_mode(False), torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
         if exporter == "dynamo":
             torch.onnx.export(module, args, tmp, dynamo=True, input_names=list(feeds), output_names=["y"],
                               external_data=False)
