@@ -37,7 +37,7 @@ import sys
 import numpy as np
 
 from scratch import scratch_dir
-from turns import Worker, WorkerFailed, cpu_model, fmt_ms, serve, take_turns, vector_isa
+from turns import Worker, WorkerFailed, cpu_model, fmt_ms, onnx_runner, serve, take_turns, vector_isa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # reference_models (models/) and `import tandem` from the source tree (python/).
@@ -99,17 +99,8 @@ def prepare(case, work):
 # -- one engine, one case, in its own process ----------------------------------------------
 
 def make_runner(engine, case, onnx_path, state_path, x, threads):
-    if engine == "tandem":
-        import tandem
-        session = tandem.Session(onnx_path, threads=threads)
-        return lambda: session.run({"x": x})["y"]
-    if engine == "ort":
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-        return lambda: session.run(["y"], {"x": x})[0]
+    if engine in ("tandem", "ort"):
+        return onnx_runner(engine, onnx_path, {"x": x}, threads)
     import torch  # Debian's 1.13 or PyTorch 2.x, whichever python runs this worker
     torch.set_num_threads(threads)
     module = CASES[case][1]().eval()

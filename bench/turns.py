@@ -42,6 +42,33 @@ def serve(run, out_path):
         print(json.dumps(times), flush=True)
 
 
+def onnx_runner(engine, onnx_path, feeds, threads):
+    """A call of the ONNX engine `engine` (tandem, ort or openvino) on the model, loaded once
+    with `threads` threads, returning its output "y" for `feeds` (name -> array)."""
+    if engine == "tandem":
+        import tandem
+        session = tandem.Session(onnx_path, threads=threads)
+        return lambda: session.run(feeds)["y"]
+    if engine == "ort":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        return lambda: session.run(["y"], feeds)[0]
+    if engine == "openvino":  # float32 even where the CPU has bf16
+        import openvino as ov
+        compiled = ov.Core().compile_model(onnx_path, "CPU", {
+            "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"})
+        request = compiled.create_infer_request()
+
+        def run():
+            request.infer(feeds)
+            return request.get_output_tensor(0).data.copy()
+        return run
+    raise ValueError(f"unknown ONNX engine {engine}")
+
+
 class WorkerFailed(RuntimeError):
     """A worker process ended before answering; the message quotes its stderr."""
 

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from turns import Worker, WorkerFailed, cpu_model, fmt_ms, serve, take_turns, vector_isa
+from turns import Worker, WorkerFailed, cpu_model, fmt_ms, onnx_runner, serve, take_turns, vector_isa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(ROOT, "python")]  # `import tandem` from the source tree
@@ -166,27 +166,8 @@ def export(name, exporter, batch, path):
 # -- one engine, one case, in its own process -------------------------------------------------
 
 def make_runner(engine, name, onnx_path, feeds, threads):
-    if engine == "tandem":
-        import tandem
-        session = tandem.Session(onnx_path, threads=threads)
-        return lambda: session.run(feeds)["y"]
-    if engine == "ort":
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-        return lambda: session.run(["y"], feeds)[0]
-    if engine == "openvino":
-        import openvino as ov
-        compiled = ov.Core().compile_model(onnx_path, "CPU", {
-            "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"})
-        request = compiled.create_infer_request()
-
-        def run():
-            request.infer(feeds)
-            return request.get_output_tensor(0).data.copy()
-        return run
+    if engine != "torch":
+        return onnx_runner(engine, onnx_path, feeds, threads)
     import torch
     torch.set_num_threads(threads)
     module = build(name)
