@@ -6,6 +6,18 @@
 # Usage: bash tests/run_all.sh [extra ctest args]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# A clean run writes ~11 GiB (two builds, the Python environments, exported models), a
+# re-run in a built tree a few; say so up front rather than fail half-way with
+# "No space left on device".
+default_need=12
+[ -d "${BUILD_DIR:-$root/build}" ] && default_need=3
+need_gib=${TANDEM_NEED_FREE_GIB:-$default_need}
+free_gib=$(( $(df -Pk "$root" | awk 'NR==2 {print $4}') / 1048576 ))
+if [ "$free_gib" -lt "$need_gib" ]; then
+  echo "run_all.sh: only ${free_gib} GiB free under $root; the suite needs about ${need_gib} GiB" \
+       "(set TANDEM_NEED_FREE_GIB to override)" >&2
+  exit 1
+fi
 bash "$root/tools/setup.sh" --tests
 bash "$root/tools/build.sh"
 (cd "${BUILD_DIR:-$root/build}" && ctest --output-on-failure --timeout 1800 "$@")
