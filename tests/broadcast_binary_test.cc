@@ -1,10 +1,11 @@
 // Float32 Add, Sub, Mul and Div whose second (or, commuted, first) input broadcasts over
 // a run of middle dims — the squeeze-and-excitation gate of EfficientNet, MobileNetV3 and
 // RegNetY, plain [N, C, H, W] x [N, C, 1, 1] and in channel blocks [N, C/8, H, W, 8] x
-// [N, C/8, 1, 1, 8] — against a float64 reference that applies numpy's broadcasting
-// element by element. ctest's broadcast_binary_avx2 runs these with ONEDNN_MAX_CPU_ISA=AVX2,
-// where oneDNN offers only its reference implementation for the blocked case and the
-// kernel's own loop runs instead.
+// [N, C/8, 1, 1, 8] — and the general broadcast rows (split among threads mid-dimension),
+// and Pow to a scalar exponent (products for 2, 3, 4; oneDNN otherwise), against a float64
+// reference that applies numpy's broadcasting element by element. ctest's
+// broadcast_binary_avx2 runs these with ONEDNN_MAX_CPU_ISA=AVX2, where oneDNN offers only
+// its reference implementation for the blocked case and the kernel's own loop runs instead.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ double Apply(const std::string& op, double a, double b) {
   if (op == "Add") return a + b;
   if (op == "Sub") return a - b;
   if (op == "Mul") return a * b;
+  if (op == "Pow") return std::pow(a, b);
   return a / b;
 }
 
@@ -61,8 +63,10 @@ std::vector<double> Reference(const std::string& op, const Tensor& a, const Tens
   return y;
 }
 
-void ExpectMatches(const std::string& op, const Dims& a_dims, const Dims& b_dims, const Dims& out_dims) {
-  SCOPED_TRACE(op);
+// Runs op(a, b) with random a and b (or the given b) and compares with Reference.
+void ExpectMatches(const std::string& op, const Dims& a_dims, const Dims& b_dims, const Dims& out_dims,
+                   const Tensor* b_value = nullptr) {
+  SCOPED_TRACE(op + " " + DimsToString(a_dims) + " with " + DimsToString(b_dims));
   Graph g;
   g.opsets[""] = 17;
   g.inputs = {ValueInfo{"a", DataType::kFloat, Shape::Of(a_dims)}, ValueInfo{"b", DataType::kFloat, Shape::Of(b_dims)}};
@@ -77,7 +81,7 @@ void ExpectMatches(const std::string& op, const Dims& a_dims, const Dims& b_dims
   so.num_threads = 2;
   auto session = Session::FromGraph(g, so);
   ASSERT_TRUE(session.ok()) << session.status();
-  const Tensor a = Random(a_dims, 7), b = Random(b_dims, 11);
+  const Tensor a = Random(a_dims, 7), b = b_value ? *b_value : Random(b_dims, 11);
   auto out = (*session)->Run({{"a", a}, {"b", b}});
   ASSERT_TRUE(out.ok()) << out.status();
   const Tensor& y = (*out)[0];
@@ -113,6 +117,20 @@ TEST(BroadcastBinary, CommutedGateAndOtherBroadcasts) {
   ExpectMatches("Mul", {4, 16, 9}, {}, {4, 16, 9});
   ExpectMatches("Add", {4, 16, 9}, {4, 16, 9}, {4, 16, 9});
   ExpectMatches("Sub", {1, 3, 1, 1}, {1, 3, 4, 4}, {1, 3, 4, 4});  // a non-commutative op commuted: generic
+  // Over 2^15 elements: threads take blocks of 1820 rows of 9, which start inside the
+  // outer dims, so each block's first offsets come from its row number.
+  ExpectMatches("Sub", {6, 7, 33, 5, 9}, {6, 1, 33, 1, 9}, {6, 7, 33, 5, 9});
+  ExpectMatches("Div", {6, 1, 33, 1, 9}, {6, 7, 33, 5, 9}, {6, 7, 33, 5, 9});
+}
+
+TEST(BroadcastBinary, PowToScalarExponents) {
+  Tensor e = Tensor::Host(DataType::kFloat, {});
+  for (float exponent : {2.f, 3.f, 4.f, -1.f}) {  // products for 2, 3, 4; oneDNN for -1
+    SCOPED_TRACE(exponent);
+    e.data<float>()[0] = exponent;
+    ExpectMatches("Pow", {100003}, {}, {100003}, &e);  // threads and a tail
+    ExpectMatches("Pow", {3, 17}, {}, {3, 17}, &e);
+  }
 }
 
 }  // namespace

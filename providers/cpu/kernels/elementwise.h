@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/node.h"
@@ -100,26 +101,40 @@ class BroadcastRows {
   int64_t rows() const { return rows_; }
   const std::vector<int64_t>& steps() const { return steps_; }
 
-  // Calls f(out_offset, in_offsets (k values), row length) for every row.
+  // Calls f(out_offset, in_offsets (k values), row length) for every row: across the
+  // OpenMP team in contiguous blocks of rows once the output has 2^15 elements.
   template <typename F>
   void Run(F&& f) const {
-    auto body = [&](int64_t row) { RunRows(row, row + 1, f); };
-    ParallelFor(rows_, body, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(inner_, 1)));
+    const int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(inner_, 1));
+    const int64_t blocks = (rows_ + per_block - 1) / per_block;
+    ParallelForIf(rows_ * inner_ >= (int64_t{1} << 15), blocks, [&](int64_t b) {
+      RunRows(b * per_block, std::min(rows_, (b + 1) * per_block), f);
+    });
   }
-  // The same for rows [begin, end), on the calling thread.
+  // The same for rows [begin, end), on the calling thread. Offsets advance row by row as
+  // an odometer over the outer dims; only `begin` is found by division.
   template <typename F>
   void RunRows(int64_t begin, int64_t end, F&& f) const {
-    const int r = static_cast<int>(dims_.size()) - 1;
+    if (begin >= end) return;
+    const int r = static_cast<int>(dims_.size()) - 1;  // outer dims: [0, r)
     const size_t k = steps_.size();
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t offs[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      int64_t rem = row;
-      for (int d = r - 1; d >= 0; --d) {
-        int64_t i = rem % dims_[d];
-        rem /= dims_[d];
-        for (size_t j = 0; j < k; ++j) offs[j] += i * strides_[j][d];
-      }
+    int64_t offs[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    absl::InlinedVector<int64_t, 8> idx(dims_.size(), 0);
+    int64_t rem = begin;
+    for (int d = r - 1; d >= 0; --d) {
+      idx[d] = rem % dims_[d];
+      rem /= dims_[d];
+      for (size_t j = 0; j < k; ++j) offs[j] += idx[d] * strides_[j][d];
+    }
+    for (int64_t row = begin;;) {
       f(row * inner_, offs, inner_);
+      if (++row == end) return;
+      for (int d = r - 1; d >= 0; --d) {
+        for (size_t j = 0; j < k; ++j) offs[j] += strides_[j][d];
+        if (++idx[d] < dims_[d]) break;
+        for (size_t j = 0; j < k; ++j) offs[j] -= strides_[j][d] * dims_[d];
+        idx[d] = 0;
+      }
     }
   }
 

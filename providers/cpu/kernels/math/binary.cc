@@ -182,13 +182,15 @@ absl::Status CheckTwoInputs(const KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// out = op(a, b) in float32 where b broadcasts over one run of out's middle dims and a has
-// out's dims: out as [outer, middle, inner] and b as [outer, 1, inner] (dims of size 1 fit
-// either side). A squeeze-and-excitation gate [N, C, 1, 1] scaling [N, C, H, W] (inner 1),
-// or the same in channel blocks, [N, C/B, 1, 1, B] over [N, C/B, H, W, B] (inner B), where
-// oneDNN has only its reference implementation on some ISAs. False for other shapes.
+// out = op(a, b) in float32 where a has out's dims and b is a channel-blocked gate:
+// out as [outer, middle, inner] and b as [outer, 1, inner] with inner > 1 (dims of size 1
+// fit either side), e.g. a squeeze-and-excitation gate [N, C/B, 1, 1, B] scaling
+// [N, C/B, H, W, B], where oneDNN has only its reference implementation on some ISAs.
+// BroadcastBinary would call its row function once per B elements, 1.2-1.5x slower on
+// these shapes; with inner 1 (the plain [N, C, 1, 1] gate) its rows are long and it is
+// the faster one, so this declines. False for other shapes.
 template <typename Op>
-bool BroadcastOverMiddle(const Op& op, const Tensor& a, const Dims& b_dims, const Tensor& b, Tensor& out) {
+bool BroadcastBlockedGate(const Op& op, const Tensor& a, const Dims& b_dims, const Tensor& b, Tensor& out) {
   const Dims& od = out.dims();
   if (a.dims() != od || b_dims.size() > od.size()) return false;
   Dims bd(od.size() - b_dims.size(), 1);
@@ -204,23 +206,15 @@ bool BroadcastOverMiddle(const Op& op, const Tensor& a, const Dims& b_dims, cons
     else if (part == 1) part = 2;
     (part == 0 ? outer : part == 1 ? middle : inner) *= od[i];
   }
-  if (middle == 1) return false;
+  if (middle == 1 || inner == 1) return false;
   const float* x = a.data<float>();
   const float* s = b.data<float>();
   float* y = out.data<float>();
-  const bool parallel = out.numel() >= (int64_t{1} << 15);
-  if (inner == 1) {  // one b element per row of `middle` elements: vectorizes along the row
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t m = 0; m < middle; ++m) y[o * middle + m] = op(x[o * middle + m], s[o]);
-  } else {  // a row of `inner` b elements for each of `middle` rows
-#pragma omp parallel for collapse(2) schedule(static) if (parallel)
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t m = 0; m < middle; ++m) {
-        const int64_t row = (o * middle + m) * inner;
-        for (int64_t i = 0; i < inner; ++i) y[row + i] = op(x[row + i], s[o * inner + i]);
-      }
-  }
+  ParallelForIf(out.numel() >= (int64_t{1} << 15), outer * middle, [&](int64_t row) {
+    const float* gate = s + row / middle * inner;
+    const int64_t at = row * inner;
+    for (int64_t i = 0; i < inner; ++i) y[at + i] = op(x[at + i], gate[i]);
+  });
   return true;
 }
 
@@ -244,8 +238,8 @@ class BinaryKernel : public Kernel {
         if (dnnl_.Run(*alg, a, shapes->b, b, out)) return absl::OkStatus();
         if (Op::kCommutative && dnnl_.Run(*alg, b, shapes->a, a, out)) return absl::OkStatus();
         if constexpr (Op::template Supports<float>()) {
-          if (BroadcastOverMiddle(op_, a, shapes->b, b, out)) return absl::OkStatus();
-          if (Op::kCommutative && BroadcastOverMiddle(op_, b, shapes->a, a, out)) return absl::OkStatus();
+          if (BroadcastBlockedGate(op_, a, shapes->b, b, out)) return absl::OkStatus();
+          if (Op::kCommutative && BroadcastBlockedGate(op_, b, shapes->a, a, out)) return absl::OkStatus();
         }
       }
     }
@@ -316,10 +310,18 @@ class Pow : public Kernel {
     if (!shapes.ok()) return shapes.status();
     Tensor& out = ctx.AllocateOutput(0, a.dtype(), shapes->out);
     if (out.numel() == 0) return absl::OkStatus();
-    // float32 to a single float32 exponent: oneDNN eltwise pow (alpha * x^beta).
+    // float32 to a single float32 exponent: products for 2, 3 and 4 (GELU's tanh form
+    // cubes its input; oneDNN's general pow takes ~10x as long), else oneDNN eltwise pow
+    // (alpha * x^beta).
     if (a.dtype() == DataType::kFloat && b.dtype() == DataType::kFloat && b.numel() == 1 &&
-        out.dims() == a.dims() && dnnl_.Run(dnnl::algorithm::eltwise_pow, 1.f, b.data<float>()[0], a, out))
-      return absl::OkStatus();
+        out.dims() == a.dims()) {
+      const float e = b.data<float>()[0];
+      if (e == 2.f || e == 3.f || e == 4.f) {
+        SmallIntegerPower(a.data<float>(), static_cast<int>(e), out.data<float>(), out.numel());
+        return absl::OkStatus();
+      }
+      if (dnnl_.Run(dnnl::algorithm::eltwise_pow, 1.f, e, a, out)) return absl::OkStatus();
+    }
     bool done = false;
     VisitNumericType(a.dtype(), [&](auto ta) {
       using T = decltype(ta);
@@ -341,6 +343,21 @@ class Pow : public Kernel {
   }
 
  private:
+  // y = x^e for e in {2, 3, 4}, as products rounded like x*x, (x*x)*x and (x*x)*(x*x).
+  static void SmallIntegerPower(const float* x, int e, float* y, int64_t n) {
+    const int64_t block = 1 << 14;
+    ParallelForIf(n >= (int64_t{1} << 15), (n + block - 1) / block, [&](int64_t b) {
+      const int64_t begin = b * block, end = std::min(n, begin + block);
+      if (e == 2) {
+        for (int64_t i = begin; i < end; ++i) y[i] = x[i] * x[i];
+      } else if (e == 3) {
+        for (int64_t i = begin; i < end; ++i) y[i] = x[i] * x[i] * x[i];
+      } else {
+        for (int64_t i = begin; i < end; ++i) y[i] = (x[i] * x[i]) * (x[i] * x[i]);
+      }
+    });
+  }
+
   template <typename T, typename CA, typename CB>
   static auto Power(CA x, CB y) {
     if constexpr (kIsInt<T> && std::is_integral_v<CB>) {
