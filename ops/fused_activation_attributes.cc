@@ -4,9 +4,16 @@
 
 namespace tandem {
 
-bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused) {
+bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, FusableActivations fusable) {
   float alpha = 0.f, beta = 0.f;
-  if (act.op_type == "LeakyRelu") {
+  const bool cpu = fusable == FusableActivations::kCpu;
+  if (cpu && act.op_type == "HardSigmoid") {
+    alpha = act.attr_float("alpha", 0.2f);
+    beta = act.attr_float("beta", 0.5f);
+  } else if (cpu && act.op_type == "Gelu") {
+    if (act.attr_string("approximate", "none") != "none") return false;  // oneDNN's tanh form is imprecise
+  } else if (cpu && act.op_type == "HardSwish") {  // x * clip(x / 6 + 1/2, 0, 1): no parameters
+  } else if (act.op_type == "LeakyRelu") {
     alpha = act.attr_float("alpha", 0.01f);
   } else if (act.op_type == "Clip") {
     alpha = -std::numeric_limits<float>::max();

@@ -87,7 +87,7 @@ int FuseReluGradIntoBackward(Graph& graph) {
 
 }  // namespace
 
-int FuseActivations(Graph& graph, bool silu) {
+int FuseActivations(Graph& graph, FusableActivations fusable) {
   const int relu_grads = FuseReluGradIntoBackward(graph);
   const ValueReaders readers(graph);
 
@@ -111,12 +111,13 @@ int FuseActivations(Graph& graph, bool silu) {
     };
     int next = sole_reader(f.outputs[0]);
     if (next >= 0 && graph.nodes[next].domain.empty() &&
-        DescribeFusedActivation(graph, graph.nodes[next], f)) {
+        DescribeFusedActivation(graph, graph.nodes[next], f, fusable)) {
       removed.insert(next);
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
       next = sole_reader(f.outputs[0]);
-    } else if (auto [sigmoid, mul] = silu ? SiluReaders(graph, readers, f.outputs[0]) : std::pair{-1, -1};
+    } else if (auto [sigmoid, mul] = fusable == FusableActivations::kCpu ? SiluReaders(graph, readers, f.outputs[0])
+                                                                        : std::pair{-1, -1};
                mul >= 0) {
       SetFusedActivation(f, "Swish", 1.f, 0.f);
       removed.insert(sigmoid);

@@ -1,7 +1,7 @@
 // Operator fusion: rewrites Conv / Gemm / MatMul followed by an activation (Relu,
-// LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, and — see `silu` below — SiLU
-// written as x * Sigmoid(x), which becomes activation Swish with alpha 1) into one node of
-// domain ai.tandem
+// LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, and — see `fusable` below —
+// HardSwish, HardSigmoid, Gelu's erf form and SiLU written as x * Sigmoid(x), which becomes
+// activation Swish with alpha 1) into one node of domain ai.tandem
 // — FusedConv / FusedGemm / FusedMatMul — that keeps the producer's inputs and
 // attributes and adds `activation` (the activation's op type) plus `activation_alpha` /
 // `activation_beta`. A Conv (+ activation) followed by a 2x2 stride-2 unpadded MaxPool
@@ -17,13 +17,14 @@
 // every original node.
 #pragma once
 #include "graph/graph.h"
+#include "ops/fused_activation_attributes.h"
 
 namespace tandem {
 
 // Returns the number of fusions made. Runs after constant folding, before partitioning.
-// `silu`: also fuse SiLU (activation Swish), which only the CPU's kernels apply — a
-// session that may place nodes on another provider passes false, so that a GPU keeps its
-// convolutions and runs the Sigmoid and the Mul itself.
-int FuseActivations(Graph& graph, bool silu);
+// `fusable`: kCpu also fuses the activations only the CPU's kernels apply (HardSwish,
+// HardSigmoid, Gelu, SiLU) — a session that may place nodes on another provider passes
+// kEveryProvider, so that a GPU keeps its convolutions and runs those activations itself.
+int FuseActivations(Graph& graph, FusableActivations fusable);
 
 }  // namespace tandem

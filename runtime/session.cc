@@ -82,12 +82,12 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // otherwise lose the MLP's layers.
   // Concats into convolutions only for the CPU alone: its convolutions add the parts
   // (residual-sum fusion); elsewhere the parts' Adds would be passes of their own.
-  // SiLU likewise (only the CPU's kernels apply Swish).
+  // HardSwish, HardSigmoid, Gelu and SiLU likewise (only the CPU's kernels apply them).
   const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
   if (options.fusion && cpu_alone) stats.nodes_fused = SplitConcatIntoConvs(g);
   if (options.fusion)
-    stats.nodes_fused +=
-        (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) + FuseActivations(g, cpu_alone);
+    stats.nodes_fused += (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) +
+                         FuseActivations(g, cpu_alone ? FusableActivations::kCpu : FusableActivations::kEveryProvider);
   std::vector<ExecutionProvider*> order;
   for (const auto& p : providers) order.push_back(p.get());
   PartitionOptions po;

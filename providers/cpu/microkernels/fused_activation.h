@@ -1,9 +1,10 @@
 // The activation that the fusions fold into FusedConv / FusedGemm / FusedMatMul nodes
 // (domain ai.tandem; attributes written by ops/fused_activation_attributes.h): attribute
-// `activation` names the ONNX op (Relu, LeakyRelu,
-// Clip, Sigmoid, Tanh, Swish), `activation_alpha` / `activation_beta` carry its parameters
-// (LeakyRelu's and Swish's alpha, Clip's bounds). Kernels append it as a oneDNN eltwise post-op; their
-// reference paths call Apply, which matches the standalone kernels.
+// `activation` names the ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish,
+// HardSigmoid, Gelu (erf form), Swish), `activation_alpha` / `activation_beta` carry its
+// parameters (LeakyRelu's and Swish's alpha, HardSigmoid's alpha and beta, Clip's bounds).
+// Kernels append it as oneDNN eltwise post-ops (HardSigmoid as two: linear, then clip to
+// [0, 1]); their reference paths call Apply, which matches the standalone kernels.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -33,6 +34,9 @@ class FusedActivation {
       alg_ = dnnl::algorithm::eltwise_swish;
       alpha_ = node.attr_float(attribute + "_alpha", 1.f);
     }
+    else if (name_ == "HardSwish") alg_ = dnnl::algorithm::eltwise_hardswish;  // x * relu6(x + 3) / 6
+    else if (name_ == "HardSigmoid") alg_ = dnnl::algorithm::eltwise_linear;  // then clip to [0, 1]
+    else if (name_ == "Gelu") alg_ = dnnl::algorithm::eltwise_gelu_erf;
     else name_.clear();  // unknown: the fusion pass never emits it
   }
 
@@ -40,7 +44,9 @@ class FusedActivation {
 
   // Adds the eltwise post-op (after any sum post-op already in `po`).
   void AppendTo(dnnl::post_ops& po) const {
-    if (active()) po.append_eltwise(1.f, alg_, alpha_, beta_);
+    if (!active()) return;
+    po.append_eltwise(1.f, alg_, alpha_, beta_);
+    if (alg_ == dnnl::algorithm::eltwise_linear) po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 1.f);
   }
   dnnl::primitive_attr Attr() const {
     dnnl::primitive_attr attr;
@@ -67,11 +73,22 @@ class FusedActivation {
       case dnnl::algorithm::eltwise_swish:
         for (int64_t i = 0; i < n; ++i) p[i] = p[i] / (1.f + std::exp(-a * p[i]));
         break;
+      case dnnl::algorithm::eltwise_hardswish:
+        for (int64_t i = 0; i < n; ++i) p[i] *= Clip01(p[i] / 6.f + 0.5f);
+        break;
+      case dnnl::algorithm::eltwise_linear:  // HardSigmoid
+        for (int64_t i = 0; i < n; ++i) p[i] = Clip01(a * p[i] + b);
+        break;
+      case dnnl::algorithm::eltwise_gelu_erf:
+        for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.f + std::erf(p[i] * 0.70710678f));
+        break;
       default: TanhInto(p, p, n); break;
     }
   }
 
  private:
+  static float Clip01(float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); }
+
   std::string name_;
   dnnl::algorithm alg_ = dnnl::algorithm::eltwise_relu;
   float alpha_, beta_;

@@ -34,7 +34,7 @@ int FoldableActivation(const Graph& g, const ValueReaders& readers, const std::s
   if (act.provider != provider || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != value ||
       act.outputs.size() != 1)
     return -1;
-  return DescribeFusedActivation(g, act, fused) ? k : -1;
+  return DescribeFusedActivation(g, act, fused, FusableActivations::kCpu) ? k : -1;
 }
 
 }  // namespace
