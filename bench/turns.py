@@ -77,11 +77,12 @@ class Worker:
     """One engine's worker process (argv runs serve()); its stderr goes to err_path, which
     a failure quotes (WorkerFailed)."""
 
-    def __init__(self, argv, name, err_path):
+    def __init__(self, argv, name, err_path, env=None):
         self.name = name
         self.err_path = err_path
         with open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                                         env=env)
         while self._answer().strip() != "ready":  # a library may print while it loads
             pass
         self.settle()

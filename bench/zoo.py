@@ -3,6 +3,7 @@
 
 usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
                     [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
+                    [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
                     [--cache DIR] [--markdown FILE] [--list]
 (the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
 
@@ -19,7 +20,10 @@ has it) and PyTorch eager (torch.inference_mode) on the module the file was expo
 from. Per case the table gives each engine's p50 (median over rounds of each round's
 median call), Tandem / each other engine, and each ONNX engine's largest output error
 against PyTorch relative to the largest PyTorch output (the output's scale). Then the
-geometric mean of Tandem / ORT per family. A case an engine cannot run says why and the
+geometric mean of Tandem / ORT per family. --baseline adds Tandem from another build
+(its libtandem.so, e.g. a worktree of the commit before a change) as one more engine
+taking turns, with Tandem / baseline per case and per family: a change's before and
+after in the same run. A case an engine cannot run says why and the
 rest go on; the exit status is 1 if Tandem failed a case.
 """
 import argparse
@@ -38,8 +42,9 @@ from turns import Worker, WorkerFailed, cpu_model, fmt_ms, onnx_runner, serve, t
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(ROOT, "python")]  # `import tandem` from the source tree
-ENGINES = ("tandem", "ort", "openvino", "torch")
-ENGINE_NAMES = {"tandem": "Tandem", "ort": "ORT", "openvino": "OpenVINO", "torch": "PyTorch"}
+ENGINES = ("tandem", "baseline", "ort", "openvino", "torch")  # baseline: only with --baseline
+ENGINE_NAMES = {"tandem": "Tandem", "baseline": "Tandem baseline", "ort": "ORT", "openvino": "OpenVINO",
+                "torch": "PyTorch"}
 SEQ = 128  # text models' sequence length
 
 
@@ -166,8 +171,8 @@ def export(name, exporter, batch, path):
 # -- one engine, one case, in its own process -------------------------------------------------
 
 def make_runner(engine, name, onnx_path, feeds, threads):
-    if engine != "torch":
-        return onnx_runner(engine, onnx_path, feeds, threads)
+    if engine != "torch":  # the baseline is Tandem from another library (TANDEM_LIBRARY)
+        return onnx_runner("tandem" if engine == "baseline" else engine, onnx_path, feeds, threads)
     import torch
     torch.set_num_threads(threads)
     module = build(name)
@@ -216,6 +221,10 @@ def main():
     ap.add_argument("--slice", type=float, default=0.25, help="seconds an engine runs before the next takes its turn")
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "zoo"), help="where the exported models are kept")
     ap.add_argument("--markdown", help="also write the table and the machine's details to this file")
+    ap.add_argument("--engines", default="tandem,ort,openvino,torch",
+                    help="comma-separated engines to time (PyTorch's output is the error's reference)")
+    ap.add_argument("--baseline", metavar="LIBTANDEM",
+                    help="also time Tandem from this libtandem.so (another build), side by side")
     ap.add_argument("--list", action="store_true", help="list the models and their families")
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -231,6 +240,11 @@ def main():
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         sys.exit(f"error: unknown model(s) {', '.join(unknown)}; bench/zoo.sh --list shows them")
+    engines = [e for e in ENGINES if e in args.engines.split(",") + (["baseline"] if args.baseline else [])]
+    if set(args.engines.split(",")) - set(ENGINES) - {"baseline"} or "tandem" not in engines:
+        sys.exit("error: --engines takes tandem (always), ort, openvino, torch")
+    if args.baseline and not os.path.isfile(args.baseline):
+        sys.exit(f"error: --baseline {args.baseline}: no such file")
     exporters = args.exporters.split(",")
     if set(exporters) - {"dynamo", "legacy"} or set(args.batches.split(",")) - {"small", "large"}:
         sys.exit("error: --exporters takes dynamo, legacy; --batches takes small, large")
@@ -239,6 +253,8 @@ def main():
     header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
               f"per engine, {args.rounds} rounds of {args.seconds} s per engine and case, "
               f"engines taking turns in slices of {args.seconds / slices:.2g} s", *versions()]
+    if args.baseline:
+        header.append(f"Tandem baseline: {os.path.abspath(args.baseline)}")
     for line in header:
         print(line, flush=True)
 
@@ -258,12 +274,13 @@ def main():
                         rows.append(f"| {case} | export failed: {first_line(e)} |")
                         continue
                 workers, failed = {}, {}
-                for engine in ENGINES:
+                for engine in engines:
                     out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{engine}.out.npy")
+                    env = dict(os.environ, TANDEM_LIBRARY=os.path.abspath(args.baseline)) if engine == "baseline" else None
                     try:
                         workers[engine] = Worker(
                             [sys.executable, os.path.abspath(__file__), "--worker", engine, name, path, str(batch),
-                             str(args.threads), out], f"{ENGINE_NAMES[engine]} on {case}", out + ".stderr")
+                             str(args.threads), out], f"{ENGINE_NAMES[engine]} on {case}", out + ".stderr", env)
                     except WorkerFailed as failure:
                         failed[engine] = first_line(failure)
                 print(f"[zoo] {case}: timing {', '.join(workers)}", file=sys.stderr, flush=True)
@@ -277,13 +294,13 @@ def main():
                     for w in workers.values():
                         w.close()
                 med = {e: statistics.median(v) for e, v in p50.items()}
-                cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" for e in ENGINES]
-                vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in ENGINES[1:]]
+                cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" for e in engines]
+                vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in engines[1:]]
                 errors = []
                 if "torch" in med:
                     ref = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.torch.out.npy"))
                     scale = float(np.abs(ref).max()) or 1.0
-                    for e in ENGINES[:3]:
+                    for e in ("tandem", "ort", "openvino"):
                         if e in med:
                             got = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{e}.out.npy"))
                             errors.append(f"{float(np.abs(got.reshape(ref.shape) - ref).max()) / scale:.1e}"
@@ -293,17 +310,19 @@ def main():
                 else:
                     errors = ["-"] * 3
                 rows.append(f"| {case} | {' | '.join(cols)} | {' | '.join(vs)} | {' / '.join(errors)} |")
-                if "tandem" in med and "ort" in med:
-                    ratios.setdefault(family, []).append(med["tandem"] / med["ort"])
+                for e in ("ort", "baseline"):
+                    if "tandem" in med and e in med:
+                        ratios.setdefault((family, e), []).append(med["tandem"] / med[e])
                 tandem_failed |= "tandem" in failed
                 print(rows[-1], file=sys.stderr, flush=True)
 
-    table = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 (ms)" for e in ENGINES) + " | " +
-             " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in ENGINES[1:]) +
+    table = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 (ms)" for e in engines) + " | " +
+             " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in engines[1:]) +
              " | error vs PyTorch at the output's scale: Tandem / ORT / OpenVINO |",
-             "|---|" + "---|" * (2 * len(ENGINES) + 0)] + rows
-    summary = [f"- {family}: geometric mean of Tandem / ORT {math.exp(statistics.mean(map(math.log, r))):.2f} over "
-               f"{len(r)} cases, worst {max(r):.2f}" for family, r in ratios.items()]
+             "|---|" + "---|" * (2 * len(engines) + 0)] + rows
+    summary = [f"- {family}: geometric mean of Tandem / {ENGINE_NAMES[e]} "
+               f"{math.exp(statistics.mean(map(math.log, r))):.2f} over {len(r)} cases, worst {max(r):.2f}"
+               for (family, e), r in sorted(ratios.items())]
     print("\n".join(table + [""] + summary))
     if args.markdown:
         with open(args.markdown, "w") as f:

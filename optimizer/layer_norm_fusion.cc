@@ -4,6 +4,7 @@
 #include <set>
 
 #include "graph/value_readers.h"
+#include "ops/reduce_axes.h"
 
 namespace tandem {
 namespace {
@@ -102,17 +103,12 @@ class LayerNormMatcher {
     if (!n.domain.empty() || n.op_type != "ReduceMean" || !n.has_input(0) ||
         n.outputs.size() != 1 || n.attr_int("keepdims", 1) != 1)
       return false;
-    std::vector<int64_t> axes = n.attr_ints("axes");
-    if (n.has_input(1)) {
-      auto it = graph_.initializers.find(n.inputs[1]);
-      if (it == graph_.initializers.end()) return false;
-      axes = it->second.ToInt64Vector();
-    }
-    if (axes.size() != 1) return false;
-    if (axes[0] == -1) return true;
+    const std::optional<std::vector<int64_t>> axes = ConstantReduceAxes(graph_, n);
+    if (!axes || axes->size() != 1) return false;
+    if ((*axes)[0] == -1) return true;
     const ValueInfo* vi = graph_.FindValueInfo(n.inputs[0]);
     return vi && vi->shape.rank_known &&
-           axes[0] == static_cast<int64_t>(vi->shape.dims.size()) - 1;
+           (*axes)[0] == static_cast<int64_t>(vi->shape.dims.size()) - 1;
   }
 
   const Graph& graph_;

@@ -138,6 +138,37 @@ onnx::ModelProto GlobalPoolsModel() {
   return m;
 }
 
+// Squeeze-and-excitation as exporters write it: x[2,8,10,10] -> Conv 48 3x3 pad 1 = c ->
+// ReduceMean over (H, W), keepdims = m -> Conv 12 1x1 + Relu -> Conv 48 1x1 + Sigmoid = s
+// -> Mul(c, s) = y. From opset 18 the axes are an input: ({-1, -2} there, {2, 3} before).
+onnx::ModelProto SqueezeExcitationModel(int opset) {
+  onnx::ModelProto m = EmptyModel(opset, "squeeze_excitation");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 8, 10, 10});
+  AddFloatInitializer(g, "w", {48, 8, 3, 3}, 0.04f);
+  AddFloatInitializer(g, "w1", {12, 48, 1, 1}, 0.3f);
+  AddFloatInitializer(g, "w2", {48, 12, 1, 1}, 0.5f, 0.1f);
+  AddPaddedConv(g, "conv", {"x", "w"}, "c", 1);
+  if (opset >= 18) {
+    onnx::TensorProto* axes = g->add_initializer();
+    axes->set_name("axes");
+    axes->set_data_type(onnx::TensorProto::INT64);
+    axes->add_dims(2);
+    axes->add_int64_data(-1);
+    axes->add_int64_data(-2);
+    AddNode(g, "ReduceMean", "mean", {"c", "axes"}, {"m"});
+  } else {
+    AddIntsAttribute(AddNode(g, "ReduceMean", "mean", {"c"}, {"m"}), "axes", {2, 3});
+  }
+  AddNode(g, "Conv", "reduce", {"m", "w1"}, {"r"});
+  AddNode(g, "Relu", "relu", {"r"}, {"rr"});
+  AddNode(g, "Conv", "expand", {"rr", "w2"}, {"e"});
+  AddNode(g, "Sigmoid", "gate", {"e"}, {"s"});
+  AddNode(g, "Mul", "scale", {"c", "s"}, {"y"});
+  SetFloatType(g->add_output(), "y", {2, 48, 10, 10});
+  return m;
+}
+
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -186,7 +217,9 @@ TEST_P(BlockedLayoutChain, MatchesThePlainGraph) {
     if (n.op_type == "FromBlocked") from_blocked[n.outputs[0]] = n.inputs[0];
   EXPECT_EQ(from_blocked.size(), channels_last ? 4u : 3u);
   for (const char* v : {"a", "z", "gk"}) EXPECT_EQ(from_blocked[v], std::string(v) + "#blocked");
-  if (channels_last) EXPECT_EQ(from_blocked["u"], "u#blocked");
+  if (channels_last) {
+    EXPECT_EQ(from_blocked["u"], "u#blocked");
+  }
   EXPECT_EQ(blocked->stats().nodes_provider_rewritten, 12 + 1);  // blocked, and one residual sum
 
   ExpectSameOutputs(*blocked, *plain, {2, 3, 12, 12});
@@ -245,6 +278,27 @@ TEST_P(BlockedLayoutChain, GlobalPoolsOfAWideMapMatchThePlainGraph) {
     EXPECT_EQ(pool->attr_int("channel_block", 0), GetParam().block) << name;
   }
   ExpectSameOutputs(*blocked, *plain, {2, 8, 10, 10});
+}
+
+// The pool, the gate's convolutions and the scaling stay blocked: the ReduceMean runs as a
+// blocked GlobalAveragePool and only y is converted back.
+TEST_P(BlockedLayoutChain, SqueezeExcitationStaysBlocked) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  for (int opset : {13, 18}) {
+    SCOPED_TRACE(opset);
+    auto blocked = LoadTestModel(SqueezeExcitationModel(opset), true);
+    auto plain = LoadTestModel(SqueezeExcitationModel(opset), false);
+    ASSERT_TRUE(blocked && plain);
+    const Node* mean = FindNode(blocked->graph(), "mean");
+    ASSERT_NE(mean, nullptr);
+    EXPECT_EQ(mean->op_type, "GlobalAveragePool");
+    EXPECT_EQ(mean->inputs.size(), 1u);
+    EXPECT_EQ(mean->attr_int("channel_block", 0), GetParam().block);
+    int from_blocked = 0;
+    for (const Node& n : blocked->graph().nodes) from_blocked += n.op_type == "FromBlocked";
+    EXPECT_EQ(from_blocked, 1);  // y's
+    ExpectSameOutputs(*blocked, *plain, {2, 8, 10, 10});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,

@@ -1,9 +1,12 @@
 #include "providers/cpu/rewrites/blocked_layout.h"
 
 #include <map>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "graph/value_readers.h"
+#include "ops/reduce_axes.h"
 #include "providers/cpu/channel_block.h"
 
 namespace tandem::cpu {
@@ -73,7 +76,7 @@ class BlockedLayoutPass {
     if (n.op_type == "MaxPool") return n.attr_int("storage_order", 0) == 0;
     if (n.op_type == "AveragePool")
       return !(n.attr_int("count_include_pad", 0) && n.attr_int("ceil_mode", 0));
-    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") return true;
+    if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool" || IsSpatialMean(n)) return true;
     if (n.op_type == "BatchNormalization") {
       if (graph_.opset("") < 9 || n.attr_int("training_mode", 0)) return false;
       for (size_t i = 1; i <= 4; ++i)
@@ -81,6 +84,17 @@ class BlockedLayoutPass {
       return true;
     }
     return false;
+  }
+
+  // ReduceMean over both spatial axes of a (logically rank-4) value, keeping them:
+  // GlobalAveragePool's result, as exporters write the squeeze-and-excitation pool of
+  // EfficientNet, MobileNetV3 and RegNetY. Run as that, blocked, it needs no FromBlocked.
+  bool IsSpatialMean(const Node& n) const {
+    if (n.op_type != "ReduceMean" || n.attr_int("keepdims", 1) != 1) return false;
+    const std::optional<std::vector<int64_t>> axes = ConstantReduceAxes(graph_, n);
+    if (!axes || axes->size() != 2) return false;
+    const std::set<int64_t> spatial = {((*axes)[0] + 4) % 4, ((*axes)[1] + 4) % 4};
+    return spatial == std::set<int64_t>{2, 3};
   }
 
   static bool IsConv(const Node& n) {
@@ -157,6 +171,11 @@ class BlockedLayoutPass {
     if (n.op_type == "Conv") {  // the FusedConv kernel is Conv's, plus the layout
       n.op_type = "FusedConv";
       n.domain = kTandemDomain;
+    }
+    if (IsSpatialMean(n)) {
+      n.op_type = "GlobalAveragePool";
+      n.inputs.resize(1);
+      n.attributes.clear();
     }
     // The channel axis as stored: the blocks', or the channels' own with kChannelsLast.
     if (n.op_type == "Concat") n.attributes["axis"] = IntAttribute(block_ == kChannelsLast ? 4 : 1);

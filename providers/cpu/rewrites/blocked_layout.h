@@ -19,7 +19,9 @@
 //     alike; broadcasting between two blocked [N, C, H, W] values lines up the same way);
 //   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool and
 //     inference BatchNormalization of a blocked input get channel_block = B and read and
-//     write blocked;
+//     write blocked; a ReduceMean of a blocked input over both spatial axes with keepdims
+//     (a squeeze-and-excitation pool as exporters write it) becomes such a
+//     GlobalAveragePool;
 //   - with channels-last, a network's first convolution (a plain float image of at most 4
 //     channels, group 1) read only by a 2-D MaxPool writes image_block's 8- or 16-channel
 //     blocks instead (oneDNN's jit kernels read the image as it is; its brgemm kernels
