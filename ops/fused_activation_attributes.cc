@@ -7,6 +7,7 @@ namespace tandem {
 bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, FusableActivations fusable) {
   float alpha = 0.f, beta = 0.f;
   const bool cpu = fusable == FusableActivations::kCpu;
+  if (!act.domain.empty() && !(act.domain == kTandemDomain && act.op_type == "Gelu")) return false;
   if (cpu && act.op_type == "HardSigmoid") {
     alpha = act.attr_float("alpha", 0.2f);
     beta = act.attr_float("beta", 0.5f);

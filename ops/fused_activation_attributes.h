@@ -15,7 +15,8 @@ namespace tandem {
 // HardSigmoid, Gelu with approximate "none", Swish), for a graph the CPU runs alone.
 enum class FusableActivations { kEveryProvider, kCpu };
 
-// Sets the `activation` attributes on `fused` from activation node `act` and returns true,
+// Sets the `activation` attributes on `fused` from activation node `act` (an ONNX op, or
+// ai.tandem's Gelu) and returns true,
 // or returns false when `act` cannot be fused (another op, one outside `fusable`, Clip
 // bounds that are not constant float scalars, Gelu's tanh form). Used by the activation
 // fusion (optimizer/activation_fusion.h) and by the rewrites that make a fused node later

@@ -42,6 +42,11 @@ std::vector<TandemOpDecl> GraphOps() {
      "dims). Written by optimizer/activation_fusion.cc (MatMul + activation, no bias) and "
      "providers/cpu/rewrites/matmul_bias.cc (MatMul by a constant 2-D float B + Add of a constant [N] "
      "bias, then an optional activation)."},
+    {"Gelu", "X", "Y", "approximate: string (\"none\")",
+     "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
+     "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "
+     "double, float16, bfloat16. Written by optimizer/gelu_fusion.cc from the element-wise nodes "
+     "exporters write for it, when the CPU runs everything."},
     {"LayerNormalization", "X, Scale, B?", "Y, Mean?, InvStdDev?",
      "axis: int (-1); epsilon: float (1e-5)",
      "The opset-17 op under ai.tandem for older graphs: over dims [axis, rank), "

@@ -110,8 +110,7 @@ int FuseActivations(Graph& graph, FusableActivations fusable) {
       return r.inputs[0] == value && r.outputs.size() == 1 ? k : -1;
     };
     int next = sole_reader(f.outputs[0]);
-    if (next >= 0 && graph.nodes[next].domain.empty() &&
-        DescribeFusedActivation(graph, graph.nodes[next], f, fusable)) {
+    if (next >= 0 && DescribeFusedActivation(graph, graph.nodes[next], f, fusable)) {
       removed.insert(next);
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;

@@ -12,6 +12,7 @@
 #include "optimizer/activation_fusion.h"
 #include "optimizer/constant_folding.h"
 #include "optimizer/dense_chain_fusion.h"
+#include "optimizer/gelu_fusion.h"
 #include "optimizer/layer_norm_fusion.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
@@ -82,12 +83,17 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // otherwise lose the MLP's layers.
   // Concats into convolutions only for the CPU alone: its convolutions add the parts
   // (residual-sum fusion); elsewhere the parts' Adds would be passes of their own.
-  // HardSwish, HardSigmoid, Gelu and SiLU likewise (only the CPU's kernels apply them).
+  // HardSwish, HardSigmoid, Gelu and SiLU likewise (only the CPU's kernels apply them), and
+  // GELUs spelled out in element-wise nodes become one Gelu (no CUDA kernel).
   const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
   if (options.fusion && cpu_alone) stats.nodes_fused = SplitConcatIntoConvs(g);
-  if (options.fusion)
-    stats.nodes_fused += (providers.size() == 1 ? FuseDenseChains(g, 2) : 0) + FuseLayerNorm(g) +
-                         FuseActivations(g, cpu_alone ? FusableActivations::kCpu : FusableActivations::kEveryProvider);
+  if (options.fusion) {  // in this order: each pass sees the nodes the one before made
+    if (providers.size() == 1) stats.nodes_fused += FuseDenseChains(g, 2);
+    stats.nodes_fused += FuseLayerNorm(g);
+    if (cpu_alone) stats.nodes_fused += FuseGelu(g);
+    stats.nodes_fused +=
+        FuseActivations(g, cpu_alone ? FusableActivations::kCpu : FusableActivations::kEveryProvider);
+  }
   std::vector<ExecutionProvider*> order;
   for (const auto& p : providers) order.push_back(p.get());
   PartitionOptions po;

@@ -182,7 +182,9 @@ TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
       EXPECT_FLOAT_EQ(nodes[gemm]->attr_float("activation_alpha", 0.f), kHardSigmoidAlpha);
       EXPECT_FLOAT_EQ(nodes[gemm]->attr_float("activation_beta", 0.f), kHardSigmoidBeta);
     }
-    if (onnx_name == "Swish") EXPECT_FLOAT_EQ(nodes[conv]->attr_float("activation_alpha", 0.f), 1.f);
+    if (onnx_name == "Swish") {
+      EXPECT_FLOAT_EQ(nodes[conv]->attr_float("activation_alpha", 0.f), 1.f);
+    }
     int standalone = 0;  // activation nodes left: SiLU's after the MatMul + bias only
     for (const Node& n : session->graph().nodes)
       standalone += n.op_type == "Sigmoid" || n.op_type == act.name;

@@ -1,6 +1,7 @@
 // Small helpers shared by CPU kernels: axis handling, broadcasting, strides, and
 // reading shape-like inputs. Header-only where templates need it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,15 @@ inline void ParallelForIf(bool parallel, int64_t n, F&& f) {
 template <typename F>
 inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
   ParallelForIf(n >= grain, n, f);
+}
+
+// Runs f(begin, end) over [0, n) in blocks of 2^14 elements: across the OpenMP team once n
+// reaches 2^15, else on this thread. For element-wise loops the compiler vectorizes.
+template <typename F>
+inline void ParallelBlocks(int64_t n, F&& f) {
+  constexpr int64_t kBlock = int64_t{1} << 14;
+  ParallelForIf(n >= 2 * kBlock, (n + kBlock - 1) / kBlock,
+                [&](int64_t b) { f(b * kBlock, std::min(n, (b + 1) * kBlock)); });
 }
 
 // Iterates over every output index of `out` shape, calling f(out_linear, in_offsets...)

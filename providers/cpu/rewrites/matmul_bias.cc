@@ -31,7 +31,7 @@ int FoldableActivation(const Graph& g, const ValueReaders& readers, const std::s
   const int k = readers.Sole(value);
   if (k < 0) return -1;
   const Node& act = g.nodes[static_cast<size_t>(k)];
-  if (act.provider != provider || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != value ||
+  if (act.provider != provider || act.inputs.empty() || act.inputs[0] != value ||
       act.outputs.size() != 1)
     return -1;
   return DescribeFusedActivation(g, act, fused, FusableActivations::kCpu) ? k : -1;

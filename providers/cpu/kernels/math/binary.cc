@@ -345,9 +345,7 @@ class Pow : public Kernel {
  private:
   // y = x^e for e in {2, 3, 4}, as products rounded like x*x, (x*x)*x and (x*x)*(x*x).
   static void SmallIntegerPower(const float* x, int e, float* y, int64_t n) {
-    const int64_t block = 1 << 14;
-    ParallelForIf(n >= (int64_t{1} << 15), (n + block - 1) / block, [&](int64_t b) {
-      const int64_t begin = b * block, end = std::min(n, begin + block);
+    ParallelBlocks(n, [&](int64_t begin, int64_t end) {
       if (e == 2) {
         for (int64_t i = begin; i < end; ++i) y[i] = x[i] * x[i];
       } else if (e == 3) {

@@ -264,6 +264,38 @@ class UnaryKernel : public Kernel {
   DnnlEltwise dnnl_;
 };
 
+// Gelu: the erf form as UnaryKernel runs it (oneDNN's gelu_erf for float32); the float32
+// tanh form in three vectorized passes — tanh's argument, oneDNN's tanh in place, then
+// 0.5 x (1 + t) — the arithmetic of the nodes exporters write for it (oneDNN's own
+// gelu_tanh is imprecise for x << 0; a libm tanh per element is ~10x slower).
+class GeluKernel : public Kernel {
+ public:
+  explicit GeluKernel(const KernelInfo& info)
+      : tanh_form_(info.node.attr_string("approximate", "none") == "tanh"), generic_(info) {}
+
+  absl::Status Compute(KernelContext& ctx) override {
+    const Tensor* x = ctx.input(0);
+    if (!tanh_form_ || !x || x->dtype() != DataType::kFloat) return generic_.Compute(ctx);
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, x->dims());
+    const float* px = x->data<float>();
+    float* py = y.data<float>();
+    const int64_t n = x->numel();
+    ParallelBlocks(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) py[i] = 0.7978845608f * (px[i] + 0.044715f * px[i] * px[i] * px[i]);
+    });
+    if (!dnnl_.Run(alg::eltwise_tanh, 0.f, 0.f, y, y)) TanhInto(py, py, n);
+    ParallelBlocks(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) py[i] = 0.5f * px[i] * (1.f + py[i]);
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool tanh_form_;
+  UnaryKernel<GeluOp> generic_;
+  DnnlEltwise dnnl_;
+};
+
 // IsNaN / IsInf: float input, bool output.
 class FloatPredicate : public Kernel {
  public:
@@ -382,7 +414,8 @@ void RegisterUnaryKernels(KernelRegistry& r) {
   Add(r, "Softsign", 1, M, kFloats, Make<UnaryKernel<SoftsignOp>>());
   Add(r, "ThresholdedRelu", 10, M, kFloats, Make<UnaryKernel<ThresholdedReluOp>>());
   Add(r, "Shrink", 9, M, kNumeric, Make<UnaryKernel<ShrinkOp>>());
-  Add(r, "Gelu", 20, M, kFloats, Make<UnaryKernel<GeluOp>>());
+  Add(r, "Gelu", 20, M, kFloats, Make<GeluKernel>());
+  r.Add(TandemKernel("Gelu", kFloats, Make<GeluKernel>()));  // optimizer/gelu_fusion.h
   Add(r, "Mish", 18, M, kFloats, Make<UnaryKernel<MishOp>>());
   Add(r, "Swish", 24, M, kFloats, Make<UnaryKernel<SwishOp>>());
 
