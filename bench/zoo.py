@@ -241,8 +241,8 @@ def main():
     if unknown:
         sys.exit(f"error: unknown model(s) {', '.join(unknown)}; bench/zoo.sh --list shows them")
     engines = [e for e in ENGINES if e in args.engines.split(",") + (["baseline"] if args.baseline else [])]
-    if set(args.engines.split(",")) - set(ENGINES) - {"baseline"} or "tandem" not in engines:
-        sys.exit("error: --engines takes tandem (always), ort, openvino, torch")
+    if set(args.engines.split(",")) - set(ENGINES) or "baseline" in args.engines.split(",") or "tandem" not in engines:
+        sys.exit("error: --engines takes tandem (always), ort, openvino, torch; --baseline LIB adds a baseline")
     if args.baseline and not os.path.isfile(args.baseline):
         sys.exit(f"error: --baseline {args.baseline}: no such file")
     exporters = args.exporters.split(",")

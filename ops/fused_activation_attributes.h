@@ -12,13 +12,14 @@ namespace tandem {
 
 // The activations a fusion may fold: those every provider's fused kernels apply (Relu,
 // LeakyRelu, Clip, Sigmoid, Tanh), or also those only the CPU's apply (HardSwish,
-// HardSigmoid, Gelu with approximate "none", Swish), for a graph the CPU runs alone.
+// HardSigmoid, Gelu with approximate "none"; and Swish, which the activation fusion writes
+// for SiLU's x * Sigmoid(x) pattern), for a graph the CPU runs alone.
 enum class FusableActivations { kEveryProvider, kCpu };
 
 // Sets the `activation` attributes on `fused` from activation node `act` (an ONNX op, or
 // ai.tandem's Gelu) and returns true,
 // or returns false when `act` cannot be fused (another op, one outside `fusable`, Clip
-// bounds that are not constant float scalars, Gelu's tanh form). Used by the activation
+// bounds that are not constant float scalars, Gelu's tanh form, an ONNX Swish node). Used by the activation
 // fusion (optimizer/activation_fusion.h) and by the rewrites that make a fused node later
 // (providers/cpu/rewrites/matmul_bias.h).
 bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, FusableActivations fusable);

@@ -99,8 +99,9 @@ class GeluMatcher {
   double Value(const std::string& y, double xv) const {
     std::map<std::string, double> v = {{x_, xv}};
     auto in = [&](const std::string& name) {
-      const Tensor* c = ScalarConstant(name);
-      return c ? Scalar(*c) : v.at(name);
+      if (const Tensor* c = ScalarConstant(name)) return Scalar(*c);
+      auto it = v.find(name);
+      return it != v.end() ? it->second : std::nan("");  // (not reached on a sorted graph)
     };
     for (size_t k : nodes_) {  // std::set: ascending, and graph order is topological
       const Node& n = graph_.nodes[k];
@@ -117,11 +118,24 @@ class GeluMatcher {
       else r = std::erf(a);
       v[n.outputs[0]] = r;
     }
-    return v.at(y);
+    auto it = v.find(y);
+    return it != v.end() ? it->second : std::nan("");
+  }
+
+  // Whether every constant broadcasts within x's shape (rank 0, or at most x's known rank),
+  // so that y has x's shape, as the Gelu replacing the subgraph will.
+  bool ConstantsFit() const {
+    const ValueInfo* vi = graph_.FindValueInfo(x_);
+    const int64_t rank = vi && vi->shape.rank_known ? static_cast<int64_t>(vi->shape.dims.size()) : 0;
+    for (size_t k : nodes_)
+      for (const std::string& in : graph_.nodes[k].inputs)
+        if (const Tensor* c = ScalarConstant(in); c && c->rank() > rank) return false;
+    return true;
   }
 
   // "none" or "tanh" when `y` is that GELU of x, else null.
   const char* Evaluates(const std::string& y) const {
+    if (!ConstantsFit()) return nullptr;
     for (const auto& [form, gelu] : {std::pair{"none", &GeluErf}, std::pair{"tanh", &GeluTanh}}) {
       bool same = true;
       for (int i = 0; i <= 24 && same; ++i) {
@@ -144,7 +158,8 @@ class GeluMatcher {
 }  // namespace
 
 int FuseGelu(Graph& graph) {
-  if (graph.HasGradientNodes()) return 0;  // the backward reads the intermediates
+  // The matcher evaluates and replaces nodes in graph order, which must be topological.
+  if (graph.HasGradientNodes() || !graph.SortTopologically().ok()) return 0;
   std::vector<GeluMatcher::Match> matches;
   {
     GeluMatcher matcher(graph);

@@ -6,6 +6,7 @@
 // through TANDEM_CPU_CONV_LAYOUT, whatever this CPU's oneDNN prefers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -343,6 +344,36 @@ TEST(BlockedLayout, StemConvWritesImageBlocksOnlyForItsPool) {
   EXPECT_EQ(stem_blocks(false, 8), std::make_pair(int64_t{8}, int64_t{8}));
   EXPECT_EQ(stem_blocks(false, 0), std::make_pair(int64_t{cpu::kChannelsLast}, int64_t{0}));
   EXPECT_EQ(stem_blocks(true, 16), std::make_pair(int64_t{cpu::kChannelsLast}, int64_t{0}));
+}
+
+// Only a mean over both spatial axes that keeps them is a GlobalAveragePool: x[1,4,6,6] ->
+// Conv 16 = c -> ReduceMean(axes, keepdims) = m stays a ReduceMean otherwise.
+TEST(BlockedLayout, OtherReduceMeansStayApart) {
+  const std::vector<std::pair<std::vector<int64_t>, int64_t>> cases = {
+      {{2, 3}, 0}, {{1, 2}, 1}, {{3}, 1}, {{-1, 2}, 1}, {{2, 3}, 1}};
+  for (const auto& [axes, keepdims] : cases) {
+    onnx::ModelProto m = EmptyModel(13, "means");
+    auto* g = m.mutable_graph();
+    SetFloatType(g->add_input(), "x", {1, 4, 6, 6});
+    AddFloatInitializer(g, "w", {16, 4, 3, 3}, 0.05f);
+    AddPaddedConv(g, "conv", {"x", "w"}, "c", 1);
+    auto* mean = AddNode(g, "ReduceMean", "mean", {"c"}, {"m"});
+    AddIntsAttribute(mean, "axes", axes);
+    AddIntAttribute(mean, "keepdims", keepdims);
+    std::vector<int64_t> dims;  // c's [1, 16, 6, 6] reduced
+    for (int64_t d = 0; d < 4; ++d) {
+      const bool reduced = std::count(axes.begin(), axes.end(), d) || std::count(axes.begin(), axes.end(), d - 4);
+      if (!reduced) dims.push_back(d == 0 ? 1 : d == 1 ? 16 : 6);
+      else if (keepdims) dims.push_back(1);
+    }
+    SetFloatType(g->add_output(), "m", dims);
+    Graph graph = ImportTestModel(m);
+    for (Node& n : graph.nodes) n.provider = "cpu";
+    cpu::UseChannelBlockedLayout(graph, "cpu", 8);
+    const bool spatial = (axes == std::vector<int64_t>{2, 3} || axes == std::vector<int64_t>{-1, 2}) && keepdims == 1;
+    EXPECT_EQ(FindNode(graph, "mean")->op_type, spatial ? "GlobalAveragePool" : "ReduceMean")
+        << "axes " << axes[0] << (axes.size() > 1 ? "," + std::to_string(axes[1]) : "") << " keepdims " << keepdims;
+  }
 }
 
 TEST(BlockedLayout, LeavesOtherProvidersAndTrainingGraphsAlone) {

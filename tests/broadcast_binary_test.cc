@@ -117,8 +117,8 @@ TEST(BroadcastBinary, CommutedGateAndOtherBroadcasts) {
   ExpectMatches("Mul", {4, 16, 9}, {}, {4, 16, 9});
   ExpectMatches("Add", {4, 16, 9}, {4, 16, 9}, {4, 16, 9});
   ExpectMatches("Sub", {1, 3, 1, 1}, {1, 3, 4, 4}, {1, 3, 4, 4});  // a non-commutative op commuted: generic
-  // Over 2^15 elements: threads take blocks of 1820 rows of 9, which start inside the
-  // outer dims, so each block's first offsets come from its row number.
+  // Over 2^15 elements: threads take blocks of 455 to 1820 rows of 9 (by the thread count),
+  // which start inside the outer dims, so each block's first offsets come from its row number.
   ExpectMatches("Sub", {6, 7, 33, 5, 9}, {6, 1, 33, 1, 9}, {6, 7, 33, 5, 9});
   ExpectMatches("Div", {6, 1, 33, 1, 9}, {6, 7, 33, 5, 9}, {6, 7, 33, 5, 9});
 }

@@ -12,7 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 default_need=12
 [ -d "${BUILD_DIR:-$root/build}" ] && default_need=3
 need_gib=${TANDEM_NEED_FREE_GIB:-$default_need}
-free_gib=$(( $(df -Pk "$root" | awk 'NR==2 {print $4}') / 1048576 ))
+build_fs=${BUILD_DIR:-$root}
+while [ ! -d "$build_fs" ]; do build_fs=$(dirname "$build_fs"); done
+free_gib=$(( $(df -Pk "$root" "$build_fs" | awk 'NR > 1 && (min == "" || $4 < min) {min = $4} END {print min}') / 1048576 ))
 if [ "$free_gib" -lt "$need_gib" ]; then
   echo "run_all.sh: only ${free_gib} GiB free under $root; the suite needs about ${need_gib} GiB" \
        "(set TANDEM_NEED_FREE_GIB to override)" >&2

@@ -18,6 +18,10 @@ namespace tandem::cpu {
 dnnl::engine& DnnlEngine();
 dnnl::stream& DnnlStream();
 
+// eltwise_hardswish's alpha and beta: from oneDNN 3.0 it computes x * clip(alpha x + beta,
+// 0, 1) (ONNX's HardSwish with these); 2.x computes x * relu6(x + 3) / 6 and ignores them.
+constexpr float kDnnlHardSwishAlpha = 1.f / 6.f, kDnnlHardSwishBeta = 0.5f;
+
 // oneDNN data type for `t`, or nullopt when oneDNN has none (int64, double, ...).
 std::optional<dnnl::memory::data_type> ToDnnl(DataType t);
 dnnl::memory::dims ToDnnlDims(const Dims& d);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "graph/node.h"
@@ -50,13 +52,20 @@ inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
   ParallelForIf(n >= grain, n, f);
 }
 
-// Runs f(begin, end) over [0, n) in blocks of 2^14 elements: across the OpenMP team once n
-// reaches 2^15, else on this thread. For element-wise loops the compiler vectorizes.
+// The length of the blocks that split `n` items among the OpenMP team: at most `most`, at
+// least `least`, else an equal share per thread (so that a few blocks still use every thread).
+inline int64_t BlockLength(int64_t n, int64_t least, int64_t most) {
+  const int64_t threads = std::max(1, omp_get_max_threads());
+  return std::max<int64_t>(1, std::max(least, std::min(most, (n + threads - 1) / threads)));
+}
+
+// Runs f(begin, end) over [0, n) in blocks of 2^12 to 2^14 elements: across the OpenMP team
+// once n reaches 2^15, else on this thread. For element-wise loops the compiler vectorizes.
 template <typename F>
 inline void ParallelBlocks(int64_t n, F&& f) {
-  constexpr int64_t kBlock = int64_t{1} << 14;
-  ParallelForIf(n >= 2 * kBlock, (n + kBlock - 1) / kBlock,
-                [&](int64_t b) { f(b * kBlock, std::min(n, (b + 1) * kBlock)); });
+  const int64_t block = BlockLength(n, int64_t{1} << 12, int64_t{1} << 14);
+  ParallelForIf(n >= (int64_t{1} << 15), (n + block - 1) / block,
+                [&](int64_t b) { f(b * block, std::min(n, (b + 1) * block)); });
 }
 
 // Iterates over every output index of `out` shape, calling f(out_linear, in_offsets...)

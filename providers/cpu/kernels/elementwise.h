@@ -105,7 +105,8 @@ class BroadcastRows {
   // OpenMP team in contiguous blocks of rows once the output has 2^15 elements.
   template <typename F>
   void Run(F&& f) const {
-    const int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(inner_, 1));
+    const int64_t inner = std::max<int64_t>(inner_, 1);
+    const int64_t per_block = BlockLength(rows_, (int64_t{1} << 12) / inner, (int64_t{1} << 14) / inner);
     const int64_t blocks = (rows_ + per_block - 1) / per_block;
     ParallelForIf(rows_ * inner_ >= (int64_t{1} << 15), blocks, [&](int64_t b) {
       RunRows(b * per_block, std::min(rows_, (b + 1) * per_block), f);

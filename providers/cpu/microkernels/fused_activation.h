@@ -13,6 +13,7 @@
 #include <dnnl.hpp>
 
 #include "graph/node.h"
+#include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/microkernels/fast_tanh.h"
 
 namespace tandem::cpu {
@@ -34,7 +35,10 @@ class FusedActivation {
       alg_ = dnnl::algorithm::eltwise_swish;
       alpha_ = node.attr_float(attribute + "_alpha", 1.f);
     }
-    else if (name_ == "HardSwish") alg_ = dnnl::algorithm::eltwise_hardswish;  // x * relu6(x + 3) / 6
+    else if (name_ == "HardSwish") {  // x * relu6(x + 3) / 6
+      alg_ = dnnl::algorithm::eltwise_hardswish;
+      alpha_ = kDnnlHardSwishAlpha, beta_ = kDnnlHardSwishBeta;
+    }
     else if (name_ == "HardSigmoid") alg_ = dnnl::algorithm::eltwise_linear;  // then clip to [0, 1]
     else if (name_ == "Gelu") alg_ = dnnl::algorithm::eltwise_gelu_erf;
     else name_.clear();  // unknown: the fusion pass never emits it

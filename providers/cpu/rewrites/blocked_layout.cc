@@ -93,6 +93,8 @@ class BlockedLayoutPass {
     if (n.op_type != "ReduceMean" || n.attr_int("keepdims", 1) != 1) return false;
     const std::optional<std::vector<int64_t>> axes = ConstantReduceAxes(graph_, n);
     if (!axes || axes->size() != 2) return false;
+    for (int64_t a : *axes)
+      if (a < -4 || a > 3) return false;
     const std::set<int64_t> spatial = {((*axes)[0] + 4) % 4, ((*axes)[1] + 4) % 4};
     return spatial == std::set<int64_t>{2, 3};
   }

@@ -94,7 +94,7 @@ struct HardSwishOp : FloatOnly {
     C v = x / C(6) + C(0.5);
     return x * (v < C(0) ? C(0) : (v > C(1) ? C(1) : v));
   }
-  SIMPLE_DNNL(alg::eltwise_hardswish, 0.f, 0.f)
+  SIMPLE_DNNL(alg::eltwise_hardswish, kDnnlHardSwishAlpha, kDnnlHardSwishBeta)
 };
 struct TanhOp : FloatOnly {
   explicit TanhOp(const Node&) {}
