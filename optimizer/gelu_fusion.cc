@@ -1,14 +1,16 @@
 #include "optimizer/gelu_fusion.h"
 
-#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "graph/passes.h"
 #include "graph/value_readers.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
 namespace {
@@ -22,10 +24,7 @@ double GeluTanh(double x) {
 
 class GeluMatcher {
  public:
-  explicit GeluMatcher(const Graph& graph) : graph_(graph), readers_(graph) {
-    for (size_t k = 0; k < graph.nodes.size(); ++k)
-      for (const std::string& out : graph.nodes[k].outputs) producer_[out] = k;
-  }
+  explicit GeluMatcher(const Graph& graph) : graph_(graph), readers_(graph), producer_(rewrite::Producers(graph)) {}
 
   struct Match {
     std::set<size_t> nodes;  // the subgraph, its last node producing `y`
@@ -65,11 +64,9 @@ class GeluMatcher {
   }
 
   const Tensor* ScalarConstant(const std::string& v) const {
-    auto it = graph_.initializers.find(v);
-    return it != graph_.initializers.end() && it->second.numel() == 1 &&
-                   (it->second.dtype() == DataType::kFloat || it->second.dtype() == DataType::kDouble)
-               ? &it->second
-               : nullptr;
+    const Tensor* c = rewrite::Constant(graph_, v);
+    return c && c->numel() == 1 && (c->dtype() == DataType::kFloat || c->dtype() == DataType::kDouble) ? c
+                                                                                                     : nullptr;
   }
 
   // Adds the nodes computing `v` from x (set on the first leaf: a value with other readers
@@ -150,7 +147,7 @@ class GeluMatcher {
 
   const Graph& graph_;
   const ValueReaders readers_;
-  std::map<std::string, size_t> producer_;
+  const std::map<std::string, size_t> producer_;
   std::string x_;
   std::set<size_t> nodes_;
 };
@@ -176,9 +173,8 @@ int FuseGelu(Graph& graph) {
     }
   }
   if (matches.empty()) return 0;
-  std::map<size_t, Node> fused;  // the match's last node -> the Gelu replacing it
   std::set<size_t> removed;
-  for (const auto& m : matches) {
+  for (const auto& m : matches) {  // the Gelu takes the place of the match's last node
     const size_t last = *m.nodes.rbegin();
     Node g;
     g.name = graph.nodes[last].name.empty() ? m.y + "/gelu" : graph.nodes[last].name + "/gelu";
@@ -186,19 +182,11 @@ int FuseGelu(Graph& graph) {
     g.domain = kTandemDomain;
     g.inputs = {m.x};
     g.outputs = {m.y};
-    Attribute approximate;
-    approximate.kind = Attribute::Kind::kString;
-    approximate.s = m.approximate;
-    g.attributes["approximate"] = approximate;
-    fused[last] = std::move(g);
-    removed.insert(m.nodes.begin(), m.nodes.end());
+    g.attributes["approximate"] = StringAttribute(m.approximate);
+    graph.nodes[last] = std::move(g);
+    removed.insert(m.nodes.begin(), std::prev(m.nodes.end()));
   }
-  std::vector<Node> kept;
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    if (auto f = fused.find(k); f != fused.end()) kept.push_back(std::move(f->second));
-    else if (!removed.count(k)) kept.push_back(std::move(graph.nodes[k]));
-  }
-  graph.nodes = std::move(kept);
+  RemoveNodes(graph, removed);
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
   return static_cast<int>(matches.size());
 }

@@ -52,19 +52,18 @@ inline void ParallelFor(int64_t n, F&& f, int64_t grain = 1 << 15) {
   ParallelForIf(n >= grain, n, f);
 }
 
-// The length of the blocks that split `n` items among the OpenMP team: at most `most`, at
-// least `least`, else an equal share per thread (so that a few blocks still use every thread).
-inline int64_t BlockLength(int64_t n, int64_t least, int64_t most) {
-  const int64_t threads = std::max(1, omp_get_max_threads());
-  return std::max<int64_t>(1, std::max(least, std::min(most, (n + threads - 1) / threads)));
-}
-
-// Runs f(begin, end) over [0, n) in blocks of 2^12 to 2^14 elements: across the OpenMP team
-// once n reaches 2^15, else on this thread. For element-wise loops the compiler vectorizes.
+// Runs f(begin, end) over [0, n) items of `size` elements each, in blocks of 2^12 to 2^14
+// elements (an equal share per thread when that is less than 2^14, so that a few blocks
+// still use every thread): across the OpenMP team once the n items hold 2^15 elements, else
+// on this thread. For element-wise loops the compiler vectorizes (size 1), or rows of elements.
 template <typename F>
-inline void ParallelBlocks(int64_t n, F&& f) {
-  const int64_t block = BlockLength(n, int64_t{1} << 12, int64_t{1} << 14);
-  ParallelForIf(n >= (int64_t{1} << 15), (n + block - 1) / block,
+inline void ParallelBlocks(int64_t n, F&& f, int64_t size = 1) {
+  size = std::max<int64_t>(size, 1);
+  const int64_t threads = std::max(1, omp_get_max_threads());
+  const int64_t share = (n + threads - 1) / threads;
+  const int64_t block =
+      std::max<int64_t>(1, std::max((int64_t{1} << 12) / size, std::min((int64_t{1} << 14) / size, share)));
+  ParallelForIf(n * size >= (int64_t{1} << 15), (n + block - 1) / block,
                 [&](int64_t b) { f(b * block, std::min(n, (b + 1) * block)); });
 }
 

@@ -105,12 +105,7 @@ class BroadcastRows {
   // OpenMP team in contiguous blocks of rows once the output has 2^15 elements.
   template <typename F>
   void Run(F&& f) const {
-    const int64_t inner = std::max<int64_t>(inner_, 1);
-    const int64_t per_block = BlockLength(rows_, (int64_t{1} << 12) / inner, (int64_t{1} << 14) / inner);
-    const int64_t blocks = (rows_ + per_block - 1) / per_block;
-    ParallelForIf(rows_ * inner_ >= (int64_t{1} << 15), blocks, [&](int64_t b) {
-      RunRows(b * per_block, std::min(rows_, (b + 1) * per_block), f);
-    });
+    ParallelBlocks(rows_, [&](int64_t begin, int64_t end) { RunRows(begin, end, f); }, inner_);
   }
   // The same for rows [begin, end), on the calling thread. Offsets advance row by row as
   // an odometer over the outer dims; only `begin` is found by division.
