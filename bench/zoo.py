@@ -4,7 +4,7 @@
 usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
                     [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
                     [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
-                    [--cache DIR] [--markdown FILE] [--list]
+                    [--baseline-env K=V,...] [--busy N] [--cache DIR] [--markdown FILE] [--list]
 (the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
 
 Each model is built from its library's own definition with random weights (torchvision,
@@ -23,15 +23,19 @@ against PyTorch relative to the largest PyTorch output (the output's scale). The
 geometric mean of Tandem / ORT per family. --baseline adds Tandem from another build
 (its libtandem.so, e.g. a worktree of the commit before a change) as one more engine
 taking turns, with Tandem / baseline per case and per family: a change's before and
-after in the same run. A case an engine cannot run says why and the
+after in the same run; --baseline-env runs the baseline (by default this build) under another
+environment. --busy N keeps N cores busy with spinning processes while timing, as another
+program would. A case an engine cannot run says why and the
 rest go on; the exit status is 1 if Tandem failed a case.
 """
 import argparse
+import atexit
 import contextlib
 import datetime
 import math
 import os
 import statistics
+import subprocess
 import sys
 import traceback
 import warnings
@@ -203,6 +207,20 @@ def versions():
             f"MKL: {torch.backends.mkl.is_available()})", f"timm {timm.__version__}, transformers {transformers.__version__}"]
 
 
+def parse_env(text):
+    """'K=V,K2=V2' as a dict; an entry without '=' is an error."""
+    pairs = [item.split("=", 1) for item in text.split(",") if item]
+    if any(len(p) != 2 or not p[0] for p in pairs):
+        sys.exit(f"error: --baseline-env {text!r}: expected K=V[,K=V...]")
+    return dict(pairs)
+
+
+def keep_cores_busy(n):
+    """Starts n processes that spin until this one exits: another program holding cores."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    atexit.register(lambda: [p.kill() for p in spinners])
+
+
 def first_line(text, width=100):
     lines = [line for line in str(text).strip().splitlines() if line.strip()]
     line = lines[-1] if lines else "?"
@@ -225,6 +243,11 @@ def main():
                     help="comma-separated engines to time (PyTorch's output is the error's reference)")
     ap.add_argument("--baseline", metavar="LIBTANDEM",
                     help="also time Tandem from this libtandem.so (another build), side by side")
+    ap.add_argument("--baseline-env", metavar="K=V,...",
+                    help="environment for the baseline (e.g. OMP_WAIT_POLICY=passive); without --baseline the "
+                         "baseline is this build under that environment")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="keep N cores busy with spinning processes while timing (a loaded machine)")
     ap.add_argument("--list", action="store_true", help="list the models and their families")
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -240,11 +263,15 @@ def main():
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         sys.exit(f"error: unknown model(s) {', '.join(unknown)}; bench/zoo.sh --list shows them")
-    engines = [e for e in ENGINES if e in args.engines.split(",") + (["baseline"] if args.baseline else [])]
+    with_baseline = bool(args.baseline or args.baseline_env)
+    engines = [e for e in ENGINES if e in args.engines.split(",") + (["baseline"] if with_baseline else [])]
     if set(args.engines.split(",")) - set(ENGINES) or "baseline" in args.engines.split(",") or "tandem" not in engines:
         sys.exit("error: --engines takes tandem (always), ort, openvino, torch; --baseline LIB adds a baseline")
     if args.baseline and not os.path.isfile(args.baseline):
         sys.exit(f"error: --baseline {args.baseline}: no such file")
+    baseline_env = dict(os.environ, **parse_env(args.baseline_env or ""))
+    if args.baseline:
+        baseline_env["TANDEM_LIBRARY"] = os.path.abspath(args.baseline)
     exporters = args.exporters.split(",")
     if set(exporters) - {"dynamo", "legacy"} or set(args.batches.split(",")) - {"small", "large"}:
         sys.exit("error: --exporters takes dynamo, legacy; --batches takes small, large")
@@ -253,10 +280,14 @@ def main():
     header = [f"{datetime.date.today()}, {cpu_model()} ({vector_isa()}), {os.cpu_count()} cores, {args.threads} threads "
               f"per engine, {args.rounds} rounds of {args.seconds} s per engine and case, "
               f"engines taking turns in slices of {args.seconds / slices:.2g} s", *versions()]
-    if args.baseline:
-        header.append(f"Tandem baseline: {os.path.abspath(args.baseline)}")
+    if with_baseline:
+        header.append(f"Tandem baseline: {os.path.abspath(args.baseline) if args.baseline else 'this build'}"
+                      + (f" with {args.baseline_env}" if args.baseline_env else ""))
+    if args.busy:
+        header.append(f"{args.busy} core(s) kept busy by spinning processes while timing")
     for line in header:
         print(line, flush=True)
+    keep_cores_busy(args.busy)
 
     rows, ratios, tandem_failed = [], {}, False
     for name in names:
@@ -276,7 +307,7 @@ def main():
                 workers, failed = {}, {}
                 for engine in engines:
                     out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{engine}.out.npy")
-                    env = dict(os.environ, TANDEM_LIBRARY=os.path.abspath(args.baseline)) if engine == "baseline" else None
+                    env = baseline_env if engine == "baseline" else None
                     try:
                         workers[engine] = Worker(
                             [sys.executable, os.path.abspath(__file__), "--worker", engine, name, path, str(batch),

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/openmp_wait_default.h"
 
 namespace {
 const char kUsage[] =
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   }
   for (const Entry& e : kCommands)
     if (argv[1] == std::string(e.name)) {
+      tandem::cli::ReexecWithDefaultOpenMpWait(argv);
       // The commands report errors as statuses; this is the last line of defence, so an
       // exception that slipped through still ends in one line and exit 1, not an abort.
       try {

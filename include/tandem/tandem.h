@@ -147,7 +147,10 @@ TANDEM_EXPORT void tandem_session_options_release(TandemSessionOptions* options)
 TANDEM_EXPORT TandemStatus* tandem_session_options_set_providers(TandemSessionOptions* options,
                                                                  const char* const* names,
                                                                  size_t count);
-/* Intra-op threads for CPU kernels; 0 (default) = all cores. */
+/* Intra-op threads for CPU kernels; 0 (default) = all cores. They are GNU OpenMP threads,
+ * which spin 300,000 rounds when idle unless told otherwise: on a machine shared with other
+ * programs, start yours with GOMP_SPINCOUNT=1000 (what the tandem CLI and Python module set,
+ * README "Sharing the CPU"); libgomp reads it only when it loads. */
 TANDEM_EXPORT TandemStatus* tandem_session_options_set_threads(TandemSessionOptions* options,
                                                                int threads);
 /* 0: no constant folding or fusion, 1: constant folding, 2 (default): also fusions. */

@@ -8,6 +8,11 @@ The library is looked up, in order, at:
    ``PREFIX/lib/python3.X/dist-packages/tandem``, the library in ``PREFIX/lib``);
 4. the source tree: ``<package dir>/../../build/libtandem.so``;
 5. ``ctypes.util.find_library("tandem")`` (the system's library search).
+
+Before it loads the library, it sets Tandem's OpenMP waiting default (GOMP_SPINCOUNT, see
+runtime/openmp_wait.h) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set: libgomp
+reads it once, when it is first loaded into the process, so it takes effect only if no
+module imported earlier loaded libgomp.
 """
 import ctypes
 import ctypes.util
@@ -128,7 +133,17 @@ def _candidates():
     return out
 
 
+# runtime/openmp_wait.h's kDefaultGompSpinCount (tests/openmp_wait_test.py checks they agree).
+DEFAULT_GOMP_SPINCOUNT = "1000"
+
+
+def _set_default_openmp_wait():
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = DEFAULT_GOMP_SPINCOUNT
+
+
 def _load():
+    _set_default_openmp_wait()
     tried = []
     explicit = os.environ.get("TANDEM_LIBRARY")
     if explicit:
