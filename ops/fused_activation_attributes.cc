@@ -13,7 +13,7 @@ bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, F
     beta = act.attr_float("beta", 0.5f);
   } else if (cpu && act.op_type == "Gelu") {
     if (act.attr_string("approximate", "none") != "none") return false;  // oneDNN's tanh form is imprecise
-  } else if (cpu && act.op_type == "HardSwish") {  // x * clip(x / 6 + 1/2, 0, 1): no parameters
+  } else if (cpu && (act.op_type == "HardSwish" || act.op_type == "Mish")) {  // no parameters
   } else if (act.op_type == "LeakyRelu") {
     alpha = act.attr_float("alpha", 0.01f);
   } else if (act.op_type == "Clip") {

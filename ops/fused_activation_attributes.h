@@ -1,8 +1,8 @@
 // The attributes by which a fused ai.tandem node (FusedConv, FusedGemm, FusedMatMul and the
 // CPU's rewrites that make such nodes) carries the activation it applies to its result:
 // `activation` (the activation's op type: Relu, LeakyRelu, Clip, Sigmoid, Tanh; on the CPU
-// only also HardSwish, HardSigmoid, Gelu (its erf form) and Swish: x * sigmoid(alpha * x),
-// which SiLU is with alpha 1) with `activation_alpha` / `activation_beta` (LeakyRelu's,
+// only also HardSwish, HardSigmoid, Gelu (its erf form), Mish: x * tanh(softplus(x)), and
+// Swish: x * sigmoid(alpha * x), which SiLU is with alpha 1) with `activation_alpha` / `activation_beta` (LeakyRelu's,
 // Swish's alpha; HardSigmoid's alpha and beta; Clip's bounds). The kernels read them
 // (providers/cpu/microkernels/fused_activation.h, the CUDA provider's fused launches).
 #pragma once
@@ -12,8 +12,9 @@ namespace tandem {
 
 // The activations a fusion may fold: those every provider's fused kernels apply (Relu,
 // LeakyRelu, Clip, Sigmoid, Tanh), or also those only the CPU's apply (HardSwish,
-// HardSigmoid, Gelu with approximate "none"; and Swish, which the activation fusion writes
-// for SiLU's x * Sigmoid(x) pattern), for a graph the CPU runs alone.
+// HardSigmoid, Mish, Gelu with approximate "none"; Swish and Mish are also what the
+// activation fusion writes for the x * Sigmoid(x) and x * Tanh(Softplus(x)) patterns), for
+// a graph the CPU runs alone.
 enum class FusableActivations { kEveryProvider, kCpu };
 
 // Sets the `activation` attributes on `fused` from activation node `act` (an ONNX op, or

@@ -17,7 +17,8 @@ std::vector<TandemOpDecl> GraphOps() {
      "channel_block: int (0); blocked_output: int (1); sum_activation: string (\"\"); "
      "sum_activation_alpha, sum_activation_beta: float (0); sum_in_place: int (0)",
      "Y = act(Conv(X, W) + B) with act one of Relu, LeakyRelu (alpha), Clip [alpha, beta], Sigmoid, "
-     "Tanh, and on the CPU only HardSwish, HardSigmoid (alpha, beta), Gelu (erf form) and Swish "
+     "Tanh, and on the CPU only HardSwish, HardSigmoid (alpha, beta), Gelu (erf form), Mish "
+     "(x * tanh(softplus(x)), also fused from those nodes) and Swish "
      "(x * sigmoid(alpha * x): SiLU, fused from x * Sigmoid(x)); "
      "pool = \"MaxPool2x2\" then max-pools it 2x2 with stride 2, and Sum gives "
      "Y = sum_act(act(Conv(X, W) + B) + Sum) (sum_in_place: Y may reuse Sum's buffer); "
@@ -32,7 +33,7 @@ std::vector<TandemOpDecl> GraphOps() {
      "activation_alpha, activation_beta: float (0; CUDA alpha 0.01)",
      "Y = act(alpha * A' * B' + beta * C) for 2-D A and B (A' = A^T when transA, B' = B^T when transB), "
      "C unidirectionally broadcast to [M, N] and ignored when beta = 0; act as FusedConv's "
-     "(Relu, LeakyRelu, Clip, Sigmoid, Tanh; the CPU only HardSwish, HardSigmoid, Gelu, Swish). float32 only (CPU oneDNN/own loops; CUDA cuBLASLt). "
+     "(Relu, LeakyRelu, Clip, Sigmoid, Tanh; the CPU only HardSwish, HardSigmoid, Gelu, Mish, Swish). float32 only (CPU oneDNN/own loops; CUDA cuBLASLt). "
      "Written by optimizer/activation_fusion.cc from a Gemm whose sole reader is the activation."},
     {"FusedMatMul", "A, B, bias?", "Y",
      "activation: string (\"\"); activation_alpha, activation_beta: float (0; CUDA alpha 0.01)",

@@ -30,24 +30,47 @@ bool IsMaxPool2x2(const Node& n) {
 
 std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
 
-// SiLU as exporters write it, x * Sigmoid(x): when `value`'s only readers are a Sigmoid
-// and a Mul of `value` and that Sigmoid's output (in either order), which alone reads it,
-// returns the two node indices; else {-1, -1}.
-std::pair<int, int> SiluReaders(const Graph& graph, const ValueReaders& readers, const std::string& value) {
+// A self-gated activation as exporters write it, x * g(x): SiLU's x * Sigmoid(x) (fused as
+// Swish with alpha 1) and Mish's x * Tanh(Softplus(x)) (the legacy exporter's Mish).
+struct SelfGate {
+  std::string activation;     // what the fused node applies: "Swish" or "Mish"
+  std::vector<int> gate;      // the gate's nodes, first to last
+  int mul = -1;               // the Mul of x and the gate's output; -1: no match
+};
+
+// When `value`'s only readers are a gate's first node and a Mul of `value` and the gate's
+// output (in either order), each later gate node and the Mul alone reading what comes
+// before them, returns the match; else one with mul = -1.
+SelfGate SelfGateReaders(const Graph& graph, const ValueReaders& readers, const std::string& value) {
   const std::vector<size_t>& r = readers.nodes(value);
-  if (readers.pinned(value) || r.size() != 2) return {-1, -1};
+  if (readers.pinned(value) || r.size() != 2) return {};
+  auto plain = [&](int k, const char* op) {
+    const Node& n = graph.nodes[k];
+    return n.domain.empty() && n.op_type == op && n.inputs.size() == 1 && n.outputs.size() == 1;
+  };
   for (int s : {0, 1}) {
-    const Node& sigmoid = graph.nodes[r[s]];
-    const Node& mul = graph.nodes[r[1 - s]];
-    if (!sigmoid.domain.empty() || sigmoid.op_type != "Sigmoid" || sigmoid.outputs.size() != 1 ||
-        !mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
-        readers.Sole(sigmoid.outputs[0]) != static_cast<int>(r[1 - s]))
+    SelfGate g;
+    const int first = static_cast<int>(r[s]);
+    if (plain(first, "Sigmoid")) {
+      g = {"Swish", {first}};
+    } else if (plain(first, "Softplus")) {
+      const int tanh = readers.Sole(graph.nodes[first].outputs[0]);
+      if (tanh < 0 || !plain(tanh, "Tanh")) continue;
+      g = {"Mish", {first, tanh}};
+    } else {
       continue;
-    const std::set<std::string> operands(mul.inputs.begin(), mul.inputs.end());
-    if (operands == std::set<std::string>{value, sigmoid.outputs[0]})
-      return {static_cast<int>(r[s]), static_cast<int>(r[1 - s])};
+    }
+    const int mul = static_cast<int>(r[1 - s]);
+    const Node& m = graph.nodes[mul];
+    const std::string& gated = graph.nodes[g.gate.back()].outputs[0];
+    if (!m.domain.empty() || m.op_type != "Mul" || m.inputs.size() != 2 || m.outputs.size() != 1 ||
+        readers.Sole(gated) != mul || std::set<std::string>(m.inputs.begin(), m.inputs.end()) !=
+                                          std::set<std::string>{value, gated})
+      continue;
+    g.mul = mul;
+    return g;
   }
-  return {-1, -1};
+  return {};
 }
 
 // Training graphs: ReluGrad(G(dY, X, ...):0, X) — X a Relu output read by MaxPool, Conv or
@@ -115,14 +138,16 @@ int FuseActivations(Graph& graph, FusableActivations fusable) {
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
       next = sole_reader(f.outputs[0]);
-    } else if (auto [sigmoid, mul] = fusable == FusableActivations::kCpu ? SiluReaders(graph, readers, f.outputs[0])
-                                                                        : std::pair{-1, -1};
-               mul >= 0) {
-      SetFusedActivation(f, "Swish", 1.f, 0.f);
-      removed.insert(sigmoid);
-      removed.insert(mul);
-      f.name += "+" + NameOf(graph.nodes[sigmoid]) + "+" + NameOf(graph.nodes[mul]);
-      f.outputs = graph.nodes[mul].outputs;
+    } else if (SelfGate g = fusable == FusableActivations::kCpu ? SelfGateReaders(graph, readers, f.outputs[0])
+                                                               : SelfGate{};
+               g.mul >= 0) {
+      SetFusedActivation(f, g.activation, g.activation == "Swish" ? 1.f : 0.f, 0.f);
+      g.gate.push_back(g.mul);
+      for (int k : g.gate) {
+        removed.insert(k);
+        f.name += "+" + NameOf(graph.nodes[k]);
+      }
+      f.outputs = graph.nodes[g.mul].outputs;
       next = sole_reader(f.outputs[0]);
     }
     if (n.op_type == "Conv" && next >= 0 && IsMaxPool2x2(graph.nodes[next])) {

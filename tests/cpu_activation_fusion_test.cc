@@ -1,9 +1,10 @@
 // The activations only the CPU's kernels apply, after a Conv, a Gemm and a MatMul + bias:
 // SiLU as exporters write it (y = c * Sigmoid(c), operands in either order), HardSwish,
-// HardSigmoid (non-default alpha and beta) and Gelu (erf form). When the CPU runs
+// HardSigmoid (non-default alpha and beta), Gelu (erf form) and Mish (the op, and spelled
+// out as c * Tanh(Softplus(c)), as the legacy exporter writes it). When the CPU runs
 // everything, the activation fusion (optimizer/activation_fusion.h) makes one FusedConv /
 // FusedGemm of each, and the CPU's MatMul + bias rewrite folds the activation into its
-// FusedMatMul (SiLU's two nodes excepted); the results match a float64 reference (the
+// FusedMatMul (the spelled-out SiLU and Mish excepted); the results match a float64 reference (the
 // convolution and the products computed here in double). A value with other readers, a
 // session that may use another provider and Gelu's tanh form keep the activation apart.
 // ctest's cpu_activation_fusion_avx2 / _sse41 run these with oneDNN and Tandem's own paths capped.
@@ -47,14 +48,25 @@ const std::vector<Activation>& Activations() {
       {"HardSwish", [](double v) { return v * std::clamp(v / 6.0 + 0.5, 0.0, 1.0); }},
       {"HardSigmoid", [](double v) { return std::clamp(double{kHardSigmoidAlpha} * v + kHardSigmoidBeta, 0.0, 1.0); }},
       {"Gelu", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
+      {"Mish", [](double v) { return v * std::tanh(std::log1p(std::exp(v))); }},
+      {"Mish spelled out", [](double v) { return v * std::tanh(std::log1p(std::exp(v))); }},
   };
   return all;
 }
 
-// Writes activation `act` of `in` as `out` (a Sigmoid and a Mul for SiLU); `tag` names the nodes.
+bool IsSilu(const std::string& act) { return act.rfind("SiLU", 0) == 0; }
+
+// Writes activation `act` of `in` as `out` (a Sigmoid and a Mul for SiLU; Softplus, Tanh and
+// Mul for Mish spelled out); `tag` names the nodes.
 void AddActivation(onnx::GraphProto* g, const std::string& act, const std::string& tag, const std::string& in,
                    const std::string& out) {
-  if (act.rfind("SiLU", 0) == 0) {
+  if (act == "Mish spelled out") {
+    AddNode(g, "Softplus", tag + "sp", {in}, {tag + "p"});
+    AddNode(g, "Tanh", tag + "tanh", {tag + "p"}, {tag + "t"});
+    AddNode(g, "Mul", tag + "mul", {in, tag + "t"}, {out});
+    return;
+  }
+  if (IsSilu(act)) {
     AddNode(g, "Sigmoid", tag + "sig", {in}, {tag + "s"});
     const bool swapped = act == "SiLU swapped";
     AddNode(g, "Mul", tag + "mul", swapped ? std::vector<std::string>{tag + "s", in} : std::vector<std::string>{in, tag + "s"},
@@ -161,8 +173,12 @@ std::unique_ptr<Session> Load(const std::string& act, bool pinned) {
 }
 
 std::string FusedName(const std::string& producer, const std::string& act, const std::string& tag) {
-  return act.rfind("SiLU", 0) == 0 ? producer + "+" + tag + "sig+" + tag + "mul" : producer + "+" + tag + "act";
+  if (act == "Mish spelled out") return producer + "+" + tag + "sp+" + tag + "tanh+" + tag + "mul";
+  return IsSilu(act) ? producer + "+" + tag + "sig+" + tag + "mul" : producer + "+" + tag + "act";
 }
+
+// The op the fused node names: Swish for SiLU, Mish for its spelled-out form.
+std::string FusedOp(const std::string& act) { return IsSilu(act) ? "Swish" : act == "Mish spelled out" ? "Mish" : act; }
 
 TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
   for (const Activation& act : Activations()) {
@@ -171,7 +187,8 @@ TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
     ASSERT_TRUE(session);
     std::map<std::string, const Node*> nodes;
     for (const Node& n : session->graph().nodes) nodes[n.name] = &n;
-    const std::string onnx_name = act.name.rfind("SiLU", 0) == 0 ? "Swish" : act.name;
+    const std::string onnx_name = FusedOp(act.name);
+    const bool spelled_out = onnx_name != act.name;
     const std::string conv = FusedName("conv", act.name, "c"), gemm = FusedName("gemm", act.name, "g");
     ASSERT_TRUE(nodes.count(conv)) << "the Conv's activation was not fused";
     EXPECT_EQ(nodes[conv]->op_type, "FusedConv");
@@ -185,10 +202,10 @@ TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
     if (onnx_name == "Swish") {
       EXPECT_FLOAT_EQ(nodes[conv]->attr_float("activation_alpha", 0.f), 1.f);
     }
-    int standalone = 0;  // activation nodes left: SiLU's after the MatMul + bias only
+    int standalone = 0;  // activation nodes left: a spelled-out one's after the MatMul + bias only
     for (const Node& n : session->graph().nodes)
-      standalone += n.op_type == "Sigmoid" || n.op_type == act.name;
-    EXPECT_EQ(standalone, onnx_name == "Swish" ? 1 : 0);
+      standalone += n.op_type == "Sigmoid" || n.op_type == "Softplus" || n.op_type == act.name;
+    EXPECT_EQ(standalone, spelled_out ? 1 : 0);
     ExpectMatchesReference(*session, act);
   }
 }

@@ -1,7 +1,7 @@
 // The activation that the fusions fold into FusedConv / FusedGemm / FusedMatMul nodes
 // (domain ai.tandem; attributes written by ops/fused_activation_attributes.h): attribute
 // `activation` names the ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish,
-// HardSigmoid, Gelu (erf form), Swish), `activation_alpha` / `activation_beta` carry its
+// HardSigmoid, Gelu (erf form), Mish, Swish), `activation_alpha` / `activation_beta` carry its
 // parameters (LeakyRelu's and Swish's alpha, HardSigmoid's alpha and beta, Clip's bounds).
 // Kernels append it as oneDNN eltwise post-ops (HardSigmoid as two: linear, then clip to
 // [0, 1]); their reference paths call Apply, which matches the standalone kernels.
@@ -41,6 +41,7 @@ class FusedActivation {
     }
     else if (name_ == "HardSigmoid") alg_ = dnnl::algorithm::eltwise_linear;  // then clip to [0, 1]
     else if (name_ == "Gelu") alg_ = dnnl::algorithm::eltwise_gelu_erf;
+    else if (name_ == "Mish") alg_ = dnnl::algorithm::eltwise_mish;  // x * tanh(softplus(x))
     else name_.clear();  // unknown: the fusion pass never emits it
   }
 
@@ -82,6 +83,9 @@ class FusedActivation {
         break;
       case dnnl::algorithm::eltwise_linear:  // HardSigmoid
         for (int64_t i = 0; i < n; ++i) p[i] = Clip01(a * p[i] + b);
+        break;
+      case dnnl::algorithm::eltwise_mish:  // exp's overflow to inf still gives tanh(inf) = 1
+        for (int64_t i = 0; i < n; ++i) p[i] *= std::tanh(std::log1p(std::exp(p[i])));
         break;
       case dnnl::algorithm::eltwise_gelu_erf:
         for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.f + std::erf(p[i] * 0.70710678f));
