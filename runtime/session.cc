@@ -77,7 +77,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
     if (!folded.ok()) return folded.status();
     stats.nodes_folded = *folded;
   }
-  stats.nodes_removed = EliminateDeadCode(g) + EliminateZeroPads(g);
+  stats.nodes_removed = EliminateDeadCode(g) + EliminateZeroPadsAndWholeSlices(g);
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
   // chains (of two layers or more) only when the CPU runs everything: a GPU would
   // otherwise lose the MLP's layers.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "graph/passes.h"
@@ -249,7 +250,7 @@ TEST(GraphRewrites, ZeroPadsGo) {
   const std::map<std::string, Tensor> feeds = {{"x", Random({1, 2, 4, 4}, 9)}};
   const auto want = RunGraph(graph, feeds);
   Graph rewritten = graph;
-  EXPECT_EQ(EliminateZeroPads(rewritten), 1);
+  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), 1);
   EXPECT_EQ(Count(rewritten, "Pad"), 1);
   ExpectClose(RunGraph(rewritten, feeds), want, 0);
   SessionOptions so;
@@ -260,6 +261,45 @@ TEST(GraphRewrites, ZeroPadsGo) {
   auto got = (*session)->Run(feeds);
   ASSERT_TRUE(got.ok()) << got.status();
   ExpectClose(*got, want, 1e-6);
+}
+
+// A Slice that keeps every element (x[:, :C] of a C-channel x, an end past the size, a
+// negative start at the first element) is removed; Slices that drop an element or step
+// backwards stay. The removal changes no output.
+TEST(GraphRewrites, WholeSlicesGo) {
+  onnx::ModelProto m = EmptyModel(13, "whole_slice");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 6, 3, 3});
+  auto ints = [&](const std::string& name, std::vector<int64_t> values) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  };
+  ints("zero", {0});
+  ints("six", {6});
+  ints("five", {5});
+  ints("minus_six", {-6});
+  ints("big", {std::numeric_limits<int64_t>::max()});
+  ints("axis1", {1});
+  ints("minus_one", {-1});
+  ints("minus_big", {std::numeric_limits<int64_t>::min()});
+  AddNode(g, "Slice", "channels", {"x", "zero", "six", "axis1"}, {"a"});            // x[:, :6]: whole
+  AddNode(g, "Slice", "to_the_end", {"a", "zero", "big"}, {"b"});                 // axis 0 from 0 on: whole
+  AddNode(g, "Slice", "negative_start", {"b", "minus_six", "big", "axis1"}, {"c"});  // x[:, -6:]: whole
+  AddNode(g, "Relu", "relu", {"c"}, {"d"});
+  AddNode(g, "Slice", "drops_one", {"d", "zero", "five", "axis1"}, {"y"});         // x[:, :5]: stays
+  AddNode(g, "Slice", "backwards", {"d", "minus_one", "minus_big", "axis1", "minus_one"}, {"z"});  // stays
+  SetFloatType(g->add_output(), "y", {1, 5, 3, 3});
+  SetFloatType(g->add_output(), "z", {1, 6, 3, 3});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 6, 3, 3}, 4)}};
+  const auto want = RunGraph(graph, feeds);
+  Graph rewritten = graph;
+  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), 3);
+  EXPECT_EQ(Count(rewritten, "Slice"), 2);
+  ExpectClose(RunGraph(rewritten, feeds), want, 0);
 }
 
 }  // namespace

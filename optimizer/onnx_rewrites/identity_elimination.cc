@@ -29,9 +29,50 @@ bool IsZeroPad(const Graph& graph, const Node& n) {
   return true;
 }
 
+// Constant int64 (or int32) values of optional input i, or of attribute `attr` before
+// opset 10; `fallback` when neither is given. nullopt when not constant.
+std::optional<std::vector<int64_t>> SliceArgument(const Graph& graph, const Node& n, size_t i, const char* attr,
+                                                  std::vector<int64_t> fallback) {
+  if (graph.opset("") < 10) return n.has_attr(attr) ? n.attr_ints(attr) : fallback;
+  if (!n.has_input(i)) return fallback;
+  const Tensor* t = Constant(graph, n.inputs[i]);
+  if (!t || (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32)) return std::nullopt;
+  std::vector<int64_t> v(t->numel());
+  for (int64_t k = 0; k < t->numel(); ++k)
+    v[k] = t->dtype() == DataType::kInt64 ? t->data<int64_t>()[k] : t->data<int32_t>()[k];
+  return v;
+}
+
+// A Slice that keeps every element: on each sliced axis (of a statically known size) step 1,
+// a start at or before the first element and an end at or after the last (as ONNX clamps
+// them). The legacy exporter writes timm GhostNet's x[:, :out_chs] so.
+bool IsWholeSlice(const Graph& graph, const Node& n) {
+  if (!IsOnnx(n, "Slice") || !n.has_input(0) || !n.has_output(0)) return false;
+  const ValueInfo* in = graph.FindValueInfo(n.inputs[0]);
+  if (!in || !in->shape.rank_known) return false;
+  const int64_t rank = static_cast<int64_t>(in->shape.dims.size());
+  const auto starts = SliceArgument(graph, n, 1, "starts", {}), ends = SliceArgument(graph, n, 2, "ends", {});
+  if (!starts || !ends || starts->size() != ends->size()) return false;
+  std::vector<int64_t> all_axes(starts->size());
+  for (size_t k = 0; k < all_axes.size(); ++k) all_axes[k] = static_cast<int64_t>(k);
+  const auto axes = SliceArgument(graph, n, 3, "axes", all_axes);
+  const auto steps = SliceArgument(graph, n, 4, "steps", std::vector<int64_t>(starts->size(), 1));
+  if (!axes || !steps || axes->size() != starts->size() || steps->size() != starts->size()) return false;
+  for (size_t k = 0; k < starts->size(); ++k) {
+    const int64_t axis = (*axes)[k] < 0 ? (*axes)[k] + rank : (*axes)[k];
+    if (axis < 0 || axis >= rank || (*steps)[k] != 1) return false;
+    const Dim& d = in->shape.dims[axis];
+    if (!d.known()) return false;
+    const int64_t start = (*starts)[k] < 0 ? (*starts)[k] + d.value : (*starts)[k];
+    const int64_t end = (*ends)[k] < 0 ? (*ends)[k] + d.value : (*ends)[k];
+    if (start > 0 || end < d.value) return false;
+  }
+  return true;
+}
+
 bool PassesThrough(const Graph& graph, const Node& n, const ValueReaders& readers) {
   if (n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
-  if (IsOnnx(n, "Identity") || IsZeroPad(graph, n)) return true;
+  if (IsOnnx(n, "Identity") || IsZeroPad(graph, n) || IsWholeSlice(graph, n)) return true;
   if (!IsOnnx(n, "Dropout")) return false;
   if (n.has_output(1) && (!readers.nodes(n.outputs[1]).empty() || readers.pinned(n.outputs[1])))
     return false;
@@ -91,8 +132,10 @@ int EliminateIdentities(Graph& graph) {
   });
 }
 
-int EliminateZeroPads(Graph& graph) {
-  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) { return IsZeroPad(graph, n); });
+int EliminateZeroPadsAndWholeSlices(Graph& graph) {
+  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) {
+    return IsZeroPad(graph, n) || IsWholeSlice(graph, n);
+  });
 }
 
 }  // namespace tandem
