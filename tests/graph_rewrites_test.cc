@@ -228,20 +228,23 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
   ExpectClose(RunGraph(graph, feeds), want, 0);
 }
 
+// A 1-D int64 initializer (a Pad's pads, a Slice's arguments).
+void AddInt64Initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
 // A Pad of constant zeros (PyTorch's AvgPool2d export) is removed, by EliminateIdentities
 // and by the Session before placement; a Pad that pads stays.
 TEST(GraphRewrites, ZeroPadsGo) {
   onnx::ModelProto m = EmptyModel(13, "zero_pad");
   auto* g = m.mutable_graph();
   SetFloatType(g->add_input(), "x", {1, 2, 4, 4});
-  for (const auto& [name, pads] : {std::pair<std::string, std::vector<int64_t>>{"zeros", {0, 0, 0, 0, 0, 0, 0, 0}},
-                                   {"ones", {0, 0, 1, 1, 0, 0, 1, 1}}}) {
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(8);
-    for (int64_t v : pads) t->add_int64_data(v);
-  }
+  AddInt64Initializer(g, "zeros", {0, 0, 0, 0, 0, 0, 0, 0});
+  AddInt64Initializer(g, "ones", {0, 0, 1, 1, 0, 0, 1, 1});
   AddNode(g, "Pad", "zero_pad", {"x", "zeros"}, {"a"});
   AddIntsAttribute(AddNode(g, "AveragePool", "pool", {"a"}, {"b"}), "kernel_shape", {2, 2});
   AddNode(g, "Pad", "real_pad", {"b", "ones"}, {"y"});
@@ -270,21 +273,14 @@ TEST(GraphRewrites, WholeSlicesGo) {
   onnx::ModelProto m = EmptyModel(13, "whole_slice");
   auto* g = m.mutable_graph();
   SetFloatType(g->add_input(), "x", {1, 6, 3, 3});
-  auto ints = [&](const std::string& name, std::vector<int64_t> values) {
-    onnx::TensorProto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(values.size()));
-    for (int64_t v : values) t->add_int64_data(v);
-  };
-  ints("zero", {0});
-  ints("six", {6});
-  ints("five", {5});
-  ints("minus_six", {-6});
-  ints("big", {std::numeric_limits<int64_t>::max()});
-  ints("axis1", {1});
-  ints("minus_one", {-1});
-  ints("minus_big", {std::numeric_limits<int64_t>::min()});
+  AddInt64Initializer(g, "zero", {0});
+  AddInt64Initializer(g, "six", {6});
+  AddInt64Initializer(g, "five", {5});
+  AddInt64Initializer(g, "minus_six", {-6});
+  AddInt64Initializer(g, "big", {std::numeric_limits<int64_t>::max()});
+  AddInt64Initializer(g, "axis1", {1});
+  AddInt64Initializer(g, "minus_one", {-1});
+  AddInt64Initializer(g, "minus_big", {std::numeric_limits<int64_t>::min()});
   AddNode(g, "Slice", "channels", {"x", "zero", "six", "axis1"}, {"a"});            // x[:, :6]: whole
   AddNode(g, "Slice", "to_the_end", {"a", "zero", "big"}, {"b"});                 // axis 0 from 0 on: whole
   AddNode(g, "Slice", "negative_start", {"b", "minus_six", "big", "axis1"}, {"c"});  // x[:, -6:]: whole
