@@ -216,8 +216,10 @@ def parse_env(text):
 
 
 def keep_cores_busy(n):
-    """Starts n processes that spin until this one exits: another program holding cores."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """Starts n processes that spin until this one ends (however it ends: each also stops
+    once its parent is gone): another program holding cores."""
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(n)]
     atexit.register(lambda: [p.kill() for p in spinners])
 
 
@@ -266,7 +268,8 @@ def main():
     with_baseline = bool(args.baseline or args.baseline_env)
     engines = [e for e in ENGINES if e in args.engines.split(",") + (["baseline"] if with_baseline else [])]
     if set(args.engines.split(",")) - set(ENGINES) or "baseline" in args.engines.split(",") or "tandem" not in engines:
-        sys.exit("error: --engines takes tandem (always), ort, openvino, torch; --baseline LIB adds a baseline")
+        sys.exit("error: --engines takes tandem (always), ort, openvino, torch; --baseline LIB or "
+                 "--baseline-env K=V adds a baseline")
     if args.baseline and not os.path.isfile(args.baseline):
         sys.exit(f"error: --baseline {args.baseline}: no such file")
     baseline_env = dict(os.environ, **parse_env(args.baseline_env or ""))

@@ -12,7 +12,7 @@
 // libgomp reads its settings once, when it is loaded, before any code of a program that
 // links it runs (even an executable's .preinit_array sees no environment yet). So the CLI
 // sets the default and executes itself again (cli/openmp_wait_default.h), and the Python
-// package sets it before it loads libtandem (python/tandem/_lib.py holds the same number;
+// package sets it while it loads libtandem (python/tandem/_lib.py holds the same number;
 // tests/openmp_wait_test.py checks both through libgomp's own OMP_DISPLAY_ENV). A program
 // that links libtandem itself sets GOMP_SPINCOUNT or OMP_WAIT_POLICY in its environment
 // (README, "Sharing the CPU").

@@ -83,7 +83,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // otherwise lose the MLP's layers.
   // Concats into convolutions only for the CPU alone: its convolutions add the parts
   // (residual-sum fusion); elsewhere the parts' Adds would be passes of their own.
-  // HardSwish, HardSigmoid, Gelu and SiLU likewise (only the CPU's kernels apply them), and
+  // HardSwish, HardSigmoid, Gelu, Mish and SiLU likewise (only the CPU's kernels apply them), and
   // GELUs spelled out in element-wise nodes become one Gelu (no CUDA kernel).
   const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
   if (options.fusion && cpu_alone) stats.nodes_fused = SplitConcatIntoConvs(g);

@@ -223,8 +223,11 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
   EXPECT_EQ(EliminateIdentities(graph), 3);
   ASSERT_EQ(graph.nodes.size(), 2u);
   EXPECT_EQ(Count(graph, "Identity"), 1);
-  for (const Node& n : graph.nodes)
-    if (n.op_type == "Relu") EXPECT_EQ(n.outputs[0], "y");
+  for (const Node& n : graph.nodes) {
+    if (n.op_type == "Relu") {
+      EXPECT_EQ(n.outputs[0], "y");
+    }
+  }
   ExpectClose(RunGraph(graph, feeds), want, 0);
 }
 
@@ -235,6 +238,25 @@ void AddInt64Initializer(onnx::GraphProto* g, const std::string& name, const std
   t->set_data_type(onnx::TensorProto::INT64);
   t->add_dims(static_cast<int64_t>(values.size()));
   for (int64_t v : values) t->add_int64_data(v);
+}
+
+// EliminateZeroPadsAndWholeSlices on `graph` removes `removed` nodes and leaves `left` of
+// op `op`, as the Session (which runs it before placement) does too; neither changes the
+// outputs `want` of the graph as it was.
+void ExpectNoOpsRemoved(const Graph& graph, const std::map<std::string, Tensor>& feeds,
+                        const std::vector<Tensor>& want, const char* op, int removed, int left) {
+  Graph rewritten = graph;
+  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), removed);
+  EXPECT_EQ(Count(rewritten, op), left);
+  ExpectClose(RunGraph(rewritten, feeds), want, 0);
+  SessionOptions so;
+  so.providers = {"cpu"};
+  auto session = Session::FromGraph(graph, so);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(Count((*session)->graph(), op), left) << "the Session removes them too";
+  auto got = (*session)->Run(feeds);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectClose(*got, want, 1e-6);
 }
 
 // A Pad of constant zeros (PyTorch's AvgPool2d export) is removed, by EliminateIdentities
@@ -251,24 +273,13 @@ TEST(GraphRewrites, ZeroPadsGo) {
   SetFloatType(g->add_output(), "y", {1, 2, 5, 5});
   Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({1, 2, 4, 4}, 9)}};
-  const auto want = RunGraph(graph, feeds);
-  Graph rewritten = graph;
-  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), 1);
-  EXPECT_EQ(Count(rewritten, "Pad"), 1);
-  ExpectClose(RunGraph(rewritten, feeds), want, 0);
-  SessionOptions so;
-  so.providers = {"cpu"};
-  auto session = Session::FromGraph(graph, so);
-  ASSERT_TRUE(session.ok()) << session.status();
-  EXPECT_EQ(Count((*session)->graph(), "Pad"), 1) << "the Session keeps the zero Pad";
-  auto got = (*session)->Run(feeds);
-  ASSERT_TRUE(got.ok()) << got.status();
-  ExpectClose(*got, want, 1e-6);
+  ExpectNoOpsRemoved(graph, feeds, RunGraph(graph, feeds), "Pad", 1, 1);
 }
 
 // A Slice that keeps every element (x[:, :C] of a C-channel x, an end past the size, a
-// negative start at the first element) is removed; Slices that drop an element or step
-// backwards stay. The removal changes no output.
+// negative start at the first element) is removed, by the rewrite and by the Session;
+// Slices that drop an element (an end short of the size, a negative end, a start past 0) or
+// step backwards stay. The removal changes no output.
 TEST(GraphRewrites, WholeSlicesGo) {
   onnx::ModelProto m = EmptyModel(13, "whole_slice");
   auto* g = m.mutable_graph();
@@ -281,21 +292,22 @@ TEST(GraphRewrites, WholeSlicesGo) {
   AddInt64Initializer(g, "axis1", {1});
   AddInt64Initializer(g, "minus_one", {-1});
   AddInt64Initializer(g, "minus_big", {std::numeric_limits<int64_t>::min()});
+  AddInt64Initializer(g, "one", {1});
   AddNode(g, "Slice", "channels", {"x", "zero", "six", "axis1"}, {"a"});            // x[:, :6]: whole
   AddNode(g, "Slice", "to_the_end", {"a", "zero", "big"}, {"b"});                 // axis 0 from 0 on: whole
   AddNode(g, "Slice", "negative_start", {"b", "minus_six", "big", "axis1"}, {"c"});  // x[:, -6:]: whole
   AddNode(g, "Relu", "relu", {"c"}, {"d"});
   AddNode(g, "Slice", "drops_one", {"d", "zero", "five", "axis1"}, {"y"});         // x[:, :5]: stays
   AddNode(g, "Slice", "backwards", {"d", "minus_one", "minus_big", "axis1", "minus_one"}, {"z"});  // stays
+  AddNode(g, "Slice", "negative_end", {"d", "zero", "minus_one", "axis1"}, {"u"});  // x[:, :-1]: stays
+  AddNode(g, "Slice", "from_one", {"d", "one", "six", "axis1"}, {"v"});           // x[:, 1:6]: stays
   SetFloatType(g->add_output(), "y", {1, 5, 3, 3});
   SetFloatType(g->add_output(), "z", {1, 6, 3, 3});
+  SetFloatType(g->add_output(), "u", {1, 5, 3, 3});
+  SetFloatType(g->add_output(), "v", {1, 5, 3, 3});
   Graph graph = ImportTestModel(m);
   const std::map<std::string, Tensor> feeds = {{"x", Random({1, 6, 3, 3}, 4)}};
-  const auto want = RunGraph(graph, feeds);
-  Graph rewritten = graph;
-  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), 3);
-  EXPECT_EQ(Count(rewritten, "Slice"), 2);
-  ExpectClose(RunGraph(rewritten, feeds), want, 0);
+  ExpectNoOpsRemoved(graph, feeds, RunGraph(graph, feeds), "Slice", 3, 4);
 }
 
 }  // namespace

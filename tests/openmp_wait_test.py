@@ -7,8 +7,9 @@ process prints is what the command ran under. Checks:
      user set no waiting policy (it executes itself once more for that), and its arguments
      and exit status survive the second start;
   2. a GOMP_SPINCOUNT or OMP_WAIT_POLICY the user set is kept (one start, their value);
-  3. `import tandem` in a fresh Python sets the same default (python/tandem/_lib.py), and
-     keeps the user's.
+  3. `import tandem` in a fresh Python loads libgomp with the same default
+     (python/tandem/_lib.py) and leaves no trace of it in the environment its children
+     inherit; it keeps the user's.
 
 usage: openmp_wait_test.py TANDEM_CLI LIBTANDEM SOURCE_DIR
 Prints one PASS/FAIL line per check; exits 1 on any failure.
@@ -51,7 +52,9 @@ check(counts[-1:] == [default], f"the CLI's command runs with GOMP_SPINCOUNT={de
 check(len(counts) == 2, f"the CLI started twice to set it ({len(counts)} starts)")
 
 rc, _, counts = spin_counts([tandem_cli, "inspect", "/nonexistent.onnx"])
-check(rc != 0 and counts[-1:] == [default], f"a failing command's exit status survives the second start ({rc})")
+rc_one_start, _, _ = spin_counts([tandem_cli, "inspect", "/nonexistent.onnx"], GOMP_SPINCOUNT=default)
+check(rc != 0 and rc == rc_one_start and counts[-1:] == [default],
+      f"a failing command's exit status survives the second start ({rc}, one start: {rc_one_start})")
 
 rc, _, counts = spin_counts([tandem_cli, "inspect", model], GOMP_SPINCOUNT="7")
 check(rc == 0 and counts == ["7"], f"the user's GOMP_SPINCOUNT=7 is kept, one start (libgomp saw {counts})")
@@ -60,12 +63,13 @@ rc, _, counts = spin_counts([tandem_cli, "inspect", model], OMP_WAIT_POLICY="act
 check(rc == 0 and len(counts) == 1 and counts[0] != default,
       f"the user's OMP_WAIT_POLICY=active is kept, one start (libgomp saw {counts})")
 
-python = [sys.executable, "-c", "import tandem, os; print(os.environ['GOMP_SPINCOUNT'])"]
+python = [sys.executable, "-c", "import tandem, os; print(os.environ.get('GOMP_SPINCOUNT', 'unset'))"]
 rc, out, counts = spin_counts(python)
-check(rc == 0 and counts == [default] and out.strip() == default,
-      f"import tandem loads libgomp with GOMP_SPINCOUNT={default} (libgomp saw {counts})")
+check(rc == 0 and counts == [default], f"import tandem loads libgomp with GOMP_SPINCOUNT={default} (libgomp saw {counts})")
+check(out.strip() == "unset", f"and leaves it out of the environment children inherit ({out.strip()})")
 rc, out, counts = spin_counts(python, GOMP_SPINCOUNT="7")
-check(rc == 0 and counts == ["7"], f"import tandem keeps the user's GOMP_SPINCOUNT=7 (libgomp saw {counts})")
+check(rc == 0 and counts == ["7"] and out.strip() == "7",
+      f"import tandem keeps the user's GOMP_SPINCOUNT=7 (libgomp saw {counts})")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

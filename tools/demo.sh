@@ -35,14 +35,23 @@ for m in peaks_mlp ode_mlp fashion_cnn cifar_cnn; do
 done
 
 echo; echo "=== 3. Tandem vs ONNX Runtime and PyTorch 2.x on this CPU ==="
-echo "(the headline ratios are Tandem / ORT and Tandem / PyTorch 2.x; PyTorch 1.13 is Debian's"
-echo " OpenBLAS build, shown for reference. Same threads, same files and inputs, engines in turns.)"
-bench_python=$(bash "$root/bench/setup_bench_env.sh" | tail -1)     # onnxruntime from PyPI
-torch2_python=$(bash "$root/bench/setup_torch2_env.sh" | tail -1)  # PyTorch 2.x from PyPI
-TANDEM_LIBRARY="${BUILD_DIR:-$root/build}/libtandem.so" "$bench_python" "$root/bench/cpu_bench.py" \
-  --torch2-python "$torch2_python" --rounds 3 --cases cifar_cnn_b1,cifar_cnn_b128,resnet18_b1,mobilenet_v2_b1,transformer_b1,peaks_mlp_40000
-/usr/bin/python3 "$root/bench/training_bench.py" --tandem "$tandem" --torch2-python "$torch2_python" \
-  --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+# The environments come from PyPI (onnxruntime; PyTorch 2.x, ~5.5 GB): where that fails,
+# say so and compare with Debian's PyTorch 1.13 alone.
+if bench_python=$(bash "$root/bench/setup_bench_env.sh" | tail -1) &&
+   torch2_python=$(bash "$root/bench/setup_torch2_env.sh" | tail -1); then
+  echo "(the headline ratios are Tandem / ORT and Tandem / PyTorch 2.x; PyTorch 1.13 is Debian's"
+  echo " OpenBLAS build, shown for reference. Same threads, same files and inputs, engines in turns.)"
+  TANDEM_LIBRARY="${BUILD_DIR:-$root/build}/libtandem.so" "$bench_python" "$root/bench/cpu_bench.py" \
+    --torch2-python "$torch2_python" --rounds 3 --cases \
+    cifar_cnn_b1,cifar_cnn_b128,resnet18_b1,mobilenet_v2_b1,transformer_b1,peaks_mlp_40000
+  /usr/bin/python3 "$root/bench/training_bench.py" --tandem "$tandem" --torch2-python "$torch2_python" \
+    --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+else
+  echo "could not make the ONNX Runtime and PyTorch 2.x environments (PyPI unreachable?):"
+  echo "comparing with Debian's PyTorch 1.13 (OpenBLAS) only, which is not PyTorch's fast build"
+  /usr/bin/python3 "$root/bench/inference_bench.py" --tandem "$tandem" 2>/dev/null
+  /usr/bin/python3 "$root/bench/training_bench.py" --tandem "$tandem" --peaks-epochs 500 --cifar-steps 20 2>/dev/null
+fi
 echo; echo "=== 4. CPU vs GPU: the peaks MLP's training step ==="
 "$tandem" profile "$root/models/peaks_mlp.onnx" --train --x "$work/X.npy" --y "$work/Y.npy" --loss mse \
   --optimizer adam --lr 0.08 --batch-size 40000 --compare cpu,cuda --repeat 5 \

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/value_readers.h"
+#include "ops/slice_geometry.h"
 #include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
@@ -29,29 +30,26 @@ bool IsZeroPad(const Graph& graph, const Node& n) {
   return true;
 }
 
-// Constant int64 (or int32) values of optional input i, or of attribute `attr` before
-// opset 10; `fallback` when neither is given. nullopt when not constant.
+// The constant values of Slice input i, or of attribute `attr` before opset 10; when
+// neither is given, `absent` (nullopt for the required starts and ends). nullopt when not
+// constant.
 std::optional<std::vector<int64_t>> SliceArgument(const Graph& graph, const Node& n, size_t i, const char* attr,
-                                                  std::vector<int64_t> fallback) {
-  if (graph.opset("") < 10) return n.has_attr(attr) ? n.attr_ints(attr) : fallback;
-  if (!n.has_input(i)) return fallback;
-  const Tensor* t = Constant(graph, n.inputs[i]);
-  if (!t || (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32)) return std::nullopt;
-  std::vector<int64_t> v(t->numel());
-  for (int64_t k = 0; k < t->numel(); ++k)
-    v[k] = t->dtype() == DataType::kInt64 ? t->data<int64_t>()[k] : t->data<int32_t>()[k];
-  return v;
+                                                  std::optional<std::vector<int64_t>> absent) {
+  if (graph.opset("") < 10) return n.has_attr(attr) ? std::optional(n.attr_ints(attr)) : absent;
+  if (!n.has_input(i)) return absent;
+  return rewrite::IntConstant(graph, n.inputs[i], /*max_elements=*/64);
 }
 
 // A Slice that keeps every element: on each sliced axis (of a statically known size) step 1,
-// a start at or before the first element and an end at or after the last (as ONNX clamps
-// them). The legacy exporter writes timm GhostNet's x[:, :out_chs] so.
+// and a start and end that ONNX resolves to the whole axis (slice_geometry.h). The legacy
+// exporter writes timm GhostNet's x[:, :out_chs] so.
 bool IsWholeSlice(const Graph& graph, const Node& n) {
   if (!IsOnnx(n, "Slice") || !n.has_input(0) || !n.has_output(0)) return false;
-  const ValueInfo* in = graph.FindValueInfo(n.inputs[0]);
-  if (!in || !in->shape.rank_known) return false;
-  const int64_t rank = static_cast<int64_t>(in->shape.dims.size());
-  const auto starts = SliceArgument(graph, n, 1, "starts", {}), ends = SliceArgument(graph, n, 2, "ends", {});
+  const Shape* in = rewrite::KnownShape(graph, n.inputs[0]);
+  if (!in) return false;
+  const int64_t rank = static_cast<int64_t>(in->dims.size());
+  const auto starts = SliceArgument(graph, n, 1, "starts", std::nullopt);
+  const auto ends = SliceArgument(graph, n, 2, "ends", std::nullopt);
   if (!starts || !ends || starts->size() != ends->size()) return false;
   std::vector<int64_t> all_axes(starts->size());
   for (size_t k = 0; k < all_axes.size(); ++k) all_axes[k] = static_cast<int64_t>(k);
@@ -61,11 +59,10 @@ bool IsWholeSlice(const Graph& graph, const Node& n) {
   for (size_t k = 0; k < starts->size(); ++k) {
     const int64_t axis = (*axes)[k] < 0 ? (*axes)[k] + rank : (*axes)[k];
     if (axis < 0 || axis >= rank || (*steps)[k] != 1) return false;
-    const Dim& d = in->shape.dims[axis];
+    const Dim& d = in->dims[axis];
     if (!d.known()) return false;
-    const int64_t start = (*starts)[k] < 0 ? (*starts)[k] + d.value : (*starts)[k];
-    const int64_t end = (*ends)[k] < 0 ? (*ends)[k] + d.value : (*ends)[k];
-    if (start > 0 || end < d.value) return false;
+    const SliceRange r = ResolveSliceRange((*starts)[k], (*ends)[k], 1, d.value);
+    if (r.start != 0 || r.length != d.value) return false;
   }
   return true;
 }

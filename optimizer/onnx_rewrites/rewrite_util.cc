@@ -9,6 +9,18 @@ const Tensor* Constant(const Graph& graph, const std::string& value) {
   return it == graph.initializers.end() ? nullptr : &it->second;
 }
 
+std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::string& value,
+                                                int64_t max_elements) {
+  const Tensor* t = Constant(graph, value);
+  if (!t || t->rank() > 1 || t->numel() > max_elements ||
+      (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32))
+    return std::nullopt;
+  std::vector<int64_t> v(t->numel());
+  for (int64_t i = 0; i < t->numel(); ++i)
+    v[i] = t->dtype() == DataType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
+  return v;
+}
+
 const Shape* KnownShape(const Graph& graph, const std::string& value) {
   const ValueInfo* info = graph.FindValueInfo(value);
   return info && info->kind == ValueKind::kTensor && info->shape.rank_known ? &info->shape : nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace tandem::rewrite {
 
 // The initializer named `value`, or null.
 const Tensor* Constant(const Graph& graph, const std::string& value);
+// The values of a 1-D (or scalar) int32/int64 initializer of at most `max_elements`, else nullopt.
+std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::string& value,
+                                                int64_t max_elements);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...

@@ -39,14 +39,7 @@ constexpr int64_t kMaxElements = 64;
 
 // The values of a small int32/int64 initializer.
 std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::string& name) {
-  const Tensor* t = Constant(graph, name);
-  if (!t || t->rank() > 1 || t->numel() > kMaxElements ||
-      (t->dtype() != DataType::kInt64 && t->dtype() != DataType::kInt32))
-    return std::nullopt;
-  std::vector<int64_t> v(t->numel());
-  for (int64_t i = 0; i < t->numel(); ++i)
-    v[i] = t->dtype() == DataType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
-  return v;
+  return rewrite::IntConstant(graph, name, kMaxElements);
 }
 
 class Evaluator {

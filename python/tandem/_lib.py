@@ -9,10 +9,11 @@ The library is looked up, in order, at:
 4. the source tree: ``<package dir>/../../build/libtandem.so``;
 5. ``ctypes.util.find_library("tandem")`` (the system's library search).
 
-Before it loads the library, it sets Tandem's OpenMP waiting default (GOMP_SPINCOUNT, see
+While it loads the library, it sets Tandem's OpenMP waiting default (GOMP_SPINCOUNT, see
 runtime/openmp_wait.h) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set: libgomp
 reads it once, when it is first loaded into the process, so it takes effect only if no
-module imported earlier loaded libgomp.
+module imported earlier loaded libgomp. The variable is removed again once the library is
+loaded, so programs this process starts (PyTorch, say) keep their own default.
 """
 import ctypes
 import ctypes.util
@@ -137,13 +138,19 @@ def _candidates():
 DEFAULT_GOMP_SPINCOUNT = "1000"
 
 
-def _set_default_openmp_wait():
-    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-        os.environ["GOMP_SPINCOUNT"] = DEFAULT_GOMP_SPINCOUNT
-
-
 def _load():
-    _set_default_openmp_wait()
+    """The library, loaded with Tandem's OpenMP default in the environment for that moment."""
+    chose = "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ
+    if not chose:
+        os.environ["GOMP_SPINCOUNT"] = DEFAULT_GOMP_SPINCOUNT
+    try:
+        return _find_and_load()
+    finally:
+        if not chose:
+            del os.environ["GOMP_SPINCOUNT"]
+
+
+def _find_and_load():
     tried = []
     explicit = os.environ.get("TANDEM_LIBRARY")
     if explicit:
