@@ -67,9 +67,12 @@ bool IsWholeSlice(const Graph& graph, const Node& n) {
   return true;
 }
 
+// A node that copies its input unchanged whatever reads it: a zero Pad or a whole Slice.
+bool CopiesItsInput(const Graph& graph, const Node& n) { return IsZeroPad(graph, n) || IsWholeSlice(graph, n); }
+
 bool PassesThrough(const Graph& graph, const Node& n, const ValueReaders& readers) {
   if (n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
-  if (IsOnnx(n, "Identity") || IsZeroPad(graph, n) || IsWholeSlice(graph, n)) return true;
+  if (IsOnnx(n, "Identity") || CopiesItsInput(graph, n)) return true;
   if (!IsOnnx(n, "Dropout")) return false;
   if (n.has_output(1) && (!readers.nodes(n.outputs[1]).empty() || readers.pinned(n.outputs[1])))
     return false;
@@ -130,9 +133,7 @@ int EliminateIdentities(Graph& graph) {
 }
 
 int EliminateZeroPadsAndWholeSlices(Graph& graph) {
-  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) {
-    return IsZeroPad(graph, n) || IsWholeSlice(graph, n);
-  });
+  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) { return CopiesItsInput(graph, n); });
 }
 
 }  // namespace tandem
