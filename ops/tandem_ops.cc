@@ -43,6 +43,14 @@ std::vector<TandemOpDecl> GraphOps() {
      "dims). Written by optimizer/activation_fusion.cc (MatMul + activation, no bias) and "
      "providers/cpu/rewrites/matmul_bias.cc (MatMul by a constant 2-D float B + Add of a constant [N] "
      "bias, then an optional activation)."},
+    {"FusedAttention", "Q, Kt, V, mask?", "Y",
+     "scale: float (1); nan_rows_to_zero: int (0)",
+     "Y = softmax(scale * MatMul(Q, Kt) + mask, last axis) V per batch matrix: Q [..., S, D], Kt [..., D, L] "
+     "(the keys already transposed), V [..., L, Dv], the batch dims broadcast as MatMul's and the mask as "
+     "Add's, not past the scores' [..., S, L]; Y [..., S, Dv]. A score row holding a NaN or masked to -inf "
+     "throughout gives NaN, or zeros with nan_rows_to_zero. CPU float32 only (the scores are made and used "
+     "one block of query rows at a time, in cache). Written by providers/cpu/rewrites/attention_fusion.cc "
+     "from MatMul, scalar Mul/Div, an Add of the mask, Softmax [, IsNaN + Where], MatMul on CPU-placed nodes."},
     {"Gelu", "X", "Y", "approximate: string (\"none\")",
      "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
      "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "

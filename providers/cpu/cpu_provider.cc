@@ -9,6 +9,7 @@
 #include "placement/cost_model.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/rewrites/attention_fusion.h"
 #include "providers/cpu/rewrites/blocked_flatten.h"
 #include "providers/cpu/rewrites/blocked_layout.h"
 #include "providers/cpu/rewrites/concat_norm.h"
@@ -49,10 +50,11 @@ std::optional<double> CpuProvider::Capability(const KernelInfo& info) const {
 const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
 
 int CpuProvider::OptimizeGraph(Graph& graph) {
+  const int attentions = cpu::FuseAttention(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
-  return biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
+  return attentions + biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
          cpu::FlattenBlockedIntoDense(graph, name()) + cpu::FuseConvResidualSum(graph, name());
 }
 

@@ -34,6 +34,7 @@ void RegisterVariadicKernels(KernelRegistry& r);     // math/variadic.cc: Sum, M
 void RegisterReduceKernels(KernelRegistry& r);       // math/reduce.cc: Reduce*, ArgMax/ArgMin
 void RegisterSoftmaxKernels(KernelRegistry& r);      // nn/softmax.cc
 void RegisterAttentionKernels(KernelRegistry& r);    // nn/attention.cc: Attention, FlexAttention
+void RegisterFusedAttentionKernels(KernelRegistry& r);  // nn/fused_attention.cc: ai.tandem FusedAttention
 void RegisterTransformerKernels(KernelRegistry& r);  // nn/transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
@@ -92,6 +93,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterReduceKernels(r);
   RegisterSoftmaxKernels(r);
   RegisterAttentionKernels(r);
+  RegisterFusedAttentionKernels(r);
   RegisterTransformerKernels(r);
   RegisterRecurrentStateKernels(r);
   RegisterMatMulKernels(r);

@@ -1,0 +1,109 @@
+// The row loops of softmax_rows.h, compiled once per instruction set: the including file
+// defines SOFTMAX_ISA (the namespace) and SOFTMAX_LANES (floats per vector register) and
+// is built with the matching compiler flags. GCC's vector extension types map onto that
+// ISA's registers.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "providers/cpu/microkernels/softmax_rows.h"
+
+namespace tandem::cpu::softmax_rows::SOFTMAX_ISA {
+
+constexpr int kLanes = SOFTMAX_LANES;
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float)), may_alias));
+typedef int32_t IVec __attribute__((vector_size(kLanes * sizeof(int32_t)), may_alias));
+
+inline Vec Splat(float v) { return Vec{} + v; }
+inline Vec Load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void Store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+
+// exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (ln 2 split in a part exact in
+// float and the rest), |r| <= ln 2 / 2, e^r by its Taylor polynomial to r^6 (truncation
+// below 2^-23). Below -87.3 (past float's normal range) 0; NaN stays NaN; x <= 88.
+inline Vec Exp(Vec x) {
+  const Vec lo = Splat(-87.3f), hi = Splat(88.f);
+  Vec xc = x < lo ? lo : x;
+  xc = xc > hi ? hi : xc;
+  const Vec magic = Splat(12582912.f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  const Vec n = (xc * Splat(1.44269504088896341f) + magic) - magic;
+  const Vec r = (xc - n * Splat(0.693145751953125f)) - n * Splat(1.428606765330187e-06f);
+  Vec p = Splat(1.f / 720.f);
+  p = p * r + Splat(1.f / 120.f);
+  p = p * r + Splat(1.f / 24.f);
+  p = p * r + Splat(1.f / 6.f);
+  p = p * r + Splat(0.5f);
+  p = p * r + Splat(1.f);
+  p = p * r + Splat(1.f);
+  const IVec bits = (__builtin_convertvector(n, IVec) + 127) << 23;
+  Vec y = p * reinterpret_cast<const Vec&>(bits);
+  y = x < lo ? Vec{} : y;
+  return x != x ? x : y;
+}
+
+inline float LaneMax(Vec v) {
+  float l[kLanes];
+  std::memcpy(l, &v, sizeof l);
+  float m = l[0];
+  for (int i = 1; i < kLanes; ++i) m = l[i] > m ? l[i] : m;
+  return m;
+}
+inline float LaneSum(Vec v) {
+  float l[kLanes];
+  std::memcpy(l, &v, sizeof l);
+  float s = 0.f;
+  for (int i = 0; i < kLanes; ++i) s += l[i];
+  return s;
+}
+
+template <bool kMask>
+float ExpRow(float* p, int64_t n, float scale, const float* m) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  // x = s * scale + mask, in place, and its maximum.
+  const Vec vs = Splat(scale);
+  Vec vmax = Splat(kNegInf);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Vec x = Load(p + j) * vs;
+    if constexpr (kMask) x += Load(m + j);
+    Store(p + j, x);
+    vmax = x > vmax ? x : vmax;
+  }
+  float mx = LaneMax(vmax);
+  for (int64_t t = j; t < n; ++t) {
+    float x = p[t] * scale;
+    if constexpr (kMask) x += m[t];
+    p[t] = x;
+    mx = x > mx ? x : mx;
+  }
+  // exp(x - max) and the sum; the tail padded with -inf (exp 0).
+  const Vec vm = Splat(mx);
+  Vec sum{};
+  for (j = 0; j + kLanes <= n; j += kLanes) {
+    const Vec e = Exp(Load(p + j) - vm);
+    Store(p + j, e);
+    sum += e;
+  }
+  if (j < n) {
+    float tail[kLanes];
+    for (int t = 0; t < kLanes; ++t) tail[t] = j + t < n ? p[j + t] : kNegInf;
+    const Vec e = Exp(Load(tail) - vm);
+    Store(tail, e);
+    std::memcpy(p + j, tail, static_cast<size_t>(n - j) * sizeof(float));
+    sum += e;
+  }
+  return LaneSum(sum);
+}
+
+inline void ExpRows(float* s, int64_t rows, int64_t n, int64_t ld, float scale, const float* mask, int64_t mask_ld,
+                    float* sums) {
+  for (int64_t i = 0; i < rows; ++i)
+    sums[i] = mask ? ExpRow<true>(s + i * ld, n, scale, mask + i * mask_ld)
+                   : ExpRow<false>(s + i * ld, n, scale, nullptr);
+}
+
+}  // namespace tandem::cpu::softmax_rows::SOFTMAX_ISA
