@@ -105,7 +105,11 @@ class Matcher {
 
   bool ScalarConstant(const std::string& name, float* value) const {
     auto it = g_.initializers.find(name);
-    if (it == g_.initializers.end() || it->second.dtype() != DataType::kFloat || it->second.numel() != 1) return false;
+    // Rank 2 at most: Q, Kt, the scores and P have rank 2 or more, so the constant cannot
+    // raise the rank of what it multiplies (which the fused node would not follow).
+    if (it == g_.initializers.end() || it->second.dtype() != DataType::kFloat || it->second.numel() != 1 ||
+        it->second.rank() > 2)
+      return false;
     *value = it->second.data<float>()[0];
     return true;
   }

@@ -23,8 +23,16 @@
 namespace tandem::cpu {
 namespace {
 
-// Query rows per task: the scores block (rows x L floats) within ~512 KiB, 8 to 64 rows.
-int64_t RowsPerTask(int64_t L) { return std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(L, 1), 8, 64); }
+// Query rows per task: the scores block (rows x L floats) within ~512 KiB, 8 to 512 rows
+// (sgemm packs Kt and V once per call: the larger the block, the less that costs), in as
+// many blocks as give each of `threads` two tasks (blocks of 16 rows at least), the S rows
+// split evenly (197 = 4 x 50, not 3 x 64 + 5).
+int64_t RowsPerTask(int64_t S, int64_t L, int64_t batches, int64_t threads) {
+  const int64_t most = std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(L, 1), 8, 512);
+  const int64_t for_threads = std::min((S + 15) / 16, (2 * threads + batches - 1) / std::max<int64_t>(batches, 1));
+  const int64_t blocks = std::max({(S + most - 1) / most, for_threads, int64_t{1}});
+  return std::max<int64_t>(1, (S + blocks - 1) / blocks);
+}
 
 // Element offsets of each batch matrix of an operand with dims `dims` (its last two are the
 // matrix) in the broadcast batch `out_batch`, one per batch matrix in row-major order.
@@ -89,12 +97,13 @@ class FusedAttention : public Kernel {
     Tensor widened_q;  // one query row, as many mask rows: the row repeated
     const float* Q = q.data<float>();
     Dims q_dims = q.dims();
-    if (mask && S == 1 && full[full.size() - 2] > 1) {
+    if (mask && S == 1 && full[full.size() - 2] != 1) {
       S = full[full.size() - 2];
       q_dims[q_dims.size() - 2] = S;
       widened_q = Tensor::Host(DataType::kFloat, q_dims);
       float* w = widened_q.data<float>();
-      for (int64_t r = 0; r < widened_q.numel() / D; ++r) std::copy(Q + r / S * D, Q + (r / S + 1) * D, w + r * D);
+      const int64_t q_rows = DimProduct(q_dims, 0, static_cast<int>(q_dims.size()) - 1);
+      for (int64_t r = 0; r < q_rows; ++r) std::copy(Q + r / S * D, Q + (r / S + 1) * D, w + r * D);
       Q = w;
     }
     Dims y_dims = *out_batch;
@@ -102,6 +111,10 @@ class FusedAttention : public Kernel {
     y_dims.push_back(Dv);
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, y_dims);
     if (y.numel() == 0) return absl::OkStatus();
+    if (L == 0) {  // no keys: an empty sum for every output, as MatMul gives
+      std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.f);
+      return absl::OkStatus();
+    }
 
     // The mask as rows of L contiguous floats: mask_ld apart within a batch matrix (0: one
     // row for all queries), at mask_offsets per batch matrix. A mask broadcast along keys is
@@ -125,36 +138,47 @@ class FusedAttention : public Kernel {
     const std::vector<int64_t> q_off = BatchOffsets(q_dims, *out_batch), k_off = BatchOffsets(kt.dims(), *out_batch),
                                v_off = BatchOffsets(v.dims(), *out_batch);
     const int64_t batches = static_cast<int64_t>(q_off.size());
-    const int64_t rows = RowsPerTask(L), blocks = (S + rows - 1) / rows, tasks = batches * blocks;
+    const int64_t rows = RowsPerTask(S, L, batches, omp_get_max_threads()), blocks = (S + rows - 1) / rows, tasks = batches * blocks;
     const float *K = kt.data<float>(), *V = v.data<float>();
     float* Y = y.data<float>();
 
+    // One task: a block of rows of one batch matrix, with this thread's scores buffer.
+    auto run = [&](int64_t t, std::vector<float>& buf, std::vector<float>& sums) -> absl::Status {
+      const int64_t b = t / blocks, r0 = (t % blocks) * rows, m = std::min(rows, S - r0);
+      float* yb = Y + (b * S + r0) * Dv;
+      const int64_t lda = std::max<int64_t>(D, 1);  // sgemm wants leading dims of 1 or more
+      absl::Status st = SgemmStatus(
+          dnnl_sgemm('N', 'N', m, L, D, 1.f, Q + q_off[b] + r0 * D, lda, K + k_off[b], L, 0.f, buf.data(), L));
+      if (!st.ok()) return st;
+      const float* mrow = mask_data ? mask_data + mask_offsets[b] + r0 * mask_ld : nullptr;
+      kernels_.exp_rows(buf.data(), m, L, L, scale_, mrow, mask_ld, sums.data());
+      for (int64_t i = 0; i < m; ++i)
+        if (!(sums[i] > 0.f) || std::isinf(sums[i]))  // NaN (a NaN, or every key at -inf)
+          std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L,
+                    nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN());
+      st = SgemmStatus(dnnl_sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, V + v_off[b], std::max<int64_t>(Dv, 1), 0.f,
+                                  yb, std::max<int64_t>(Dv, 1)));
+      for (int64_t i = 0; i < m; ++i) {
+        const float inv = sums[i] > 0.f && !std::isinf(sums[i]) ? 1.f / sums[i] : 1.f;
+        for (int64_t j = 0; j < Dv; ++j) yb[i * Dv + j] *= inv;
+      }
+      return st;
+    };
+    auto scratch = [&] { return std::vector<float>(static_cast<size_t>(rows * L)); };
+    if (tasks == 1 || S * L * D * batches < (int64_t{1} << 16)) {  // small: no OpenMP region at all
+      std::vector<float> buf = scratch(), sums(static_cast<size_t>(rows));
+      for (int64_t t = 0; t < tasks; ++t)
+        if (absl::Status st = run(t, buf, sums); !st.ok()) return st;
+      return absl::OkStatus();
+    }
     std::vector<absl::Status> errors(static_cast<size_t>(std::max(1, omp_get_max_threads())));
-    const bool parallel = tasks > 1 && S * L * D * batches >= (int64_t{1} << 16);
-#pragma omp parallel if (parallel)
+#pragma omp parallel
     {
-      std::vector<float> buf(static_cast<size_t>(rows * L)), sums(static_cast<size_t>(rows));
+      std::vector<float> buf = scratch(), sums(static_cast<size_t>(rows));
       absl::Status& err = errors[static_cast<size_t>(omp_get_thread_num()) % errors.size()];
 #pragma omp for schedule(static)
-      for (int64_t t = 0; t < tasks; ++t) {
-        if (!err.ok()) continue;
-        const int64_t b = t / blocks, r0 = (t % blocks) * rows, m = std::min(rows, S - r0);
-        float* yb = Y + (b * S + r0) * Dv;
-        err = SgemmStatus(dnnl_sgemm('N', 'N', m, L, D, 1.f, Q + q_off[b] + r0 * D, D, K + k_off[b], L, 0.f,
-                                     buf.data(), L));
-        if (!err.ok()) continue;
-        const float* mrow = mask_data ? mask_data + mask_offsets[b] + r0 * mask_ld : nullptr;
-        kernels_.exp_rows(buf.data(), m, L, L, scale_, mrow, mask_ld, sums.data());
-        for (int64_t i = 0; i < m; ++i)
-          if (!(sums[i] > 0.f) || std::isinf(sums[i]))  // NaN (a NaN, or every key at -inf)
-            std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L,
-                      nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN());
-        err = SgemmStatus(dnnl_sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, V + v_off[b], Dv, 0.f, yb, Dv));
-        for (int64_t i = 0; i < m; ++i) {
-          const float inv = sums[i] > 0.f && !std::isinf(sums[i]) ? 1.f / sums[i] : 1.f;
-          for (int64_t j = 0; j < Dv; ++j) yb[i * Dv + j] *= inv;
-        }
-      }
+      for (int64_t t = 0; t < tasks; ++t)
+        if (err.ok()) err = run(t, buf, sums);
     }
     for (const absl::Status& e : errors)
       if (!e.ok()) return e;
