@@ -9,6 +9,7 @@
 #include "placement/cost_model.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/rewrites/add_layer_norm.h"
 #include "providers/cpu/rewrites/attention_fusion.h"
 #include "providers/cpu/rewrites/blocked_flatten.h"
 #include "providers/cpu/rewrites/blocked_layout.h"
@@ -51,10 +52,11 @@ const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry()
 
 int CpuProvider::OptimizeGraph(Graph& graph) {
   const int attentions = cpu::FuseAttention(graph, name());
+  const int add_norms = cpu::FuseAddLayerNorm(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
-  return attentions + biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
+  return attentions + add_norms + biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
          cpu::FlattenBlockedIntoDense(graph, name()) + cpu::FuseConvResidualSum(graph, name());
 }
 

@@ -35,6 +35,7 @@ void RegisterReduceKernels(KernelRegistry& r);       // math/reduce.cc: Reduce*,
 void RegisterSoftmaxKernels(KernelRegistry& r);      // nn/softmax.cc
 void RegisterAttentionKernels(KernelRegistry& r);    // nn/attention.cc: Attention, FlexAttention
 void RegisterFusedAttentionKernels(KernelRegistry& r);  // nn/fused_attention.cc: ai.tandem FusedAttention
+void RegisterAddLayerNormKernels(KernelRegistry& r);  // nn/add_layer_norm.cc: ai.tandem AddLayerNormalization
 void RegisterTransformerKernels(KernelRegistry& r);  // nn/transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
@@ -94,6 +95,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterAttentionKernels(r);
   RegisterFusedAttentionKernels(r);
+  RegisterAddLayerNormKernels(r);
   RegisterTransformerKernels(r);
   RegisterRecurrentStateKernels(r);
   RegisterMatMulKernels(r);

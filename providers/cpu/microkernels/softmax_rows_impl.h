@@ -8,19 +8,13 @@
 
 #include "providers/cpu/microkernels/softmax_rows.h"
 
+#define LANE_ISA SOFTMAX_ISA
+#define LANE_COUNT SOFTMAX_LANES
+#include "providers/cpu/microkernels/lane_vector.h"
+
 namespace tandem::cpu::softmax_rows::SOFTMAX_ISA {
 
-constexpr int kLanes = SOFTMAX_LANES;
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float)), may_alias));
-typedef int32_t IVec __attribute__((vector_size(kLanes * sizeof(int32_t)), may_alias));
-
-inline Vec Splat(float v) { return Vec{} + v; }
-inline Vec Load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void Store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+using namespace tandem::cpu::SOFTMAX_ISA::lanes;  // NOLINT: this build's vectors
 
 // exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (ln 2 split in a part exact in
 // float and the rest), |r| <= ln 2 / 2, e^r by its Taylor polynomial to r^6 (truncation
@@ -43,21 +37,6 @@ inline Vec Exp(Vec x) {
   Vec y = p * reinterpret_cast<const Vec&>(bits);
   y = x < lo ? Vec{} : y;
   return x != x ? x : y;
-}
-
-inline float LaneMax(Vec v) {
-  float l[kLanes];
-  std::memcpy(l, &v, sizeof l);
-  float m = l[0];
-  for (int i = 1; i < kLanes; ++i) m = l[i] > m ? l[i] : m;
-  return m;
-}
-inline float LaneSum(Vec v) {
-  float l[kLanes];
-  std::memcpy(l, &v, sizeof l);
-  float s = 0.f;
-  for (int i = 0; i < kLanes; ++i) s += l[i];
-  return s;
 }
 
 template <bool kMask>

@@ -1,0 +1,85 @@
+#include "providers/cpu/rewrites/add_layer_norm.h"
+
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "graph/passes.h"
+#include "graph/value_readers.h"
+
+namespace tandem::cpu {
+namespace {
+
+bool SameStaticShape(const Graph& g, const std::string& a, const std::string& b) {
+  const ValueInfo *x = g.FindValueInfo(a), *y = g.FindValueInfo(b);
+  if (!x || !y || !x->shape.rank_known || !y->shape.rank_known || x->shape.dims.size() != y->shape.dims.size() ||
+      x->shape.dims.empty())
+    return false;
+  for (size_t i = 0; i < x->shape.dims.size(); ++i) {
+    const Dim &d = x->shape.dims[i], &e = y->shape.dims[i];
+    if (!(d.known() ? e.known() && d.value == e.value : !d.symbol.empty() && d.symbol == e.symbol)) return false;
+  }
+  return true;
+}
+
+// A constant float vector: its size, else -1.
+int64_t ConstantVector(const Graph& g, const std::string& name) {
+  auto it = g.initializers.find(name);
+  return it != g.initializers.end() && it->second.dtype() == DataType::kFloat && it->second.rank() == 1
+             ? it->second.dim(0)
+             : -1;
+}
+
+bool IsLayerNorm(const Graph& g, const Node& n) {
+  const bool onnx = n.domain.empty() && g.opset("") >= 17, ours = n.domain == kTandemDomain;
+  if (n.op_type != "LayerNormalization" || !(onnx || ours) || n.inputs.size() < 2 || n.inputs.size() > 3) return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty()) return false;  // Mean / InvStdDev wanted
+  const ValueInfo* x = g.FindValueInfo(n.inputs[0]);
+  const int64_t axis = n.attr_int("axis", -1);
+  const bool last = axis == -1 || (x && x->shape.rank_known && axis == static_cast<int64_t>(x->shape.dims.size()) - 1);
+  const int64_t size = ConstantVector(g, n.inputs[1]);
+  return last && size > 0 && (n.inputs.size() < 3 || n.inputs[2].empty() || ConstantVector(g, n.inputs[2]) == size);
+}
+
+}  // namespace
+
+int FuseAddLayerNorm(Graph& graph, const std::string& provider) {
+  const char* env = std::getenv("TANDEM_CPU_ADD_LAYER_NORM");
+  if (graph.HasGradientNodes() || (env && std::string(env) == "0")) return 0;
+  const ValueReaders readers(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const std::string& o : graph.nodes[i].outputs) producer[o] = i;
+  std::set<size_t> removed;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& ln = graph.nodes[i];
+    if (ln.provider != provider || !IsLayerNorm(graph, ln) || graph.ValueType(ln.outputs[0]) != DataType::kFloat)
+      continue;
+    auto it = producer.find(ln.inputs[0]);
+    if (it == producer.end() || removed.count(it->second)) continue;
+    Node& add = graph.nodes[it->second];
+    if (add.provider != provider || !add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 ||
+        add.outputs.size() != 1 || graph.ValueType(add.outputs[0]) != DataType::kFloat ||
+        !SameStaticShape(graph, add.inputs[0], add.inputs[1]) || !SameStaticShape(graph, add.inputs[0], add.outputs[0]))
+      continue;
+    const bool sum_read_elsewhere = readers.Sole(add.outputs[0]) != static_cast<int>(i);
+    const std::string sum = add.outputs[0];
+    add.domain = kTandemDomain;
+    add.op_type = "AddLayerNormalization";
+    add.inputs.push_back(ln.inputs[1]);
+    if (ln.inputs.size() > 2 && !ln.inputs[2].empty()) add.inputs.push_back(ln.inputs[2]);
+    add.outputs = {ln.outputs[0]};
+    if (sum_read_elsewhere) add.outputs.push_back(sum);
+    add.attributes.clear();
+    add.attributes["epsilon"] = FloatAttribute(ln.attr_float("epsilon", 1e-5f));
+    add.name = add.name + "+" + (ln.name.empty() ? ln.outputs[0] : ln.name);
+    removed.insert(i);
+  }
+  if (removed.empty()) return 0;
+  if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
+  RemoveNodes(graph, removed);
+  return static_cast<int>(removed.size());
+}
+
+}  // namespace tandem::cpu
