@@ -43,10 +43,10 @@ std::vector<TandemOpDecl> GraphOps() {
      "dims). Written by optimizer/activation_fusion.cc (MatMul + activation, no bias) and "
      "providers/cpu/rewrites/matmul_bias.cc (MatMul by a constant 2-D float B + Add of a constant [N] "
      "bias, then an optional activation)."},
-    {"AddLayerNormalization", "A, B, Scale, B?", "Y, Sum?",
+    {"AddLayerNormalization", "A, B, Scale, Bias?", "Y, Sum?",
      "epsilon: float (1e-5)",
-     "Sum = A + B (one shape) and Y = LayerNormalization(Sum) over the last axis: (Sum - mean) / "
-     "sqrt(var + epsilon) * Scale + B, Scale and B of the last dim's size; Sum is written only when "
+     "Sum = A + B (one shape) and Y = LayerNormalization(Sum) over the last axis: "
+     "(Sum - mean) / sqrt(var + epsilon) * Scale + Bias, Scale and Bias of the last dim's size; Sum is written only when "
      "wanted (a pre-norm transformer's residual stream). CPU float32 only, one row at a time in cache. "
      "Written by providers/cpu/rewrites/add_layer_norm.cc from a residual Add read by a LayerNormalization "
      "(ONNX opset 17 or ai.tandem) over the last axis on CPU-placed nodes."},

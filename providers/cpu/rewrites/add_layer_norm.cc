@@ -57,12 +57,15 @@ int FuseAddLayerNorm(Graph& graph, const std::string& provider) {
     if (ln.provider != provider || !IsLayerNorm(graph, ln) || graph.ValueType(ln.outputs[0]) != DataType::kFloat)
       continue;
     auto it = producer.find(ln.inputs[0]);
-    if (it == producer.end() || removed.count(it->second)) continue;
+    if (it == producer.end()) continue;
     Node& add = graph.nodes[it->second];
     if (add.provider != provider || !add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 ||
         add.outputs.size() != 1 || graph.ValueType(add.outputs[0]) != DataType::kFloat ||
         !SameStaticShape(graph, add.inputs[0], add.inputs[1]) || !SameStaticShape(graph, add.inputs[0], add.outputs[0]))
       continue;
+    // Scale (and B) must span the last dim itself: LayerNormalization would broadcast a [1].
+    const Dim& last = graph.FindValueInfo(add.outputs[0])->shape.dims.back();
+    if (!last.known() || last.value != ConstantVector(graph, ln.inputs[1])) continue;
     const bool sum_read_elsewhere = readers.Sole(add.outputs[0]) != static_cast<int>(i);
     const std::string sum = add.outputs[0];
     add.domain = kTandemDomain;

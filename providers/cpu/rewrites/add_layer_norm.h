@@ -4,9 +4,11 @@
 // the normalization's own (ONNX Runtime's SkipLayerNormalization does the same). The
 // sum stays an output of the node where anything else reads it (pre-norm transformers: the
 // residual stream goes on) or it is a graph output. Only float nodes on `provider`, an Add
-// of two values of one static shape (no broadcast), a LayerNormalization (opset 17, or
-// ai.tandem from optimizer/layer_norm_fusion.h) whose axis is the last, whose Scale and B
-// are constant vectors of one size and whose Mean and InvStdDev are not wanted. The node
+// of two values of one static shape (no broadcast; equal symbols count as equal: a session
+// refuses inputs that bind one symbol to two sizes), a LayerNormalization (opset 17,
+// or ai.tandem from optimizer/layer_norm_fusion.h) whose axis is the last, whose Scale and
+// B are constant vectors of the last dim's known size and whose Mean and InvStdDev are not
+// named. The node
 // takes the Add's place (its readers may come before the normalization's). Training graphs
 // and every graph under TANDEM_CPU_ADD_LAYER_NORM=0 are left alone.
 #pragma once

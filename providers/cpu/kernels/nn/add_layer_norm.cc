@@ -17,13 +17,13 @@ class AddLayerNorm : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor &a = *ctx.input(0), &b = *ctx.input(1), &gamma = *ctx.input(2);
     const Tensor* beta = ctx.input(3);
-    if (a.dims() != b.dims() || a.rank() < 1)
+    for (const Tensor* t : {&a, &b, &gamma, beta})
+      if (t && t->dtype() != DataType::kFloat)
+        return absl::InvalidArgumentError("A, B, Scale and Bias must be float32");
+    if (a.dims() != b.dims() || a.rank() < 1)  // the rewrite fuses Adds of one static shape
       return absl::InvalidArgumentError("A " + DimsToString(a.dims()) + " and B " + DimsToString(b.dims()) +
                                         " must have one shape of rank 1 or more");
     const int64_t n = a.dim(-1);
-    for (const Tensor* t : {&a, &b, &gamma, beta})
-      if (t && t->dtype() != DataType::kFloat)
-        return absl::InvalidArgumentError("A, B, Scale and B must be float32");
     if (gamma.numel() != n || (beta && beta->numel() != n))
       return absl::InvalidArgumentError("Scale " + DimsToString(gamma.dims()) + " and bias must hold the last dim's " +
                                         std::to_string(n) + " values");
