@@ -2,6 +2,14 @@
 
 namespace tandem {
 
+std::map<std::string, size_t> Producers(const Graph& graph) {
+  std::map<std::string, size_t> producers;
+  for (size_t k = 0; k < graph.nodes.size(); ++k)
+    for (const std::string& o : graph.nodes[k].outputs)
+      if (!o.empty()) producers[o] = k;
+  return producers;
+}
+
 ValueReaders::ValueReaders(const Graph& graph) {
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const Node& n = graph.nodes[k];

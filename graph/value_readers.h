@@ -12,6 +12,9 @@
 
 namespace tandem {
 
+// Index of the node writing each value (the empty name of an omitted output excluded).
+std::map<std::string, size_t> Producers(const Graph& graph);
+
 class ValueReaders {
  public:
   explicit ValueReaders(const Graph& graph);

@@ -17,22 +17,13 @@ struct Step {
   size_t chain, loss, seed, loss_grad, chain_grad;
 };
 
-// The node producing each value (absent: a graph input or initializer).
-std::map<std::string, int> Producers(const Graph& g) {
-  std::map<std::string, int> producer;
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    for (const std::string& o : g.nodes[k].outputs)
-      if (!o.empty()) producer[o] = static_cast<int>(k);
-  return producer;
-}
-
 bool SameLayers(const Node& a, const Node& b) {
   return a.attr_strings("activations") == b.attr_strings("activations") &&
          a.attr_ints("trans_b", {}) == b.attr_ints("trans_b", {});
 }
 
 // Whether the DenseChain at `c` starts a step to fold (filled into `step`).
-bool MatchStep(const Graph& g, const ValueReaders& readers, const std::map<std::string, int>& producer,
+bool MatchStep(const Graph& g, const ValueReaders& readers, const std::map<std::string, size_t>& producer,
                size_t c, Step& step) {
   const Node& chain = g.nodes[c];
   if (!Is(chain, "DenseChain") || !chain.has_output(0)) return false;
@@ -70,8 +61,8 @@ bool MatchStep(const Graph& g, const ValueReaders& readers, const std::map<std::
       !SameLayers(chain, chain_grad))
     return false;
   // The folded node stands where the chain was, so the target must exist by then.
-  if (auto t = producer.find(target); t != producer.end() && t->second > static_cast<int>(c)) return false;
-  step = Step{c, m, static_cast<size_t>(seed->second), mg, static_cast<size_t>(cg)};
+  if (auto t = producer.find(target); t != producer.end() && t->second > c) return false;
+  step = Step{c, m, seed->second, mg, static_cast<size_t>(cg)};
   return true;
 }
 
@@ -79,7 +70,7 @@ bool MatchStep(const Graph& g, const ValueReaders& readers, const std::map<std::
 
 int FuseDenseChainMseLoss(Graph& graph) {
   const ValueReaders readers(graph);
-  const std::map<std::string, int> producer = Producers(graph);
+  const std::map<std::string, size_t> producer = Producers(graph);
   std::set<size_t> removed;
   std::map<size_t, Node> folded;  // by the index of the chain it replaces
   for (size_t c = 0; c < graph.nodes.size(); ++c) {

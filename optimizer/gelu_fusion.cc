@@ -24,7 +24,7 @@ double GeluTanh(double x) {
 
 class GeluMatcher {
  public:
-  explicit GeluMatcher(const Graph& graph) : graph_(graph), readers_(graph), producer_(rewrite::Producers(graph)) {}
+  explicit GeluMatcher(const Graph& graph) : graph_(graph), readers_(graph), producer_(Producers(graph)) {}
 
   struct Match {
     std::set<size_t> nodes;  // the subgraph, its last node producing `y`

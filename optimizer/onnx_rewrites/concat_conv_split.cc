@@ -168,7 +168,7 @@ int SplitConcatIntoConvs(Graph& graph) {
   for (bool changed = true; changed;) {
     changed = false;
     const ValueReaders readers(graph);
-    const auto producers = rewrite::Producers(graph);
+    const auto producers = Producers(graph);
     for (size_t k = 0; k < graph.nodes.size() && !changed; ++k) {
       Match match;
       if (!Matches(graph, producers, readers, k, match)) continue;

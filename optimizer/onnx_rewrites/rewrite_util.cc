@@ -48,14 +48,6 @@ std::string FreshName(const Graph& graph, const std::string& base) {
   return name;
 }
 
-std::map<std::string, size_t> Producers(const Graph& graph) {
-  std::map<std::string, size_t> producers;
-  for (size_t k = 0; k < graph.nodes.size(); ++k)
-    for (const std::string& o : graph.nodes[k].outputs)
-      if (!o.empty()) producers[o] = k;
-  return producers;
-}
-
 void RedirectReads(Graph& graph, const std::string& from, const std::string& to) {
   for (Node& n : graph.nodes)
     for (std::string& in : n.inputs)

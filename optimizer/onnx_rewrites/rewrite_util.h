@@ -23,8 +23,6 @@ std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::s
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...
 std::string FreshName(const Graph& graph, const std::string& base);
-// Index of the node producing each value.
-std::map<std::string, size_t> Producers(const Graph& graph);
 // Every node input reading `from` reads `to` instead.
 void RedirectReads(Graph& graph, const std::string& from, const std::string& to);
 // Removes the nodes at `indices` (order of the others kept): graph/passes.h.

@@ -175,7 +175,7 @@ int OptimizeTransposes(Graph& graph) {
   for (bool changed = true; changed;) {
     changed = false;
     const ValueReaders readers(graph);
-    const auto producers = rewrite::Producers(graph);
+    const auto producers = Producers(graph);
     for (size_t k = 0; k < graph.nodes.size() && !changed; ++k) {
       if (!IsTranspose(graph.nodes[k])) continue;
       changed = ComposeWithProducer(graph, k, producers) || SinkBelowUnary(graph, k, readers) ||

@@ -48,9 +48,7 @@ int FuseAddLayerNorm(Graph& graph, const std::string& provider) {
   const char* env = std::getenv("TANDEM_CPU_ADD_LAYER_NORM");
   if (graph.HasGradientNodes() || (env && std::string(env) == "0")) return 0;
   const ValueReaders readers(graph);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const std::string& o : graph.nodes[i].outputs) producer[o] = i;
+  const std::map<std::string, size_t> producer = Producers(graph);
   std::set<size_t> removed;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& ln = graph.nodes[i];

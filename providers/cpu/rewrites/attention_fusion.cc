@@ -14,10 +14,8 @@ namespace {
 
 class Matcher {
  public:
-  Matcher(const Graph& g, const std::string& provider) : g_(g), readers_(g), provider_(provider) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const std::string& o : g.nodes[i].outputs) producer_[o] = i;
-  }
+  Matcher(const Graph& g, const std::string& provider)
+      : g_(g), readers_(g), provider_(provider), producer_(Producers(g)) {}
 
   // What replaces the MatMul(P, V) that reads the Softmax at `softmax`, or nullopt.
   struct Fusion {
@@ -61,8 +59,9 @@ class Matcher {
       const size_t isnan = g_.nodes[r[0]].op_type == "IsNaN" ? r[0] : r[1], where = isnan == r[0] ? r[1] : r[0];
       const Node &n = g_.nodes[isnan], &w = g_.nodes[where];
       float zero = 1.f;
-      if (!Is(n, "IsNaN", 1, DataType::kBool) || !Is(w, "Where", 3) || readers_.Sole(n.outputs[0]) != static_cast<int>(where) ||
-          w.inputs[0] != n.outputs[0] || !ScalarConstant(w.inputs[1], &zero) || zero != 0.f || w.inputs[2] != p)
+      if (!Is(n, "IsNaN", 1, DataType::kBool) || !Is(w, "Where", 3) ||
+          readers_.Sole(n.outputs[0]) != static_cast<int>(where) || w.inputs[0] != n.outputs[0] ||
+          !ScalarConstant(w.inputs[1], &zero) || zero != 0.f || w.inputs[2] != p)
         return std::nullopt;
       f.removed.insert({isnan, where});
       f.nan_rows_to_zero = true;
@@ -157,7 +156,7 @@ class Matcher {
   const Graph& g_;
   const ValueReaders readers_;
   const std::string& provider_;
-  std::map<std::string, size_t> producer_;
+  const std::map<std::string, size_t> producer_;
 };
 
 }  // namespace

@@ -26,9 +26,7 @@ bool IsBlockedInferenceBatchNorm(const Graph& graph, const Node& n) {
 int FuseConcatBatchNorm(Graph& graph, const std::string& provider) {
   if (graph.HasGradientNodes()) return 0;
   const ValueReaders readers(graph);
-  std::map<std::string, size_t> producer;  // value -> index of the node writing it
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const std::string& out : graph.nodes[i].outputs) producer[out] = i;
+  const std::map<std::string, size_t> producer = Producers(graph);
   std::set<size_t> folded;  // Concats merged into their BatchNormalization
   for (Node& bn : graph.nodes) {
     if (bn.provider != provider || !IsBlockedInferenceBatchNorm(graph, bn)) continue;

@@ -39,17 +39,9 @@ int64_t RowsPerTask(int64_t S, int64_t L, int64_t batches, int64_t threads) {
 std::vector<int64_t> BatchOffsets(const Dims& dims, const Dims& out_batch) {
   const Dims batch(dims.begin(), dims.end() - 2);
   const int64_t matrix = dims[dims.size() - 2] * dims[dims.size() - 1];
-  const std::vector<int64_t> strides = BroadcastStrides(batch, out_batch);
-  const int64_t count = DimProduct(out_batch, 0, static_cast<int>(out_batch.size()));
-  std::vector<int64_t> offsets(static_cast<size_t>(count), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t rest = b, off = 0;
-    for (int d = static_cast<int>(out_batch.size()) - 1; d >= 0; --d) {
-      off += (rest % out_batch[d]) * strides[d];
-      rest /= out_batch[d];
-    }
-    offsets[static_cast<size_t>(b)] = off * matrix;
-  }
+  std::vector<int64_t> offsets(static_cast<size_t>(NumElements(out_batch)));
+  ForEachBroadcast(out_batch, {BroadcastStrides(batch, out_batch)},
+                   [&](int64_t b, const std::vector<int64_t>& off) { offsets[static_cast<size_t>(b)] = off[0] * matrix; });
   return offsets;
 }
 
@@ -138,7 +130,8 @@ class FusedAttention : public Kernel {
     const std::vector<int64_t> q_off = BatchOffsets(q_dims, *out_batch), k_off = BatchOffsets(kt.dims(), *out_batch),
                                v_off = BatchOffsets(v.dims(), *out_batch);
     const int64_t batches = static_cast<int64_t>(q_off.size());
-    const int64_t rows = RowsPerTask(S, L, batches, omp_get_max_threads()), blocks = (S + rows - 1) / rows, tasks = batches * blocks;
+    const int64_t rows = RowsPerTask(S, L, batches, omp_get_max_threads());
+    const int64_t blocks = (S + rows - 1) / rows, tasks = batches * blocks;
     const float *K = kt.data<float>(), *V = v.data<float>();
     float* Y = y.data<float>();
 
@@ -152,16 +145,20 @@ class FusedAttention : public Kernel {
       if (!st.ok()) return st;
       const float* mrow = mask_data ? mask_data + mask_offsets[b] + r0 * mask_ld : nullptr;
       kernels_.exp_rows(buf.data(), m, L, L, scale_, mrow, mask_ld, sums.data());
-      for (int64_t i = 0; i < m; ++i)
-        if (!(sums[i] > 0.f) || std::isinf(sums[i]))  // NaN (a NaN, or every key at -inf)
-          std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L,
-                    nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN());
+      for (int64_t i = 0; i < m; ++i) {  // sums[i] becomes the row's divisor's inverse
+        if (sums[i] > 0.f && !std::isinf(sums[i])) {
+          sums[i] = 1.f / sums[i];
+          continue;
+        }
+        // NaN: a NaN in the row, or every key at -inf
+        std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L,
+                  nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN());
+        sums[i] = 1.f;
+      }
       st = SgemmStatus(dnnl_sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, V + v_off[b], std::max<int64_t>(Dv, 1), 0.f,
                                   yb, std::max<int64_t>(Dv, 1)));
-      for (int64_t i = 0; i < m; ++i) {
-        const float inv = sums[i] > 0.f && !std::isinf(sums[i]) ? 1.f / sums[i] : 1.f;
-        for (int64_t j = 0; j < Dv; ++j) yb[i * Dv + j] *= inv;
-      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < Dv; ++j) yb[i * Dv + j] *= sums[i];
       return st;
     };
     auto scratch = [&] { return std::vector<float>(static_cast<size_t>(rows * L)); };
