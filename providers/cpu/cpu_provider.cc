@@ -14,6 +14,7 @@
 #include "providers/cpu/rewrites/blocked_flatten.h"
 #include "providers/cpu/rewrites/blocked_layout.h"
 #include "providers/cpu/rewrites/concat_norm.h"
+#include "providers/cpu/rewrites/conv_input_scale.h"
 #include "providers/cpu/rewrites/conv_sum.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
@@ -55,8 +56,9 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int add_norms = cpu::FuseAddLayerNorm(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
+  const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
-  return attentions + add_norms + biases + relus + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
+  return attentions + add_norms + biases + relus + gates + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
          cpu::FlattenBlockedIntoDense(graph, name()) + cpu::FuseConvResidualSum(graph, name());
 }
 

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "providers/cpu/dnnl_util.h"
+#include "providers/cpu/env_switch.h"
 
 namespace tandem::cpu {
 namespace {
@@ -28,10 +29,7 @@ void Advise(void* p, size_t bytes) {
 }
 }  // namespace
 
-bool HugePagesWanted() {
-  const char* env = std::getenv("TANDEM_CPU_HUGE_PAGES");
-  return !(env && std::strcmp(env, "0") == 0);
-}
+bool HugePagesWanted() { return !SwitchedOff("TANDEM_CPU_HUGE_PAGES"); }
 
 size_t HostAlignment(size_t bytes) { return bytes >= kHugePage ? kHugePage : 64; }
 

@@ -5,22 +5,12 @@
 #include <set>
 
 #include "graph/passes.h"
+#include "graph/static_shape.h"
 #include "graph/value_readers.h"
+#include "providers/cpu/env_switch.h"
 
 namespace tandem::cpu {
 namespace {
-
-bool SameStaticShape(const Graph& g, const std::string& a, const std::string& b) {
-  const ValueInfo *x = g.FindValueInfo(a), *y = g.FindValueInfo(b);
-  if (!x || !y || !x->shape.rank_known || !y->shape.rank_known || x->shape.dims.size() != y->shape.dims.size() ||
-      x->shape.dims.empty())
-    return false;
-  for (size_t i = 0; i < x->shape.dims.size(); ++i) {
-    const Dim &d = x->shape.dims[i], &e = y->shape.dims[i];
-    if (!(d.known() ? e.known() && d.value == e.value : !d.symbol.empty() && d.symbol == e.symbol)) return false;
-  }
-  return true;
-}
 
 // A constant float vector: its size, else -1.
 int64_t ConstantVector(const Graph& g, const std::string& name) {
@@ -45,8 +35,7 @@ bool IsLayerNorm(const Graph& g, const Node& n) {
 }  // namespace
 
 int FuseAddLayerNorm(Graph& graph, const std::string& provider) {
-  const char* env = std::getenv("TANDEM_CPU_ADD_LAYER_NORM");
-  if (graph.HasGradientNodes() || (env && std::string(env) == "0")) return 0;
+  if (graph.HasGradientNodes() || SwitchedOff("TANDEM_CPU_ADD_LAYER_NORM")) return 0;
   const ValueReaders readers(graph);
   const std::map<std::string, size_t> producer = Producers(graph);
   std::set<size_t> removed;

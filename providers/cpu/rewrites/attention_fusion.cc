@@ -8,6 +8,7 @@
 
 #include "graph/passes.h"
 #include "graph/value_readers.h"
+#include "providers/cpu/env_switch.h"
 
 namespace tandem::cpu {
 namespace {
@@ -162,8 +163,7 @@ class Matcher {
 }  // namespace
 
 int FuseAttention(Graph& graph, const std::string& provider) {
-  const char* env = std::getenv("TANDEM_CPU_FUSED_ATTENTION");
-  if (graph.HasGradientNodes() || (env && std::string(env) == "0")) return 0;
+  if (graph.HasGradientNodes() || SwitchedOff("TANDEM_CPU_FUSED_ATTENTION")) return 0;
   std::vector<Matcher::Fusion> fusions;
   {
     const Matcher matcher(graph, provider);

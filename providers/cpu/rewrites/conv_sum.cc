@@ -4,6 +4,7 @@
 #include <set>
 
 #include "graph/passes.h"
+#include "graph/static_shape.h"
 #include "graph/value_readers.h"
 
 namespace tandem::cpu {
@@ -13,7 +14,7 @@ namespace {
 // post-op only first), with constant non-empty weights.
 bool IsPlainConv(const Graph& g, const Node& n) {
   const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-  if (!conv || n.has_attr("pool") || n.has_attr("activation") || n.inputs.size() > 3 || n.outputs.size() != 1 ||
+  if (!conv || n.has_attr("pool") || n.has_attr("activation") || n.has_input(3) || n.outputs.size() != 1 ||
       !n.has_output(0) || !n.has_input(1))
     return false;
   auto w = g.initializers.find(n.inputs[1]);
@@ -22,21 +23,6 @@ bool IsPlainConv(const Graph& g, const Node& n) {
 
 bool IsOp(const Node& n, const std::string& provider, const char* op) {
   return n.provider == provider && n.domain.empty() && n.op_type == op && n.outputs.size() == 1;
-}
-
-// Both values have the same static shape, every dimension known or the same symbol.
-bool SameStaticShape(const Graph& g, const std::string& a, const std::string& b) {
-  const ValueInfo* va = g.FindValueInfo(a);
-  const ValueInfo* vb = g.FindValueInfo(b);
-  if (!va || !vb || !va->shape.rank_known || !vb->shape.rank_known) return false;
-  const auto& da = va->shape.dims;
-  const auto& db = vb->shape.dims;
-  if (da.size() != db.size()) return false;
-  for (size_t i = 0; i < da.size(); ++i) {
-    const bool same = da[i].known() ? da[i].value == db[i].value : !da[i].symbol.empty() && da[i].symbol == db[i].symbol;
-    if (!same) return false;
-  }
-  return true;
 }
 
 bool IsGraphInput(const Graph& g, const std::string& v) {
@@ -55,9 +41,10 @@ void MarkInPlaceSums(Graph& graph) {
   const ValueReaders readers(graph);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& n = graph.nodes[i];
-    if (n.domain != kTandemDomain || n.op_type != "FusedConv" || n.inputs.size() != 4 || n.inputs[3].empty()) continue;
+    if (n.domain != kTandemDomain || n.op_type != "FusedConv" || !n.has_input(3)) continue;
     const std::string& s = n.inputs[3];
-    const bool read_by_conv = std::find(n.inputs.begin(), n.inputs.begin() + 3, s) != n.inputs.begin() + 3;
+    bool read_by_conv = false;  // in another input slot (X, W, B, Scale)
+    for (size_t k = 0; k < n.inputs.size(); ++k) read_by_conv |= k != 3 && n.inputs[k] == s;
     const bool last_reader = readers.nodes(s).back() == i;
     if (!read_by_conv && last_reader && !readers.pinned(s) && !IsGraphInput(graph, s) && !graph.initializers.count(s))
       n.attributes["sum_in_place"] = IntAttribute(1);
@@ -90,8 +77,8 @@ int FuseConvResidualSum(Graph& graph, const std::string& provider) {
       sum.op_type = "FusedConv";
       sum.domain = kTandemDomain;
     }
-    sum.inputs.resize(3);
-    sum.inputs.push_back(skip);
+    sum.inputs.resize(std::max<size_t>(sum.inputs.size(), 4));  // a Scale (input 4) stays
+    sum.inputs[3] = skip;
     sum.outputs[0] = add.outputs[0];
     sum.name = Joined(conv, add);
     const int ri = readers.Sole(add.outputs[0]);

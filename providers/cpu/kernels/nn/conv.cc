@@ -26,6 +26,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/nn/conv_weight_scale.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fused_activation.h"
 #include "providers/cpu/microkernels/max_pool_2x2.h"
@@ -145,6 +146,11 @@ struct DnnlConv {
   // packed into it once (w_packed), others reordered into w_buf by w_re on every call.
   std::optional<dnnl::memory::desc> w_want;
   std::shared_ptr<const PackedCopy> w_packed;
+  // With a channel scale (PointScaledWeights): this call's scaled weights in the primitive's
+  // layout, and where they are scaled plain first, that copy; inner_block: OutputInnerBlock.
+  dnnl::memory scaled_w, scaled_plain;
+  HostBuffer scaled_plain_mem;
+  int inner_block = 0;
   bool pool = false;
   bool sum = false;  // a sum post-op: the primitive adds onto what its dst holds
   int out_block = 0;  // with pool: channel block of the pooled output (0 = plain)
@@ -192,6 +198,36 @@ struct DnnlConv {
       y_block = out_block ? out_block : 1;
       y_pool_src = HostMemory(src_md, pool_mem);
       y_re = dnnl::reorder(dnnl::reorder::primitive_desc(eng, py, eng, src_md));
+    }
+  }
+
+  // With a channel scale s (FusedConv's Scale): points the weights argument at W * s for
+  // this call, in the primitive's layout. Where that layout has the output channels
+  // innermost (OutputInnerBlock: oneDNN's 1x1 kernels), constant W is packed once and each
+  // call scales the packed copy into scaled_w in one pass; else W is scaled in its own
+  // layout and reordered (oneDNN's reorders into these layouts take ~1-2 ns a value).
+  void PointScaledWeights(const Tensor& w, bool w_constant, const float* s) {
+    const int64_t O = w.dim(0), C = w.dim(1), taps = w.numel() / (O * C);
+    const dnnl::memory::desc want = w_want ? *w_want : w_md;
+    if (scaled_w.get(true) == nullptr) {
+      scaled_w = HostMemory(want, w_mem);
+      inner_block = w_constant ? OutputInnerBlock(want, w_md.dims()) : 0;
+      if (inner_block) w_packed = PackConstantWeights(w, w_md, want);
+      if (!inner_block && w_want) {
+        scaled_plain = HostMemory(w_md, scaled_plain_mem);
+        w_re = dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), w_md, DnnlEngine(), want));
+      }
+      args[DNNL_ARG_WEIGHTS] = scaled_w;
+    }
+    float* out = static_cast<float*>(scaled_w.get_data_handle());
+    if (inner_block) {
+      ScaleInnerBlockedWeights(static_cast<const float*>(w_packed->memory.get_data_handle()), s,
+                               (O + inner_block - 1) / inner_block, C, taps, inner_block, out);
+    } else if (w_re) {
+      ScalePlainWeights(w.data<float>(), s, O, C, taps, static_cast<float*>(scaled_plain.get_data_handle()));
+      w_re->execute(DnnlStream(), scaled_plain, scaled_w);
+    } else {
+      ScalePlainWeights(w.data<float>(), s, O, C, taps, out);
     }
   }
 
@@ -249,9 +285,13 @@ struct DnnlConv {
     }
   }
 
-  void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant) {
+  // y = Conv(x, w) (+ b, post-ops); with `scale`, Conv(x * scale, w) for one image.
+  void Run(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, bool w_constant, const float* scale) {
     auto& s = DnnlStream();
-    PointWeights(w, w_constant);
+    if (scale)
+      PointScaledWeights(w, w_constant, scale);
+    else
+      PointWeights(w, w_constant);
     if (b) PointAt(b_view, b->raw());
     // Every layout here keeps each image's values together, image after image.
     const int64_t batch = x.dim(0), x_image = x.numel() / batch, y_image = y.numel() / batch;
@@ -346,6 +386,7 @@ class Conv : public Kernel {
   explicit Conv(const KernelInfo& info)
       : node_(info.node),
         group_(info.node.attr_int("group", 1)),
+        scale_(info.node.has_input(4)),
         w_constant_(info.constant_input(1) != nullptr),
         act_(info.node),
         pool_(info.node.attr_string("pool", "") == "MaxPool2x2"),
@@ -368,6 +409,11 @@ class Conv : public Kernel {
       x = *std::move(view);
     }
     if (auto st = CheckShapes(x, w, b, x_blocked); !st.ok()) return st;
+    const float* scale = nullptr;  // with scale_: one value per channel of X
+    if (scale_) {
+      if (auto st = CheckScale(w, ctx.input(4), x); !st.ok()) return st;
+      scale = ctx.input(4)->data<float>();
+    }
     const WindowGeometry* geo = &shapes_.geo;
     const Dims in(x.dims().begin() + 2, x.dims().end());
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
@@ -401,7 +447,7 @@ class Conv : public Kernel {
                        act_, sum_, sum_act_, y.data<float>(), ctx.num_threads());
         return absl::OkStatus();
       }
-      return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked);
+      return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked, scale);
     }
     if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
       Tensor full = Tensor::Host(DataType::kFloat, out_dims);
@@ -427,7 +473,7 @@ class Conv : public Kernel {
     }
     return AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
                                    Tensor& yy) {
-      return RunDnnl(xx, ww, bb, yy, *geo, out_dims, false);
+      return RunDnnl(xx, ww, bb, yy, *geo, out_dims, false, scale);
     });
   }
 
@@ -464,6 +510,19 @@ class Conv : public Kernel {
     return absl::OkStatus();
   }
 
+  // Scale (input 4) can scale this call's weights: float32, one value per channel of X's
+  // single image (however its 1x1 map is blocked), one group.
+  absl::Status CheckScale(const Tensor& w, const Tensor* s, const Tensor& x) const {
+    const int64_t C = x.dim(1);
+    if (s && s->dtype() == DataType::kFloat && w.dtype() == DataType::kFloat && x.dtype() == DataType::kFloat &&
+        x.dim(0) == 1 && group_ == 1 && s->numel() == C && w.dim(1) == C && x.numel() > 0 && w.numel() > 0)
+      return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        node_.Describe() + ": a channel Scale needs non-empty float32 X of one image, W, one group and one Scale "
+        "value per input channel; got X " + DimsToString(x.dims()) + ", W " + DimsToString(w.dims()) + ", group " +
+        std::to_string(group_) + ", Scale " + (s ? DimsToString(s->dims()) : std::string("none")));
+  }
+
   // The output of a residual sum, holding s before the convolution adds onto it: s's own
   // buffer when the pass allowed it (sum_in_place) and nothing else shares that buffer now
   // (not even the convolution's input), else a copy of s.
@@ -489,7 +548,7 @@ class Conv : public Kernel {
   // in and out and no fused pool, on a map and with weights small_map::Suits.
   std::optional<small_map::Shape> SmallMapShape(const Tensor& x, const Tensor& w, const Tensor* b,
                                                 const WindowGeometry& geo, bool x_blocked, int threads) const {
-    if (block_ != kChannelsLast || !x_blocked || !out_blocked_ || pool_ || group_ != 1 || !w_constant_)
+    if (block_ != kChannelsLast || !x_blocked || !out_blocked_ || pool_ || group_ != 1 || !w_constant_ || scale_)
       return std::nullopt;
     if (x.dtype() != DataType::kFloat || w.dtype() != DataType::kFloat || (b && b->dtype() != DataType::kFloat) ||
         x.rank() != 4 || w.dim(2) != 3 || w.dim(3) != 3)
@@ -518,7 +577,7 @@ class Conv : public Kernel {
   // x: the logical [N, C, ...] view (channel-blocked storage when x_blocked); y_dims: the
   // convolution's logical output shape (y itself is pooled with pool_, blocked with block_).
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                       const WindowGeometry& geo, const Dims& y_dims, bool x_blocked) {
+                       const WindowGeometry& geo, const Dims& y_dims, bool x_blocked, const float* scale) {
     try {
       // shapes_ holds the shapes of this call (halves come as float copies of them).
       const Dims key_flags = {b ? 1 : 0, x_blocked ? 1 : 0};
@@ -574,7 +633,7 @@ class Conv : public Kernel {
         return c;
       });
       shapes_.dnnl = &e;
-      e.Run(x, w, b, y, w_constant_);
+      e.Run(x, w, b, y, w_constant_, scale);
     } catch (const dnnl::error& err) {
       return absl::InternalError(std::string("oneDNN convolution failed: ") + err.what());
     }
@@ -583,6 +642,7 @@ class Conv : public Kernel {
 
   const Node node_;  // copy: attributes are read per shape
   int64_t group_;
+  bool scale_;  // input 4: X's channels scaled, as W * Scale on each call (DnnlConv::PointScaledWeights)
   bool w_constant_;
   FusedActivation act_;
   bool pool_;
@@ -684,7 +744,7 @@ class ConvTranspose : public Kernel {
         c.Init(pd, pd.src_desc(), pd.weights_desc(), pd.dst_desc());
         return c;
       });
-      e.Run(x, w, b, y, w_constant_);
+      e.Run(x, w, b, y, w_constant_, nullptr);
     } catch (const dnnl::error& err) {
       // Let the caller fall back to the reference loops.
       return absl::UnimplementedError(std::string("oneDNN deconvolution: ") + err.what());
