@@ -46,6 +46,9 @@ class FusedActivation {
   }
 
   bool active() const { return !name_.empty(); }
+  // Swish (SiLU for alpha 1), and its alpha: kernels may run it as their own pass (swish.h).
+  bool swish() const { return active() && alg_ == dnnl::algorithm::eltwise_swish; }
+  float alpha() const { return alpha_; }
 
   // Adds the eltwise post-op (after any sum post-op already in `po`).
   void AppendTo(dnnl::post_ops& po) const {

@@ -1,0 +1,58 @@
+// The Swish pass that follows the CPU's convolutions (providers/cpu/microkernels/swish.h), in
+// each build this CPU can run (ctest's cpu_activation_fusion_avx2 / _sse41 cap them), against
+// float64 x * sigmoid(alpha x): lengths below, at and past a vector with tails, arguments to
+// +-100 (exp's clamps), alpha 1 and 1.7, and NaN. The convolutions that use it are checked
+// against float64 in cpu_activation_fusion_test.cc (SiLU after a Conv).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "providers/cpu/microkernels/swish.h"
+
+namespace tandem {
+namespace {
+
+double SwishRef(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
+
+TEST(CpuSwish, EachBuildMatchesFloat64) {
+  for (const cpu::swish::Kernels* k : cpu::swish::Builds().runnable()) {
+    SCOPED_TRACE(k->isa);
+    for (const float alpha : {1.f, 1.7f}) {
+      for (const int64_t n : {int64_t{3}, int64_t{16}, int64_t{37}, int64_t{1001}}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[i] = 100.f * std::sin(0.61f * static_cast<float>(i)) * (i % 3 ? 0.05f : 1.f);
+        std::vector<float> y = x;
+        k->run(y.data(), n, alpha);
+        for (int64_t i = 0; i < n; ++i) {
+          const double want = SwishRef(x[i], alpha);
+          // A few ulp of the result, plus what rounding alpha x to float moves exp by (its
+          // size * 2^-24 of itself; none for alpha 1); near zero (large negative x, where the
+          // result underflows towards 0) within 1e-30 of it.
+          const double rounding = alpha == 1.f ? 0.0 : std::fabs(alpha * x[i]) * 1.2e-7;
+          EXPECT_NEAR(y[i], want, std::max((4e-7 + rounding) * std::fabs(want), 1e-30)) << "x = " << x[i] << ", n " << n;
+        }
+      }
+    }
+    float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 0.f, -0.f};
+    k->run(special, 4, 1.f);
+    EXPECT_TRUE(std::isnan(special[0]));
+    EXPECT_EQ(special[1], std::numeric_limits<float>::infinity());
+    EXPECT_EQ(special[2], 0.f);
+    EXPECT_EQ(special[3], 0.f);
+  }
+}
+
+// The parallel entry point covers every value once, with the widest build.
+TEST(CpuSwish, InPlaceOverManyBlocksMatchesFloat64) {
+  const int64_t n = (int64_t{1} << 17) + 5;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = 8.f * std::sin(0.013f * static_cast<float>(i));
+  std::vector<float> y = x;
+  cpu::swish::SwishInPlace(y.data(), n, 1.f);
+  for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], SwishRef(x[i], 1.0), 4e-7 * 8.0) << i;
+}
+
+}  // namespace
+}  // namespace tandem
