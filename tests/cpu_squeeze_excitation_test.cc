@@ -2,19 +2,23 @@
 // convolution after it as FusedConv's Scale (providers/cpu/rewrites/conv_input_scale.h) —
 // with a 1x1 projection (oneDNN's output-blocked weights, scaled in place), a 3x3 one (W
 // scaled plain and reordered), and a residual sum beside the Scale — in each layout
-// (channels-last, 16- and 8-channel blocks, forced through TANDEM_CPU_CONV_LAYOUT); the
-// cases the pass must leave alone (weights too large for the map, two images, the switch
-// off); and the pool at batch 1, whose pixels are split between threads (GlobalAveragePool
+// (channels-last, 16- and 8-channel blocks and plain, forced through TANDEM_CPU_CONV_LAYOUT);
+// the weights scaled in oneDNN's output-blocked layout against a reorder of them scaled
+// plain; the cases the pass must leave alone (weights too large for the map, two images,
+// the product also returned, the switch off); and the pool at batch 1, whose pixels are split between threads (GlobalAveragePool
 // and GlobalMaxPool of a channels-last map, providers/cpu/kernels/nn/pool.cc). ctest's
 // conv_layouts_avx2 / _sse41 run these with oneDNN capped.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <dnnl.hpp>
 #include <gtest/gtest.h>
 
+#include "providers/cpu/kernels/nn/conv_weight_scale.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
 #include "tests/test_models.h"
@@ -56,6 +60,7 @@ Map Conv(const Map& x, int64_t C, int64_t H, int64_t W, const std::vector<double
 struct Case {
   int64_t images, C, H, O, k;
   bool residual;
+  bool p_returned = false;  // the gated map p is a graph output too
 };
 
 constexpr int64_t kIn = 4;  // x's channels
@@ -88,6 +93,7 @@ onnx::ModelProto Model(const Case& t) {
   AddNode(g, "GlobalMaxPool", "gmp", {"a"}, {"amax"});
   SetFloatType(g->add_output(), "y", {t.images, t.O, t.H, t.H});
   SetFloatType(g->add_output(), "amax", {t.images, t.C, 1, 1});
+  if (t.p_returned) SetFloatType(g->add_output(), "p", {t.images, t.C, t.H, t.H});
   return m;
 }
 
@@ -179,8 +185,9 @@ TEST_P(SqueezeExcitation, GateFoldsIntoTheProjectionAndMatchesFloat64) {
 
 TEST_P(SqueezeExcitation, LargeWeightsTwoImagesAndTheSwitchKeepTheMul) {
   const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam());
-  Check({1, 32, 8, 32, 1, false}, false);  // 4 * 32 > 64 pixels
-  Check({2, 32, 24, 16, 1, true}, false);  // the weights would differ per image
+  Check({1, 32, 8, 32, 1, false}, false);        // 4 * 32 > 64 pixels
+  Check({2, 32, 24, 16, 1, true}, false);        // the weights would differ per image
+  Check({1, 32, 24, 16, 1, false, true}, false);  // the product is returned too
   const ScopedEnv off("TANDEM_CPU_CONV_INPUT_SCALE", "0");
   Check({1, 32, 24, 16, 1, false}, false);
 }
@@ -192,7 +199,41 @@ TEST_P(SqueezeExcitation, PoolOfOneLargeImageMatchesFloat64) {
   Check({1, 48, 64, 16, 1, false}, true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, SqueezeExcitation, ::testing::Values("nhwc", "nChw16c", "nChw8c"),
+// W [20, 8, 3, 3] in each output-inner-blocked layout (20 is no multiple of the block: the
+// last block is padded), scaled in place of the packed copy, equals W scaled plain and then
+// reordered, bit for bit (the same products); a plain layout is not taken for one.
+TEST(SqueezeExcitationWeights, ScaledInTheBlockedLayoutAsWhenScaledPlain) {
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::dims dims = {20, 8, 3, 3};
+  const int64_t taps = 9, n = 20 * 8 * taps;
+  std::vector<float> w(static_cast<size_t>(n)), s(8), scaled(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[i] = std::sin(0.3f * static_cast<float>(i));
+  for (int64_t c = 0; c < 8; ++c) s[c] = 0.1f + 0.1f * static_cast<float>(c);
+  cpu::ScalePlainWeights(w.data(), s.data(), 20, 8, taps, scaled.data());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(scaled[i], w[i] * s[(i / taps) % 8]) << i;
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(eng);
+  const dnnl::memory::desc plain(dims, dnnl::memory::data_type::f32, tag::abcd);
+  EXPECT_EQ(cpu::OutputInnerBlock(plain, dims), 0);
+  const std::pair<tag, int> layouts[] = {{tag::Acdb16a, 16}, {tag::Acdb32a, 32}, {tag::Acdb64a, 64}};
+  for (const auto& [t, b] : layouts) {
+    SCOPED_TRACE(b);
+    const dnnl::memory::desc packed(dims, dnnl::memory::data_type::f32, t);
+    ASSERT_EQ(cpu::OutputInnerBlock(packed, dims), b);
+    dnnl::memory src(plain, eng, w.data()), src_scaled(plain, eng, scaled.data());
+    dnnl::memory w_packed(packed, eng), want(packed, eng), got(packed, eng);
+    dnnl::reorder(src, w_packed).execute(stream, src, w_packed);
+    dnnl::reorder(src_scaled, want).execute(stream, src_scaled, want);
+    stream.wait();
+    cpu::ScaleInnerBlockedWeights(static_cast<const float*>(w_packed.get_data_handle()), s.data(), (20 + b - 1) / b,
+                                  8, taps, b, static_cast<float*>(got.get_data_handle()));
+    const size_t bytes = packed.get_size();
+    ASSERT_EQ(bytes, static_cast<size_t>((20 + b - 1) / b * b * 8 * taps) * sizeof(float));
+    EXPECT_EQ(std::memcmp(got.get_data_handle(), want.get_data_handle(), bytes), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, SqueezeExcitation, ::testing::Values("nhwc", "nChw16c", "nChw8c", "nchw"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The Swish pass that follows the CPU's convolutions (providers/cpu/microkernels/swish.h), in
 // each build this CPU can run (ctest's cpu_activation_fusion_avx2 / _sse41 cap them), against
 // float64 x * sigmoid(alpha x): lengths below, at and past a vector with tails, arguments to
-// +-100 (exp's clamps), alpha 1 and 1.7, and NaN. The convolutions that use it are checked
+// +-100 (exp's clamps), alpha 1 and 1.7, NaN, infinities and +-1e30. The convolutions that use it are checked
 // against float64 in cpu_activation_fusion_test.cc (SiLU after a Conv).
 #include <cmath>
 #include <limits>
@@ -28,19 +28,24 @@ TEST(CpuSwish, EachBuildMatchesFloat64) {
         for (int64_t i = 0; i < n; ++i) {
           const double want = SwishRef(x[i], alpha);
           // A few ulp of the result, plus what rounding alpha x to float moves exp by (its
-          // size * 2^-24 of itself; none for alpha 1); near zero (large negative x, where the
-          // result underflows towards 0) within 1e-30 of it.
+          // size * 2^-24 of itself; none for alpha 1); where the result underflows (alpha x
+          // below -87.3: |result| < 1e-36) within 1e-35 of it.
           const double rounding = alpha == 1.f ? 0.0 : std::fabs(alpha * x[i]) * 1.2e-7;
-          EXPECT_NEAR(y[i], want, std::max((4e-7 + rounding) * std::fabs(want), 1e-30)) << "x = " << x[i] << ", n " << n;
+          EXPECT_NEAR(y[i], want, std::max((4e-7 + rounding) * std::fabs(want), 1e-35)) << "x = " << x[i] << ", n " << n;
         }
       }
     }
-    float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 0.f, -0.f};
-    k->run(special, 4, 1.f);
+    // exp(-alpha x) would overflow for very negative x: the result must still go to 0.
+    const float inf = std::numeric_limits<float>::infinity();
+    float special[] = {std::numeric_limits<float>::quiet_NaN(), inf, 0.f, -0.f, -1e30f, -inf, 1e30f};
+    k->run(special, 7, 1.f);
     EXPECT_TRUE(std::isnan(special[0]));
-    EXPECT_EQ(special[1], std::numeric_limits<float>::infinity());
+    EXPECT_EQ(special[1], inf);
     EXPECT_EQ(special[2], 0.f);
     EXPECT_EQ(special[3], 0.f);
+    EXPECT_EQ(special[4], 0.f);
+    EXPECT_TRUE(std::isnan(special[5])) << "-inf * sigmoid(-inf) = -inf * 0";
+    EXPECT_EQ(special[6], 1e30f);
   }
 }
 

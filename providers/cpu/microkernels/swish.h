@@ -2,9 +2,10 @@
 // activation of EfficientNet's, MobileNet-style and YOLO convolutions. oneDNN 2.6's swish
 // post-op costs ~0.4 ns a value on two AVX-512 cores, more than the 1x1 convolution it
 // follows (16 -> 96 channels on 112x112: 0.24 ms bare, 0.69 ms with it); this pass, over
-// the convolution's output just written, takes about half of that. exp is lane_vector.h's
-// (within 2 ulp of float64), then one float division: within a few ulp of float64
-// x * sigmoid(alpha x); NaN stays NaN, +inf stays +inf.
+// the convolution's output just written, takes about half of that. sigmoid comes from
+// exp(-|alpha x|) (lane_vector.h's, within 2 ulp of float64; it never overflows) and one
+// division: within a few ulp of float64 x * sigmoid(alpha x) down to where it underflows to
+// 0 (alpha x below -87.3); NaN stays NaN, +inf stays +inf, -inf gives NaN (-inf * 0).
 // Built for the baseline x86-64 instruction set, AVX2 and AVX-512 (swish_impl.h), chosen
 // under ONEDNN_MAX_CPU_ISA like the rest of the provider (cpu_isa.h).
 #pragma once

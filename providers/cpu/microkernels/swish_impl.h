@@ -14,10 +14,17 @@ namespace tandem::cpu::swish::SWISH_ISA {
 
 using namespace tandem::cpu::SWISH_ISA::lanes;  // NOLINT: this build's vectors
 
-inline Vec Swish(Vec x, Vec minus_alpha) { return x / (Splat(1.f) + Exp(minus_alpha * x)); }
+// sigmoid(z) from e = exp(-|z|), which never overflows: 1 / (1 + e) for z >= 0, e / (1 + e)
+// below (down to 0 where e underflows: x * 0, NaN for x = -inf as x * sigmoid(x) gives).
+inline Vec Swish(Vec x, Vec alpha) {
+  const Vec z = alpha * x;
+  const auto negative = z < Vec{};  // lanes of -1 where true
+  const Vec e = Exp(negative ? z : -z);
+  return x * ((negative ? e : Splat(1.f)) / (Splat(1.f) + e));
+}
 
 inline void Run(float* p, int64_t n, float alpha) {
-  const Vec ma = Splat(-alpha);
+  const Vec ma = Splat(alpha);
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) Store(p + i, Swish(Load(p + i), ma));
   if (i < n) {  // the tail through a zero-padded vector

@@ -1,8 +1,8 @@
 #include "providers/cpu/rewrites/add_layer_norm.h"
 
-#include <cstdlib>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "graph/passes.h"
 #include "graph/static_shape.h"
@@ -51,8 +51,8 @@ int FuseAddLayerNorm(Graph& graph, const std::string& provider) {
         !SameStaticShape(graph, add.inputs[0], add.inputs[1]) || !SameStaticShape(graph, add.inputs[0], add.outputs[0]))
       continue;
     // Scale (and B) must span the last dim itself: LayerNormalization would broadcast a [1].
-    const Dim& last = graph.FindValueInfo(add.outputs[0])->shape.dims.back();
-    if (!last.known() || last.value != ConstantVector(graph, ln.inputs[1])) continue;
+    const std::vector<Dim>& dims = graph.FindValueInfo(add.outputs[0])->shape.dims;
+    if (dims.empty() || !dims.back().known() || dims.back().value != ConstantVector(graph, ln.inputs[1])) continue;
     const bool sum_read_elsewhere = readers.Sole(add.outputs[0]) != static_cast<int>(i);
     const std::string sum = add.outputs[0];
     add.domain = kTandemDomain;

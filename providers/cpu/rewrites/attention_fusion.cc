@@ -1,6 +1,5 @@
 #include "providers/cpu/rewrites/attention_fusion.h"
 
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>

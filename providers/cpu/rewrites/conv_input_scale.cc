@@ -1,5 +1,6 @@
 #include "providers/cpu/rewrites/conv_input_scale.h"
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -27,13 +28,29 @@ const Tensor* ScalableWeights(const Graph& g, const Node& conv) {
              : nullptr;
 }
 
+// Whether `value` is a gate: written by a Sigmoid or HardSigmoid, alone or fused into the
+// node before it, so finite and within [0, 1] (an infinite scale would turn the zero
+// padding's 0 * W * s into NaN where Conv(X * s) has 0).
+bool IsGate(const Graph& g, const std::map<std::string, size_t>& producers, const std::string& value) {
+  auto it = producers.find(value);
+  if (it == producers.end()) return false;
+  const Node& p = g.nodes[it->second];
+  const std::string op = p.domain.empty() ? p.op_type
+                         : p.domain == kTandemDomain ? p.attr_string("activation", "")
+                                                     : std::string();
+  return op == "Sigmoid" || op == "HardSigmoid";
+}
+
 // For Mul(a, b): which operand is the gate S [1, C, 1, 1] and which the map X [1, C, H, W]
 // (static shapes), as {X, S}; else nullopt.
-std::optional<std::pair<std::string, std::string>> MapAndGate(const Graph& g, const Node& mul, int64_t c) {
+std::optional<std::pair<std::string, std::string>> MapAndGate(const Graph& g,
+                                                              const std::map<std::string, size_t>& producers,
+                                                              const Node& mul, int64_t c) {
   for (int s = 0; s < 2; ++s) {
     const std::string &x = mul.inputs[1 - s], &gate = mul.inputs[s];
     const std::optional<Dims> xd = StaticDims(g, x), sd = StaticDims(g, gate);
-    if (xd && sd && xd->size() == 4 && (*xd)[0] == 1 && (*xd)[1] == c && *sd == Dims{1, c, 1, 1})
+    if (xd && sd && xd->size() == 4 && (*xd)[0] == 1 && (*xd)[1] == c && *sd == Dims{1, c, 1, 1} &&
+        IsGate(g, producers, gate))
       return std::make_pair(x, gate);
   }
   return std::nullopt;
@@ -44,6 +61,7 @@ std::optional<std::pair<std::string, std::string>> MapAndGate(const Graph& g, co
 int FuseConvInputScale(Graph& graph, const std::string& provider) {
   if (graph.HasGradientNodes() || SwitchedOff("TANDEM_CPU_CONV_INPUT_SCALE")) return 0;
   const ValueReaders readers(graph);
+  const std::map<std::string, size_t> producers = Producers(graph);
   std::set<size_t> folded;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& mul = graph.nodes[i];
@@ -55,7 +73,7 @@ int FuseConvInputScale(Graph& graph, const std::string& provider) {
     Node& conv = graph.nodes[static_cast<size_t>(ci)];
     const Tensor* w = ScalableWeights(graph, conv);
     if (conv.provider != provider || !w || conv.inputs[0] != mul.outputs[0]) continue;
-    const auto operands = MapAndGate(graph, mul, w->dim(1));
+    const auto operands = MapAndGate(graph, producers, mul, w->dim(1));
     if (!operands) continue;
     const Dims map = *StaticDims(graph, operands->first);
     // Scaling the weights costs more per value than the Mul (one more pass into the layout

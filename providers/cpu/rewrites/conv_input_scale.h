@@ -11,13 +11,15 @@
 //
 // Conditions: the Mul and the convolution (Conv, or FusedConv without a Scale, a fused
 // pool or a residual sum yet) are float nodes assigned to `provider`; the Mul's output is
-// read by the convolution alone (as X, nowhere else, not a graph output); one operand has
-// the static shape [1, C, 1, 1] and the other [1, C, H, W]; the convolution is 2-D, of
-// one group, with constant float weights [O, C, kh, kw] at most a quarter of the map they
-// spare (4 * O * kh * kw <= H * W; larger ones cost more to scale, each call, in the layout
-// oneDNN reads, than the Mul). Scale is [1, C] as stored: any channel blocking of a 1x1 map
-// keeps its C values in order, so the blocked-layout pass, which runs after, may hand it
-// over blocked. Training graphs are left alone.
+// read by the convolution alone (as X, nowhere else, not a graph output); one operand, the
+// gate, has the static shape [1, C, 1, 1] and is written by a Sigmoid or HardSigmoid (alone
+// or fused into the node before: finite, so W * S stays finite), the other [1, C, H, W];
+// the convolution is 2-D, of one group, with constant float weights [O, C, kh, kw] at most a
+// quarter of the map they spare (4 * O * kh * kw <= H * W; larger ones cost more to scale,
+// each call, in the layout oneDNN reads, than the Mul). Scale is [1, C] as stored: any
+// channel blocking of a 1x1 map keeps its C values in order (a value is blocked only where
+// the block divides C), so the blocked-layout pass, which runs after, may hand it over
+// blocked. Training graphs are left alone. TANDEM_CPU_CONV_INPUT_SCALE=0 turns it off.
 #pragma once
 #include <string>
 

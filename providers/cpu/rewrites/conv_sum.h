@@ -6,7 +6,8 @@
 //
 // Conditions: every node is assigned to `provider`; the convolution (a Conv or FusedConv
 // without a fused pool or activation, float, constant non-empty weights: oneDNN's jit
-// kernels take a sum post-op only as the first) has the Add as its only reader and s has the
+// kernels take a sum post-op only as the first; a channel Scale, input 4, stays) has the
+// Add as its only reader and s has the
 // convolution output's static shape (so also its layout: run after the blocked-layout
 // pass, whose Adds read only blocked values); the Relu, when folded, is the Add's only
 // reader. The fused node runs where the Add ran. Where, in the final node order, it is the

@@ -198,6 +198,7 @@ class ConvGradKernel : public Kernel {
 
 bool CudnnConvAccepts(const KernelInfo& info) {
   const Node& n = info.node;
+  if (n.has_input(3) || n.has_input(4)) return false;  // the CPU's residual Sum and channel Scale
   const std::string pool = n.attr_string("pool", "");
   if (!pool.empty() && pool != "MaxPool2x2") return false;
   const std::string activation = n.attr_string("activation", "");

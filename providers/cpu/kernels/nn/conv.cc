@@ -17,6 +17,10 @@
 // Channels-last 3x3 convolutions on small maps with megabytes of weights (resnet's last
 // stage at batch 1) run on Tandem's own loops instead, which stream the weights in behind
 // the arithmetic (providers/cpu/microkernels/small_map_conv.h).
+// A channel Scale (input 4, one image: a squeeze-and-excitation gate folded in by
+// providers/cpu/rewrites/conv_input_scale.h) multiplies the weights on each call, in the
+// layout oneDNN reads (conv_weight_scale.h). Swish runs as Tandem's own pass after the
+// convolution (providers/cpu/microkernels/swish.h) rather than as oneDNN's post-op.
 #include <algorithm>
 #include <atomic>
 #include <cstring>

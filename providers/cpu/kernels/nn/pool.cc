@@ -348,7 +348,7 @@ void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, int64
   const int64_t chunks = (B + kChunk - 1) / kChunk;
   const bool parallel = outer * S * B >= (1 << 16);
   const int64_t tasks = outer * chunks;
-  const int64_t parts = parallel && tasks < 2 * threads
+  const int64_t parts = parallel && threads > 1 && tasks < 2 * threads
                             ? std::max<int64_t>(1, std::min<int64_t>((2 * threads + tasks - 1) / tasks, S * B / kMinPart))
                             : 1;
   const int64_t part_len = (S + parts - 1) / parts;
