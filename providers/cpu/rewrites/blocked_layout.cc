@@ -8,6 +8,7 @@
 #include "graph/value_readers.h"
 #include "ops/reduce_axes.h"
 #include "providers/cpu/channel_block.h"
+#include "providers/cpu/rewrites/convolution_node.h"
 
 namespace tandem::cpu {
 namespace {
@@ -59,7 +60,7 @@ class BlockedLayoutPass {
   bool Blockable(const Node& n) const {
     const bool onnx = n.domain.empty();
     const bool input_blocked = n.has_input(0) && IsBlocked(n.inputs[0]);
-    if (IsConv(n)) return ConvBlockable(n);
+    if (IsConvolution(n)) return ConvBlockable(n);
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;
     if (kElementwise.count(n.op_type)) {
@@ -99,10 +100,6 @@ class BlockedLayoutPass {
     return spatial == std::set<int64_t>{2, 3};
   }
 
-  static bool IsConv(const Node& n) {
-    return (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-  }
-
   // The 2-D float weights of a convolution not yet rewritten, one output, or null.
   const Tensor* ConvWeights(const Node& n) const {
     if (n.outputs.size() != 1 || !n.has_output(0) || !n.has_input(0) || !n.has_input(1) ||
@@ -125,7 +122,7 @@ class BlockedLayoutPass {
   // the block) but whose input arrives blocked: it reads that input as it is and writes
   // plain (blocked_output = 0), instead of a FromBlocked pass before it.
   bool ReadsBlockedOnly(const Node& n) const {
-    return IsConv(n) && !n.has_attr("pool") && ConvWeights(n) && IsBlocked(n.inputs[0]);
+    return IsConvolution(n) && !n.has_attr("pool") && ConvWeights(n) && IsBlocked(n.inputs[0]);
   }
 
   // With the channels-last layout: the MaxPool that alone reads the output of `n` when `n`
@@ -134,7 +131,7 @@ class BlockedLayoutPass {
   // image as it is and write image_block_'s blocks (on oneDNN 2.6 only its reference
   // kernel writes channels-last from it), and the pool turns them into channels-last.
   const Node* ImageConvPool(const Node& n, const ValueReaders& readers) const {
-    if (block_ != kChannelsLast || (image_block_ != 8 && image_block_ != 16) || !IsConv(n) ||
+    if (block_ != kChannelsLast || (image_block_ != 8 && image_block_ != 16) || !IsConvolution(n) ||
         n.has_attr("pool") || n.has_input(3) || n.attr_int("group", 1) != 1 || IsBlocked(n.inputs[0]) ||
         graph_.ValueType(n.inputs[0]) != DataType::kFloat)
       return nullptr;

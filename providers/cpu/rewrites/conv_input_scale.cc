@@ -8,18 +8,15 @@
 #include "graph/static_shape.h"
 #include "graph/value_readers.h"
 #include "providers/cpu/env_switch.h"
+#include "providers/cpu/rewrites/convolution_node.h"
 
 namespace tandem::cpu {
 namespace {
 
-bool IsConv(const Node& n) {
-  return (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-}
-
 // The constant 2-D float weights [O, C, kh, kw] of a one-group convolution that has no
 // Scale, fused pool or residual sum yet; else null.
 const Tensor* ScalableWeights(const Graph& g, const Node& conv) {
-  if (!IsConv(conv) || conv.outputs.size() != 1 || !conv.has_input(1) || conv.has_input(3) || conv.has_input(4) ||
+  if (!IsConvolution(conv) || conv.outputs.size() != 1 || !conv.has_input(1) || conv.has_input(3) || conv.has_input(4) ||
       conv.has_attr("pool") || conv.attr_int("group", 1) != 1)
     return nullptr;
   auto w = g.initializers.find(conv.inputs[1]);

@@ -6,6 +6,7 @@
 #include "graph/passes.h"
 #include "graph/static_shape.h"
 #include "graph/value_readers.h"
+#include "providers/cpu/rewrites/convolution_node.h"
 
 namespace tandem::cpu {
 namespace {
@@ -13,8 +14,7 @@ namespace {
 // A convolution without a fused pool or activation (oneDNN's jit kernels take a sum
 // post-op only first), with constant non-empty weights.
 bool IsPlainConv(const Graph& g, const Node& n) {
-  const bool conv = (n.domain.empty() && n.op_type == "Conv") || (n.domain == kTandemDomain && n.op_type == "FusedConv");
-  if (!conv || n.has_attr("pool") || n.has_attr("activation") || n.has_input(3) || n.outputs.size() != 1 ||
+  if (!IsConvolution(n) || n.has_attr("pool") || n.has_attr("activation") || n.has_input(3) || n.outputs.size() != 1 ||
       !n.has_output(0) || !n.has_input(1))
     return false;
   auto w = g.initializers.find(n.inputs[1]);
