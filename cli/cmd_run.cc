@@ -25,7 +25,9 @@ const char kUsage[] =
     "  --dim SYMBOL=N          value for a symbolic dimension of random inputs (default 1)\n"
     "  --output-dir DIR        write each output as DIR/<name>.npy (DIR is created)\n"
     "  --repeat N              timed runs after one warm-up run (default 10)\n"
-    "  --threads N             threads (default: all cores)\n"
+    "  --threads N             threads (default: all cores); while other programs keep\n"
+    "                          cores busy, runs use fewer where that measures faster\n"
+    "  --fixed-threads         every run on --threads threads, busy cores or not\n"
     "  --seed N                seed for random inputs (default 0)\n"
     "  --profile               per-node time table over the timed runs\n"
     "  --trace FILE.json       Chrome trace of the timed runs (implies --profile's timing)\n"
@@ -50,7 +52,7 @@ std::string Preview(const Tensor& t) {
 int Run(int argc, char** argv) {
   Args a = Parse(argc, argv, {"--input", "--dim", "--output-dir", "--repeat", "--threads", "--seed", "--device", "--trace",
                                 "--precision"},
-                 {"--profile", "--no-fusion", "--no-cuda-graph"}, kUsage);
+                 {"--profile", "--no-fusion", "--no-cuda-graph", "--fixed-threads"}, kUsage);
   if (a.positional.size() != 1) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -65,6 +67,7 @@ int Run(int argc, char** argv) {
   }
   SessionOptions so;
   so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  so.adaptive_threads = !a.has("--fixed-threads");
   so.profiling = a.has("--profile");
   so.tracing = a.has("--trace");
   so.fusion = !a.has("--no-fusion");
@@ -166,6 +169,12 @@ int Run(int argc, char** argv) {
     if (!time_runs(resident, " with inputs resident on the device")) return 1;
   }
   PrintDeviceGraphStatus(s, 1 + (on_device ? 2 : 1) * repeat);
+  if (const auto teams = s.runs_per_team_size(); teams.size() > 1) {  // other programs took cores
+    std::string runs;
+    for (const auto& [threads, n] : teams)
+      runs += (runs.empty() ? "" : ", ") + std::to_string(n) + " on " + std::to_string(threads);
+    std::printf("threads: runs per team size %s (%s)\n", runs.c_str(), s.thread_governor_status().c_str());
+  }
   if (a.has("--profile")) PrintProfile(s.profile());
   if (a.has("--trace")) {
     if (auto st = WriteChromeTrace(s.trace(), a.get("--trace")); !st.ok()) {

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,8 @@
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "placement/partitioner.h"
+#include "providers/cpu/env_switch.h"
+#include "runtime/run_queue_wait.h"
 
 namespace tandem {
 
@@ -45,6 +48,18 @@ absl::StatusOr<std::unique_ptr<ExecutionProvider>> CreateProvider(const std::str
 }
 
 Session::~Session() = default;
+
+namespace {
+// A hash of the tensors' shapes (FNV-1a over the dims, with a separator per tensor).
+uint64_t ShapeKey(const std::vector<Tensor>& tensors) {
+  uint64_t key = 1469598103934665603ull;
+  for (const Tensor& t : tensors) {
+    for (int64_t d : t.dims()) key = (key ^ static_cast<uint64_t>(d)) * 1099511628211ull;
+    key = (key ^ 0xffu) * 1099511628211ull;
+  }
+  return key;
+}
+}  // namespace
 
 namespace {
 // Gives every subgraph attribute of `g` (recursively) its own copy: Graph copies share
@@ -159,24 +174,29 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->preview_ = options.placement_preview;
   s->device_graphs_ = options.device_graphs;
   if (s->preview_) return s;  // placed, not runnable: no kernels are made
-  auto plan = s->AcquirePlan();  // builds the first plan now: errors surface at load
+  const bool host_only = s->providers_.size() == 1 && s->providers_.front().get() == cpu;
+  if (options.adaptive_threads && s->num_threads_ > 1 && host_only && !cpu::SwitchedOff("TANDEM_ADAPTIVE_THREADS"))
+    s->governor_ = std::make_unique<ThreadGovernor>(
+        s->num_threads_, options.run_queue_wait ? options.run_queue_wait : ProcessRunQueueWaitUs);
+  auto plan = s->AcquirePlan(s->num_threads_);  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
-  s->ReleasePlan(*plan);
+  s->ReleasePlan(*plan, s->num_threads_);
   return s;
 }
 
-absl::StatusOr<Plan*> Session::AcquirePlan() {
+absl::StatusOr<Plan*> Session::AcquirePlan(int threads) {
   if (preview_)
     return absl::FailedPreconditionError("[session] a placement preview (no device) cannot run");
   {
     std::lock_guard<std::mutex> lock(plans_mu_);
-    if (!idle_plans_.empty()) {
-      Plan* p = idle_plans_.back();
-      idle_plans_.pop_back();
+    std::vector<Plan*>& idle = idle_plans_[threads];
+    if (!idle.empty()) {
+      Plan* p = idle.back();
+      idle.pop_back();
       return p;
     }
   }
-  auto plan = Plan::Build(*graph_, providers_by_name_, num_threads_);
+  auto plan = Plan::Build(*graph_, providers_by_name_, threads);
   if (!plan.ok()) return plan.status();
   (*plan)->set_profiling(profiling_, tracing_);
   if (device_graphs_) (*plan)->EnableCapture();
@@ -185,9 +205,30 @@ absl::StatusOr<Plan*> Session::AcquirePlan() {
   return plans_.back().get();
 }
 
-void Session::ReleasePlan(Plan* plan) {
+void Session::ReleasePlan(Plan* plan, int threads) {
   std::lock_guard<std::mutex> lock(plans_mu_);
-  idle_plans_.push_back(plan);
+  idle_plans_[threads].push_back(plan);
+}
+
+int Session::TeamForNextRun() {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  return governor_ && !profiling_ ? governor_->Threads() : num_threads_;
+}
+
+void Session::ReportRun(int threads, uint64_t shape_key, double run_us, double end_us) {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  ++runs_per_team_size_[threads];
+  if (governor_ && !profiling_) governor_->Report(threads, shape_key, run_us, end_us);
+}
+
+std::map<int, int64_t> Session::runs_per_team_size() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  return runs_per_team_size_;
+}
+
+std::string Session::thread_governor_status() const {
+  std::lock_guard<std::mutex> lock(plans_mu_);
+  return governor_ ? governor_->Describe() : "";
 }
 
 void Session::SetProfiling(bool profiling, bool tracing) {
@@ -290,20 +331,28 @@ absl::StatusOr<std::vector<Tensor>> Session::RunInOrder(std::vector<Tensor> inpu
       }
     }
   }
-  auto plan = AcquirePlan();
+  const int threads = TeamForNextRun();
+  auto plan = AcquirePlan(threads);
   if (!plan.ok()) return plan.status();
   // Gives the plan back even when a kernel throws (e.g. std::bad_alloc), and the calling
   // thread its OpenMP team size (steps set their own: runtime/plan.h ThreadsFor).
   struct Return {
     Session* s;
     Plan* p;
-    int caller_threads;
+    int threads, caller_threads;
     ~Return() {
-      s->ReleasePlan(p);
+      s->ReleasePlan(p, threads);
       omp_set_num_threads(caller_threads);
     }
-  } give_back{this, *plan, omp_get_max_threads()};
-  return (*plan)->Run(std::move(inputs));
+  } give_back{this, *plan, threads, omp_get_max_threads()};
+  const uint64_t shape_key = ShapeKey(inputs);  // the governor compares runs of equal shapes
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = (*plan)->Run(std::move(inputs));
+  const auto end = std::chrono::steady_clock::now();
+  if (outputs.ok())
+    ReportRun(threads, shape_key, std::chrono::duration<double, std::micro>(end - start).count(),
+              std::chrono::duration<double, std::micro>(end.time_since_epoch()).count());
+  return outputs;
 }
 
 std::string FeedMismatch(const ValueInfo& vi, const Tensor& t) {

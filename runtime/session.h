@@ -19,6 +19,7 @@
 #include "onnx_import/import.h"
 #include "placement/partitioner.h"
 #include "runtime/plan.h"
+#include "runtime/thread_governor.h"
 
 namespace tandem {
 
@@ -63,6 +64,15 @@ struct SessionOptions {
   // thread launched meanwhile would join it, so do not run sessions on one GPU from
   // several threads with this on.
   bool device_graphs = false;
+  // A host-only session with more than one thread picks each run's team size itself while
+  // other programs keep cores busy (runtime/thread_governor.h): fewer threads when that
+  // measures faster, all of them again when that does. Off: every run uses num_threads
+  // (also with TANDEM_ADAPTIVE_THREADS=0 in the environment, and while profiling).
+  bool adaptive_threads = true;
+  // Where the governor reads the process's run-queue wait (microseconds, cumulative,
+  // negative when unknown); null: the kernel's schedstat (runtime/run_queue_wait.h).
+  // Tests give their own.
+  std::function<double()> run_queue_wait;
   ImportOptions import;
 };
 
@@ -114,6 +124,10 @@ class Session {
   std::string device_graph_status() const;
   int64_t device_graph_replays() const;
 
+  // Runs so far per team size (host sessions with adaptive_threads: a run under load may
+  // use fewer than num_threads), and what the thread governor is doing ("" when off).
+  std::map<int, int64_t> runs_per_team_size() const;
+  std::string thread_governor_status() const;
   // The session's providers, in order of preference (the host provider is always there).
   std::vector<ExecutionProvider*> providers() const;
   // Waits until the work queued on every provider (kernels, copies) has finished: before
@@ -130,8 +144,13 @@ class Session {
  private:
   Session() = default;
   // A plan no other call is running (a new one when all are busy); Release returns it.
-  absl::StatusOr<Plan*> AcquirePlan();
-  void ReleasePlan(Plan* plan);
+  // Plans are built for one team size: a kernel's cached oneDNN primitives are created and
+  // run with the same thread count.
+  absl::StatusOr<Plan*> AcquirePlan(int threads);
+  void ReleasePlan(Plan* plan, int threads);
+  // The team size for the next run, and the governor's view of a finished one.
+  int TeamForNextRun();
+  void ReportRun(int threads, uint64_t shape_key, double run_us, double end_us);
   std::unique_ptr<Graph> graph_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::map<std::string, ExecutionProvider*> providers_by_name_;
@@ -140,7 +159,9 @@ class Session {
   bool device_graphs_ = false;
   mutable std::mutex plans_mu_;
   std::vector<std::unique_ptr<Plan>> plans_;  // all plans; plans_[0] is built at load
-  std::vector<Plan*> idle_plans_;
+  std::map<int, std::vector<Plan*>> idle_plans_;  // by team size
+  std::map<int, int64_t> runs_per_team_size_;
+  std::unique_ptr<ThreadGovernor> governor_;  // under plans_mu_; null: always num_threads_
   SessionStats stats_;
   int num_threads_ = 1;
 };

@@ -1,7 +1,7 @@
 // The CPU provider's on/off switches: environment variables that turn one optimization off
 // when set to "0" (TANDEM_CPU_FUSED_ATTENTION, TANDEM_CPU_ADD_LAYER_NORM,
-// TANDEM_CPU_CONV_INPUT_SCALE, TANDEM_CPU_OWN_SWISH, TANDEM_CPU_HUGE_PAGES), to compare with
-// it or to rule it out.
+// TANDEM_CPU_CONV_INPUT_SCALE, TANDEM_CPU_OWN_SWISH, TANDEM_CPU_HUGE_PAGES, and the session's
+// TANDEM_ADAPTIVE_THREADS), to compare with it or to rule it out.
 #pragma once
 #include <cstdlib>
 #include <cstring>
