@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -18,7 +21,7 @@
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "placement/partitioner.h"
-#include "providers/cpu/env_switch.h"
+#include "framework/env_switch.h"
 #include "runtime/run_queue_wait.h"
 
 namespace tandem {
@@ -175,9 +178,11 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->device_graphs_ = options.device_graphs;
   if (s->preview_) return s;  // placed, not runnable: no kernels are made
   const bool host_only = s->providers_.size() == 1 && s->providers_.front().get() == cpu;
-  if (options.adaptive_threads && s->num_threads_ > 1 && host_only && !cpu::SwitchedOff("TANDEM_ADAPTIVE_THREADS"))
+  if (options.adaptive_threads && s->num_threads_ > 1 && host_only && !SwitchedOff("TANDEM_ADAPTIVE_THREADS"))
     s->governor_ = std::make_unique<ThreadGovernor>(
         s->num_threads_, options.run_queue_wait ? options.run_queue_wait : ProcessRunQueueWaitUs);
+  if (const char* log = std::getenv("TANDEM_ADAPTIVE_THREADS"); log && std::strcmp(log, "log") == 0)
+    s->log_team_changes_ = true;
   auto plan = s->AcquirePlan(s->num_threads_);  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
   s->ReleasePlan(*plan, s->num_threads_);
@@ -218,7 +223,11 @@ int Session::TeamForNextRun() {
 void Session::ReportRun(int threads, uint64_t shape_key, double run_us, double end_us) {
   std::lock_guard<std::mutex> lock(plans_mu_);
   ++runs_per_team_size_[threads];
-  if (governor_ && !profiling_) governor_->Report(threads, shape_key, run_us, end_us);
+  if (!governor_ || profiling_) return;
+  const int64_t changes = governor_->changes();
+  governor_->Report(threads, shape_key, run_us, end_us);
+  if (log_team_changes_ && governor_->changes() != changes)
+    std::fprintf(stderr, "[tandem] %s\n", governor_->Describe().c_str());
 }
 
 std::map<int, int64_t> Session::runs_per_team_size() const {

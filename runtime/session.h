@@ -67,7 +67,8 @@ struct SessionOptions {
   // A host-only session with more than one thread picks each run's team size itself while
   // other programs keep cores busy (runtime/thread_governor.h): fewer threads when that
   // measures faster, all of them again when that does. Off: every run uses num_threads
-  // (also with TANDEM_ADAPTIVE_THREADS=0 in the environment, and while profiling).
+  // (also with TANDEM_ADAPTIVE_THREADS=0 in the environment, and while profiling);
+  // TANDEM_ADAPTIVE_THREADS=log writes each change of team size and why to stderr.
   bool adaptive_threads = true;
   // Where the governor reads the process's run-queue wait (microseconds, cumulative,
   // negative when unknown); null: the kernel's schedstat (runtime/run_queue_wait.h).
@@ -162,6 +163,7 @@ class Session {
   std::map<int, std::vector<Plan*>> idle_plans_;  // by team size
   std::map<int, int64_t> runs_per_team_size_;
   std::unique_ptr<ThreadGovernor> governor_;  // under plans_mu_; null: always num_threads_
+  bool log_team_changes_ = false;  // TANDEM_ADAPTIVE_THREADS=log: each change to stderr
   SessionStats stats_;
   int num_threads_ = 1;
 };

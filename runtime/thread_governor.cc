@@ -70,6 +70,7 @@ void ThreadGovernor::Report(int threads, uint64_t shape_key, double run_us, doub
       reduced_times_.clear();
       compare_left_ = kCompareRuns;
       phase_ = Phase::kTrial;
+      ++changes_;
       return;
     }
     case Phase::kTrial:
@@ -80,6 +81,7 @@ void ThreadGovernor::Report(int threads, uint64_t shape_key, double run_us, doub
         full_times_.clear();
         compare_left_ = kCompareRuns;
         phase_ = Phase::kProbe;
+        ++changes_;
       }
       return;
     case Phase::kProbe:
@@ -96,6 +98,7 @@ void ThreadGovernor::EndTrial(double now_us) {
   last_decision_ = absl::StrFormat("%s its trial under a load of %.2f threads (%.3g vs %.3g ms median)",
                                    won ? "the smaller team won" : "the smaller team lost", last_load_,
                                    small / 1e3, full / 1e3);
+  ++changes_;
   if (won) {
     phase_ = Phase::kReduced;
     holdoff_us_ = kFirstHoldoffUs;
@@ -114,6 +117,7 @@ void ThreadGovernor::EndProbe(double now_us) {
   // Without times of both teams on these shapes, the full team, the default, takes over.
   const bool both = !reduced_times_.empty() && !full_times_.empty();
   const double full = both ? Median(full_times_) : 0, small = both ? Median(reduced_times_) : 0;
+  ++changes_;
   if (!both || full < (1 - kMinGain) * small) {
     last_decision_ = absl::StrFormat("the full team won back (%.3g vs %.3g ms median)", full / 1e3, small / 1e3);
     phase_ = Phase::kFull;
@@ -121,6 +125,7 @@ void ThreadGovernor::EndProbe(double now_us) {
     StartWindow(now_us);
     return;
   }
+  last_decision_ = absl::StrFormat("the full team lost its probe (%.3g vs %.3g ms median)", full / 1e3, small / 1e3);
   phase_ = Phase::kReduced;
   probe_every_us_ = std::min(2 * probe_every_us_, kMaxProbeUs);
   probe_at_us_ = now_us + probe_every_us_;
@@ -129,9 +134,14 @@ void ThreadGovernor::EndProbe(double now_us) {
 
 std::string ThreadGovernor::Describe() const {
   if (!measurable_) return absl::StrFormat("%d threads: this system does not report run-queue waits", full_);
-  return absl::StrFormat("%d of %d threads%s: %s; last load %.2f threads", Threads(), full_,
-                         phase_ == Phase::kTrial ? " (trial)" : phase_ == Phase::kProbe ? " (probe)" : "",
-                         last_decision_, last_load_);
+  switch (phase_) {
+    case Phase::kTrial:
+      return absl::StrFormat("trying %d of %d threads under a load of %.2f threads", reduced_, full_, last_load_);
+    case Phase::kProbe:
+      return absl::StrFormat("trying all %d threads again (%d ran faster under load)", full_, reduced_);
+    default:
+      return absl::StrFormat("%d of %d threads: %s", Threads(), full_, last_decision_);
+  }
 }
 
 }  // namespace tandem

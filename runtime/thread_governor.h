@@ -55,6 +55,8 @@ class ThreadGovernor {
   // What the governor is doing and why, for logs and tests, e.g. "1 of 2 threads: the
   // smaller team won its trial (6.4 vs 9.5 ms median)".
   std::string Describe() const;
+  // How many times the team size changed so far (a trial or a probe started or ended).
+  int64_t changes() const { return changes_; }
 
  private:
   enum class Phase { kFull, kTrial, kReduced, kProbe };
@@ -77,6 +79,7 @@ class ThreadGovernor {
   double probe_at_us_ = 0, probe_every_us_ = kFirstProbeUs;
   int runs_since_probe_ = 0;
   double last_load_ = 0;
+  int64_t changes_ = 0;
   std::string last_decision_ = "no load seen";
 };
 

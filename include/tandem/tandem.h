@@ -150,7 +150,9 @@ TANDEM_EXPORT TandemStatus* tandem_session_options_set_providers(TandemSessionOp
 /* Intra-op threads for CPU kernels; 0 (default) = all cores. They are GNU OpenMP threads,
  * which spin 300,000 rounds when idle unless told otherwise: on a machine shared with other
  * programs, start yours with GOMP_SPINCOUNT=1000 (what the tandem CLI and Python module set,
- * README "Sharing the CPU"); libgomp reads it only when it loads. */
+ * README "Sharing the CPU"); libgomp reads it only when it loads. While other programs keep
+ * cores busy, a CPU session's runs use fewer threads where that measures faster
+ * (TANDEM_ADAPTIVE_THREADS=0 in the environment keeps every run on this count). */
 TANDEM_EXPORT TandemStatus* tandem_session_options_set_threads(TandemSessionOptions* options,
                                                                int threads);
 /* 0: no constant folding or fusion, 1: constant folding, 2 (default): also fusions. */

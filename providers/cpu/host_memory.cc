@@ -7,7 +7,7 @@
 #include <new>
 
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/env_switch.h"
+#include "framework/env_switch.h"
 
 namespace tandem::cpu {
 namespace {

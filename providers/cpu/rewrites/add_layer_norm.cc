@@ -7,7 +7,7 @@
 #include "graph/passes.h"
 #include "graph/static_shape.h"
 #include "graph/value_readers.h"
-#include "providers/cpu/env_switch.h"
+#include "framework/env_switch.h"
 
 namespace tandem::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include "graph/passes.h"
 #include "graph/static_shape.h"
 #include "graph/value_readers.h"
-#include "providers/cpu/env_switch.h"
+#include "framework/env_switch.h"
 #include "providers/cpu/rewrites/convolution_node.h"
 
 namespace tandem::cpu {

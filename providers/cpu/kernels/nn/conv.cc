@@ -28,7 +28,7 @@
 #include <unordered_map>
 
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/env_switch.h"
+#include "framework/env_switch.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/nn/conv_weight_scale.h"
