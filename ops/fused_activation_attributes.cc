@@ -6,13 +6,16 @@ namespace tandem {
 
 bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, FusableActivations fusable) {
   float alpha = 0.f, beta = 0.f;
+  bool gelu_tanh = false;
   const bool cpu = fusable == FusableActivations::kCpu;
   if (!act.domain.empty() && !(act.domain == kTandemDomain && act.op_type == "Gelu")) return false;
   if (cpu && act.op_type == "HardSigmoid") {
     alpha = act.attr_float("alpha", 0.2f);
     beta = act.attr_float("beta", 0.5f);
   } else if (cpu && act.op_type == "Gelu") {
-    if (act.attr_string("approximate", "none") != "none") return false;  // oneDNN's tanh form is imprecise
+    const std::string form = act.attr_string("approximate", "none");
+    if (form != "none" && form != "tanh") return false;
+    gelu_tanh = form == "tanh";
   } else if (cpu && (act.op_type == "HardSwish" || act.op_type == "Mish")) {  // no parameters
   } else if (act.op_type == "LeakyRelu") {
     alpha = act.attr_float("alpha", 0.01f);
@@ -37,6 +40,7 @@ bool DescribeFusedActivation(const Graph& graph, const Node& act, Node& fused, F
     return false;
   }
   SetFusedActivation(fused, act.op_type, alpha, beta);
+  if (gelu_tanh) fused.attributes["activation_approximate"] = StringAttribute("tanh");
   return true;
 }
 
@@ -51,6 +55,7 @@ void SetFusedActivation(Node& fused, const std::string& activation, float alpha,
   b.f = beta;
   fused.attributes["activation_alpha"] = a;
   fused.attributes["activation_beta"] = b;
+  fused.attributes.erase("activation_approximate");
 }
 
 }  // namespace tandem

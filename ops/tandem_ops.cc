@@ -13,11 +13,13 @@ std::vector<TandemOpDecl> GraphOps() {
   return {
     {"FusedConv", "X, W, B?, Sum?, Scale?", "Y",
      "Conv's (auto_pad, dilations, group, kernel_shape, pads, strides); activation: string (\"\"); "
-     "activation_alpha, activation_beta: float (0; CUDA alpha 0.01); pool: string (\"\"); "
+     "activation_alpha, activation_beta: float (0; CUDA alpha 0.01); activation_approximate: string "
+     "(\"none\"); pool: string (\"\"); "
      "channel_block: int (0); blocked_output: int (1); sum_activation: string (\"\"); "
      "sum_activation_alpha, sum_activation_beta: float (0); sum_in_place: int (0)",
      "Y = act(Conv(X, W) + B) with act one of Relu, LeakyRelu (alpha), Clip [alpha, beta], Sigmoid, "
-     "Tanh, and on the CPU only HardSwish, HardSigmoid (alpha, beta), Gelu (erf form), Mish "
+     "Tanh, and on the CPU only HardSwish, HardSigmoid (alpha, beta), Gelu (erf form, or tanh form with "
+     "activation_approximate = \"tanh\"), Mish "
      "(x * tanh(softplus(x)), also fused from those nodes) and Swish "
      "(x * sigmoid(alpha * x): SiLU, fused from x * Sigmoid(x)); "
      "pool = \"MaxPool2x2\" then max-pools it 2x2 with stride 2, and Sum gives "
@@ -33,13 +35,14 @@ std::vector<TandemOpDecl> GraphOps() {
      "providers/cpu/rewrites/conv_input_scale.cc (Scale from a squeeze-and-excitation Mul)."},
     {"FusedGemm", "A, B, C?", "Y",
      "transA, transB: int (0); alpha, beta: float (1); activation: string (\"\"); "
-     "activation_alpha, activation_beta: float (0; CUDA alpha 0.01)",
+     "activation_alpha, activation_beta: float (0; CUDA alpha 0.01); activation_approximate: string (\"none\")",
      "Y = act(alpha * A' * B' + beta * C) for 2-D A and B (A' = A^T when transA, B' = B^T when transB), "
      "C unidirectionally broadcast to [M, N] and ignored when beta = 0; act as FusedConv's "
      "(Relu, LeakyRelu, Clip, Sigmoid, Tanh; the CPU only HardSwish, HardSigmoid, Gelu, Mish, Swish). float32 only (CPU oneDNN/own loops; CUDA cuBLASLt). "
      "Written by optimizer/activation_fusion.cc from a Gemm whose sole reader is the activation."},
     {"FusedMatMul", "A, B, bias?", "Y",
-     "activation: string (\"\"); activation_alpha, activation_beta: float (0; CUDA alpha 0.01)",
+     "activation: string (\"\"); activation_alpha, activation_beta: float (0; CUDA alpha 0.01); "
+     "activation_approximate: string (\"none\")",
      "Y = act(MatMul(A, B) + bias) with numpy MatMul semantics (1-D operands, batch broadcasting); "
      "on the CPU the bias must be float32 [N] with a 2-D B, and is added to every row before the "
      "activation. float32 only (CPU oneDNN/own loops; CUDA cuBLASLt, which declines broadcast batch "

@@ -30,6 +30,13 @@ bool IsMaxPool2x2(const Node& n) {
 
 std::string NameOf(const Node& n) { return n.name.empty() ? n.op_type : n.name; }
 
+// A Reshape of one tensor (its shape an input), whose output an element-wise activation may
+// be computed before it instead of after.
+bool IsPlainReshape(const Node& n) {
+  return n.domain.empty() && n.op_type == "Reshape" && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+         n.has_output(0);
+}
+
 // A self-gated activation as exporters write it, x * g(x): SiLU's x * Sigmoid(x) (fused as
 // Swish with alpha 1) and Mish's x * Tanh(Softplus(x)) (the legacy exporter's Mish).
 struct SelfGate {
@@ -133,7 +140,16 @@ int FuseActivations(Graph& graph, FusableActivations fusable) {
       return r.inputs[0] == value && r.outputs.size() == 1 ? k : -1;
     };
     int next = sole_reader(f.outputs[0]);
-    if (next >= 0 && DescribeFusedActivation(graph, graph.nodes[next], f, fusable)) {
+    // A product reshaped before its activation (GPT-2's Conv1D: Reshape, Gemm, Reshape,
+    // GELU): the element-wise activation moves before the Reshape, into the product.
+    const int reshape = n.op_type != "Conv" && next >= 0 && IsPlainReshape(graph.nodes[next]) ? next : -1;
+    if (const int act = reshape >= 0 ? sole_reader(graph.nodes[reshape].outputs[0]) : -1;
+        act >= 0 && DescribeFusedActivation(graph, graph.nodes[act], f, fusable)) {
+      removed.insert(act);
+      f.name += "+" + NameOf(graph.nodes[act]);
+      graph.nodes[reshape].outputs = graph.nodes[act].outputs;
+      next = -1;
+    } else if (next >= 0 && DescribeFusedActivation(graph, graph.nodes[next], f, fusable)) {
       removed.insert(next);
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
@@ -159,7 +175,7 @@ int FuseActivations(Graph& graph, FusableActivations fusable) {
       f.name += "+" + NameOf(graph.nodes[next]);
       f.outputs = graph.nodes[next].outputs;
     }
-    if (f.outputs == n.outputs) continue;
+    if (f.outputs == n.outputs && !f.has_attr("activation")) continue;
     f.op_type = op->second;
     f.domain = kTandemDomain;
     n = std::move(f);

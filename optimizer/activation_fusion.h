@@ -14,7 +14,9 @@
 // ConvTransposeGrad becomes G with relu_mask = 1 (the mask is applied while dX is
 // written, saving a pass over the activation's gradient).
 // The fused node is named "<producer>+<activation>[+<pool>]" so profiles still point at
-// every original node.
+// every original node. An activation after a Gemm or MatMul whose sole reader is a Reshape
+// (GPT-2's Conv1D: Reshape, Gemm, Reshape, GELU) moves into the product, the Reshape then
+// writing the activation's output.
 #pragma once
 #include "graph/graph.h"
 #include "ops/fused_activation_attributes.h"

@@ -1,12 +1,12 @@
 // The activations only the CPU's kernels apply, after a Conv, a Gemm and a MatMul + bias:
 // SiLU as exporters write it (y = c * Sigmoid(c), operands in either order), HardSwish,
-// HardSigmoid (non-default alpha and beta), Gelu (erf form) and Mish (the op, and spelled
+// HardSigmoid (non-default alpha and beta), Gelu (erf and tanh forms) and Mish (the op, and spelled
 // out as c * Tanh(Softplus(c)), as the legacy exporter writes it). When the CPU runs
 // everything, the activation fusion (optimizer/activation_fusion.h) makes one FusedConv /
 // FusedGemm of each, and the CPU's MatMul + bias rewrite folds the activation into its
 // FusedMatMul (the spelled-out SiLU and Mish excepted); the results match a float64 reference (the
-// convolution and the products computed here in double). A value with other readers, a
-// session that may use another provider and Gelu's tanh form keep the activation apart.
+// convolution and the products computed here in double). A value with other readers and a
+// session that may use another provider keep the activation apart.
 // ctest's cpu_activation_fusion_avx2 / _sse41 run these with oneDNN and Tandem's own paths capped.
 #include <cmath>
 #include <functional>
@@ -48,6 +48,8 @@ const std::vector<Activation>& Activations() {
       {"HardSwish", [](double v) { return v * std::clamp(v / 6.0 + 0.5, 0.0, 1.0); }},
       {"HardSigmoid", [](double v) { return std::clamp(double{kHardSigmoidAlpha} * v + kHardSigmoidBeta, 0.0, 1.0); }},
       {"Gelu", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
+      {"Gelu tanh",
+       [](double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); }},
       {"Mish", [](double v) { return v * std::tanh(std::log1p(std::exp(v))); }},
       {"Mish spelled out", [](double v) { return v * std::tanh(std::log1p(std::exp(v))); }},
   };
@@ -55,6 +57,9 @@ const std::vector<Activation>& Activations() {
 }
 
 bool IsSilu(const std::string& act) { return act.rfind("SiLU", 0) == 0; }
+
+// The op type of the node AddActivation writes for `act` alone (Gelu for both its forms).
+std::string OpTypeOf(const std::string& act) { return act == "Gelu tanh" ? "Gelu" : act; }
 
 // Writes activation `act` of `in` as `out` (a Sigmoid and a Mul for SiLU; Softplus, Tanh and
 // Mul for Mish spelled out); `tag` names the nodes.
@@ -73,7 +78,13 @@ void AddActivation(onnx::GraphProto* g, const std::string& act, const std::strin
             {out});
     return;
   }
-  onnx::NodeProto* n = AddNode(g, act, tag + "act", {in}, {out});
+  onnx::NodeProto* n = AddNode(g, OpTypeOf(act), tag + "act", {in}, {out});
+  if (act == "Gelu tanh") {
+    auto* a = n->add_attribute();
+    a->set_name("approximate");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("tanh");
+  }
   if (act == "HardSigmoid") {
     for (auto [name, value] : {std::pair{"alpha", kHardSigmoidAlpha}, std::pair{"beta", kHardSigmoidBeta}}) {
       auto* a = n->add_attribute();
@@ -178,7 +189,9 @@ std::string FusedName(const std::string& producer, const std::string& act, const
 }
 
 // The op the fused node names: Swish for SiLU, Mish for its spelled-out form.
-std::string FusedOp(const std::string& act) { return IsSilu(act) ? "Swish" : act == "Mish spelled out" ? "Mish" : act; }
+std::string FusedOp(const std::string& act) {
+  return IsSilu(act) ? "Swish" : act == "Mish spelled out" ? "Mish" : OpTypeOf(act);
+}
 
 TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
   for (const Activation& act : Activations()) {
@@ -188,7 +201,7 @@ TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
     std::map<std::string, const Node*> nodes;
     for (const Node& n : session->graph().nodes) nodes[n.name] = &n;
     const std::string onnx_name = FusedOp(act.name);
-    const bool spelled_out = onnx_name != act.name;
+    const bool spelled_out = onnx_name != OpTypeOf(act.name);
     const std::string conv = FusedName("conv", act.name, "c"), gemm = FusedName("gemm", act.name, "g");
     ASSERT_TRUE(nodes.count(conv)) << "the Conv's activation was not fused";
     EXPECT_EQ(nodes[conv]->op_type, "FusedConv");
@@ -202,9 +215,12 @@ TEST(CpuActivationFusion, ConvGemmAndMatMulTakeTheActivationAndMatchFloat64) {
     if (onnx_name == "Swish") {
       EXPECT_FLOAT_EQ(nodes[conv]->attr_float("activation_alpha", 0.f), 1.f);
     }
+    const std::string form = act.name == "Gelu tanh" ? "tanh" : "none";
+    EXPECT_EQ(nodes[conv]->attr_string("activation_approximate", "none"), form);
+    EXPECT_EQ(nodes[gemm]->attr_string("activation_approximate", "none"), form);
     int standalone = 0;  // activation nodes left: a spelled-out one's after the MatMul + bias only
     for (const Node& n : session->graph().nodes)
-      standalone += n.op_type == "Sigmoid" || n.op_type == "Softplus" || n.op_type == act.name;
+      standalone += n.op_type == "Sigmoid" || n.op_type == "Softplus" || n.op_type == OpTypeOf(act.name);
     EXPECT_EQ(standalone, spelled_out ? 1 : 0);
     ExpectMatchesReference(*session, act);
   }
@@ -223,21 +239,6 @@ TEST(CpuActivationFusion, OnlyWhenTheCpuRunsEverything) {
   }
 }
 
-TEST(CpuActivationFusion, GeluTanhFormStaysApart) {
-  onnx::ModelProto m = ActivationModel("Gelu", false);
-  for (auto& n : *m.mutable_graph()->mutable_node()) {
-    if (n.op_type() != "Gelu") continue;
-    auto* a = n.add_attribute();
-    a->set_name("approximate");
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s("tanh");
-  }
-  const std::string bytes = Serialize(m);
-  auto g = ImportModelBuffer(bytes.data(), bytes.size(), "", "gelu_tanh");
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(FuseActivations(*g, FusableActivations::kCpu), 0);
-}
-
 TEST(CpuActivationFusion, AConvOutputWithOtherReadersKeepsItsActivation) {
   for (const Activation& act : Activations()) {
     SCOPED_TRACE(act.name);
@@ -247,6 +248,64 @@ TEST(CpuActivationFusion, AConvOutputWithOtherReadersKeepsItsActivation) {
     for (const Node& n : session->graph().nodes) conv_fused |= n.name == FusedName("conv", act.name, "c");
     EXPECT_FALSE(conv_fused);
     ExpectMatchesReference(*session, act);
+  }
+}
+
+
+// GPT-2's MLP as exporters write its Conv1D: Reshape, Gemm, Reshape, then GELU (tanh form).
+// The activation moves before the second Reshape, into the Gemm; with another reader of the
+// reshaped product it stays where it is. Both match float64.
+onnx::ModelProto ReshapedGemmModel(bool shared) {
+  onnx::ModelProto m = tandem::testing::EmptyModel(20, "reshaped_gemm");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 4, 6});
+  AddFloatInitializer(g, "w", {6, 5}, 0.3f);
+  AddFloatInitializer(g, "b", {5}, 0.2f, 0.1f);
+  tandem::testing::AddInt64Initializer(g, "flat", {8, 6});
+  tandem::testing::AddInt64Initializer(g, "shape", {2, 4, 5});
+  AddNode(g, "Reshape", "in", {"x", "flat"}, {"x2"});
+  AddNode(g, "Gemm", "gemm", {"x2", "w", "b"}, {"h"});
+  AddNode(g, "Reshape", "out", {"h", "shape"}, {"h3"});
+  AddActivation(g, "Gelu tanh", "g", "h3", "y");
+  SetFloatType(g->add_output(), "y", {2, 4, 5});
+  if (shared) SetFloatType(g->add_output(), "h3", {2, 4, 5});
+  SetFloatType(g->add_value_info(), "x2", {8, 6});  // libonnx 1.12 infers up to opset 17 only
+  SetFloatType(g->add_value_info(), "h", {8, 5});
+  if (!shared) SetFloatType(g->add_value_info(), "h3", {2, 4, 5});
+  return m;
+}
+
+TEST(CpuActivationFusion, AnActivationAfterAReshapedProductMovesIntoIt) {
+  const Activation& gelu = Activations()[5];
+  ASSERT_EQ(gelu.name, "Gelu tanh");
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "reshaped product also an output" : "activation alone reads it");
+    SessionOptions o;
+    o.num_threads = 2;
+    auto s = Session::FromGraph(tandem::testing::ImportTestModel(ReshapedGemmModel(shared)), o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    const std::map<std::string, int> ops = tandem::testing::OpCounts((*s)->graph());
+    EXPECT_EQ(ops.count("Gelu"), shared ? 1u : 0u);
+    if (!shared) {
+      const Node* gemm = nullptr;
+      for (const Node& n : (*s)->graph().nodes) gemm = n.op_type == "FusedGemm" ? &n : gemm;
+      ASSERT_TRUE(gemm);
+      EXPECT_EQ(gemm->attr_string("activation", ""), "Gelu");
+      EXPECT_EQ(gemm->attr_string("activation_approximate", ""), "tanh");
+    }
+    Tensor x = Tensor::Host(DataType::kFloat, {2, 4, 6});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.f * std::sin(0.7f * i);
+    auto out = (*s)->Run({{"x", x}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const std::vector<double> w = InitializerValues(30, 0.3f), b = InitializerValues(5, 0.2f, 0.1f);
+    std::vector<double> want(40);
+    for (int64_t r = 0; r < 8; ++r)
+      for (int64_t c = 0; c < 5; ++c) {
+        double acc = b[c];
+        for (int64_t k = 0; k < 6; ++k) acc += x.data<float>()[r * 6 + k] * w[k * 5 + c];
+        want[r * 5 + c] = gelu.reference(acc);
+      }
+    ExpectNear((*out)[0], want, "y");
   }
 }
 

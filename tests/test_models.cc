@@ -89,6 +89,14 @@ void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vect
   for (int64_t i = 0; i < n; ++i) t->add_float_data(InitializerValue(i, scale, offset));
 }
 
+void AddInt64Initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
                          std::vector<std::string> inputs, std::vector<std::string> outputs) {
   auto* n = g->add_node();

@@ -41,6 +41,8 @@ inline std::vector<double> InitializerValues(int64_t n, float scale, float offse
 }
 void AddFloatInitializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
                          float scale, float offset = 0.f);
+// A 1-D int64 initializer holding `values` (a Reshape's shape, a Slice's starts).
+void AddInt64Initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values);
 onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, const std::string& name,
                          std::vector<std::string> inputs, std::vector<std::string> outputs);
 void AddIntsAttribute(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> values);

@@ -39,4 +39,15 @@ inline void TanhInto(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = TanhOne(x[i]);
 }
 
+// GELU's tanh form, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), in one pass with the
+// tanh above: the arithmetic of the nodes exporters write for it (GPT-2's "gelu_new").
+// `y` may be `x`.
+inline void GeluTanhInto(const float* x, float* y, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.f + TanhOne(0.7978845608f * (v + 0.044715f * v * v * v)));
+  }
+}
+
 }  // namespace tandem::cpu

@@ -1,8 +1,9 @@
 // The activation that the fusions fold into FusedConv / FusedGemm / FusedMatMul nodes
 // (domain ai.tandem; attributes written by ops/fused_activation_attributes.h): attribute
 // `activation` names the ONNX op (Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSwish,
-// HardSigmoid, Gelu (erf form), Mish, Swish), `activation_alpha` / `activation_beta` carry its
-// parameters (LeakyRelu's and Swish's alpha, HardSigmoid's alpha and beta, Clip's bounds).
+// HardSigmoid, Gelu, Mish, Swish), `activation_alpha` / `activation_beta` carry its
+// parameters (LeakyRelu's and Swish's alpha, HardSigmoid's alpha and beta, Clip's bounds),
+// `activation_approximate` Gelu's form ("tanh", else the erf form).
 // Kernels append it as oneDNN eltwise post-ops (HardSigmoid as two: linear, then clip to
 // [0, 1]); their reference paths call Apply, which matches the standalone kernels.
 #pragma once
@@ -40,7 +41,9 @@ class FusedActivation {
       alpha_ = kDnnlHardSwishAlpha, beta_ = kDnnlHardSwishBeta;
     }
     else if (name_ == "HardSigmoid") alg_ = dnnl::algorithm::eltwise_linear;  // then clip to [0, 1]
-    else if (name_ == "Gelu") alg_ = dnnl::algorithm::eltwise_gelu_erf;
+    else if (name_ == "Gelu")  // the erf form unless activation_approximate is "tanh"
+      alg_ = node.attr_string(attribute + "_approximate", "none") == "tanh" ? dnnl::algorithm::eltwise_gelu_tanh
+                                                                              : dnnl::algorithm::eltwise_gelu_erf;
     else if (name_ == "Mish") alg_ = dnnl::algorithm::eltwise_mish;  // x * tanh(softplus(x))
     else name_.clear();  // unknown: the fusion pass never emits it
   }
@@ -93,6 +96,7 @@ class FusedActivation {
       case dnnl::algorithm::eltwise_gelu_erf:
         for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.f + std::erf(p[i] * 0.70710678f));
         break;
+      case dnnl::algorithm::eltwise_gelu_tanh: GeluTanhInto(p, p, n); break;
       default: TanhInto(p, p, n); break;
     }
   }

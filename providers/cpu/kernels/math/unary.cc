@@ -265,9 +265,9 @@ class UnaryKernel : public Kernel {
 };
 
 // Gelu: the erf form as UnaryKernel runs it (oneDNN's gelu_erf for float32); the float32
-// tanh form in three vectorized passes — tanh's argument, oneDNN's tanh in place, then
-// 0.5 x (1 + t) — the arithmetic of the nodes exporters write for it (oneDNN's own
-// gelu_tanh is imprecise for x << 0; a libm tanh per element is ~10x slower).
+// tanh form in one vectorized pass with Tandem's tanh (microkernels/fast_tanh.h: the
+// arithmetic of the nodes exporters write for it; oneDNN's own gelu_tanh is imprecise for
+// x << 0, a libm tanh per element ~10x slower).
 class GeluKernel : public Kernel {
  public:
   explicit GeluKernel(const KernelInfo& info)
@@ -279,21 +279,13 @@ class GeluKernel : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, x->dims());
     const float* px = x->data<float>();
     float* py = y.data<float>();
-    const int64_t n = x->numel();
-    ParallelBlocks(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) py[i] = 0.7978845608f * (px[i] + 0.044715f * px[i] * px[i] * px[i]);
-    });
-    if (!dnnl_.Run(alg::eltwise_tanh, 0.f, 0.f, y, y)) TanhInto(py, py, n);
-    ParallelBlocks(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) py[i] = 0.5f * px[i] * (1.f + py[i]);
-    });
+    ParallelBlocks(x->numel(), [&](int64_t begin, int64_t end) { GeluTanhInto(px + begin, py + begin, end - begin); });
     return absl::OkStatus();
   }
 
  private:
   bool tanh_form_;
   UnaryKernel<GeluOp> generic_;
-  DnnlEltwise dnnl_;
 };
 
 // IsNaN / IsInf: float input, bool output.
