@@ -93,7 +93,8 @@ TEST(ThreadGovernor, TheFullTeamReturnsWhenTheLoadGoes) {
 }
 
 TEST(ThreadGovernor, DropsAsManyThreadsAsTheWaitAmountsTo) {
-  for (auto [load, expected] : std::vector<std::pair<double, int>>{{0.94, 15}, {3.2, 13}, {40.0, 1}}) {
+  for (const auto& [wait, expected] : std::vector<std::pair<double, int>>{{0.94, 15}, {3.2, 13}, {40.0, 1}}) {
+    const double load = wait;  // C++17 lambdas cannot capture a structured binding
     Simulation sim(16);
     for (int i = 0; i < 100 && sim.governor.Threads() == 16; ++i)  // until the trial starts
       sim.Run(0.001, [](int) { return 10.0; }, [&](int t) { return t == 16 ? load : 0.0; });
