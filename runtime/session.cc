@@ -62,9 +62,7 @@ uint64_t ShapeKey(const std::vector<Tensor>& tensors) {
   }
   return key;
 }
-}  // namespace
 
-namespace {
 // Gives every subgraph attribute of `g` (recursively) its own copy: Graph copies share
 // bodies through shared_ptr, and placement renames what bodies read.
 void OwnSubgraphs(Graph& g) {
@@ -178,11 +176,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph,
   s->device_graphs_ = options.device_graphs;
   if (s->preview_) return s;  // placed, not runnable: no kernels are made
   const bool host_only = s->providers_.size() == 1 && s->providers_.front().get() == cpu;
-  if (options.adaptive_threads && s->num_threads_ > 1 && host_only && !SwitchedOff("TANDEM_ADAPTIVE_THREADS"))
+  if (options.adaptive_threads && s->num_threads_ > 1 && host_only && !SwitchedOff("TANDEM_ADAPTIVE_THREADS")) {
     s->governor_ = std::make_unique<ThreadGovernor>(
         s->num_threads_, options.run_queue_wait ? options.run_queue_wait : ProcessRunQueueWaitUs);
-  if (const char* log = std::getenv("TANDEM_ADAPTIVE_THREADS"); log && std::strcmp(log, "log") == 0)
-    s->log_team_changes_ = true;
+    const char* log = std::getenv("TANDEM_ADAPTIVE_THREADS");
+    s->log_team_changes_ = log && std::strcmp(log, "log") == 0;
+  }
   auto plan = s->AcquirePlan(s->num_threads_);  // builds the first plan now: errors surface at load
   if (!plan.ok()) return plan.status();
   s->ReleasePlan(*plan, s->num_threads_);
@@ -354,7 +353,7 @@ absl::StatusOr<std::vector<Tensor>> Session::RunInOrder(std::vector<Tensor> inpu
       omp_set_num_threads(caller_threads);
     }
   } give_back{this, *plan, threads, omp_get_max_threads()};
-  const uint64_t shape_key = ShapeKey(inputs);  // the governor compares runs of equal shapes
+  const uint64_t shape_key = governor_ ? ShapeKey(inputs) : 0;  // it compares runs of equal shapes
   const auto start = std::chrono::steady_clock::now();
   auto outputs = (*plan)->Run(std::move(inputs));
   const auto end = std::chrono::steady_clock::now();

@@ -67,22 +67,14 @@ void ThreadGovernor::Report(int threads, uint64_t shape_key, double run_us, doub
         return;
       const int fewer = std::max(1, static_cast<int>(std::lround(last_load_)));
       reduced_ = std::max(1, full_ - fewer);
-      reduced_times_.clear();
-      compare_left_ = kCompareRuns;
-      phase_ = Phase::kTrial;
-      ++changes_;
+      StartComparison(Phase::kTrial, reduced_times_);
       return;
     }
     case Phase::kTrial:
       if (measured && threads == reduced_ && --compare_left_ <= 0) EndTrial(end_us);
       return;
     case Phase::kReduced:
-      if (++runs_since_probe_ >= kProbeAfterRuns && end_us >= probe_at_us_) {
-        full_times_.clear();
-        compare_left_ = kCompareRuns;
-        phase_ = Phase::kProbe;
-        ++changes_;
-      }
+      if (++runs_since_probe_ >= kProbeAfterRuns && end_us >= probe_at_us_) StartComparison(Phase::kProbe, full_times_);
       return;
     case Phase::kProbe:
       if (measured && threads == full_ && --compare_left_ <= 0) EndProbe(end_us);
@@ -98,38 +90,49 @@ void ThreadGovernor::EndTrial(double now_us) {
   last_decision_ = absl::StrFormat("%s its trial under a load of %.2f threads (%.3g vs %.3g ms median)",
                                    won ? "the smaller team won" : "the smaller team lost", last_load_,
                                    small / 1e3, full / 1e3);
-  ++changes_;
   if (won) {
-    phase_ = Phase::kReduced;
     holdoff_us_ = kFirstHoldoffUs;
     probe_every_us_ = kFirstProbeUs;
-    probe_at_us_ = now_us + probe_every_us_;
-    runs_since_probe_ = 0;
+    EnterReduced(now_us);
     return;
   }
-  phase_ = Phase::kFull;
-  holdoff_until_us_ = now_us + holdoff_us_;
+  EnterFull(now_us);
   holdoff_us_ = std::min(2 * holdoff_us_, kMaxHoldoffUs);
-  StartWindow(now_us);
 }
 
 void ThreadGovernor::EndProbe(double now_us) {
   // Without times of both teams on these shapes, the full team, the default, takes over.
   const bool both = !reduced_times_.empty() && !full_times_.empty();
   const double full = both ? Median(full_times_) : 0, small = both ? Median(reduced_times_) : 0;
-  ++changes_;
   if (!both || full < (1 - kMinGain) * small) {
     last_decision_ = absl::StrFormat("the full team won back (%.3g vs %.3g ms median)", full / 1e3, small / 1e3);
-    phase_ = Phase::kFull;
-    holdoff_until_us_ = now_us + holdoff_us_;
-    StartWindow(now_us);
+    EnterFull(now_us);
     return;
   }
   last_decision_ = absl::StrFormat("the full team lost its probe (%.3g vs %.3g ms median)", full / 1e3, small / 1e3);
-  phase_ = Phase::kReduced;
   probe_every_us_ = std::min(2 * probe_every_us_, kMaxProbeUs);
+  EnterReduced(now_us);
+}
+
+void ThreadGovernor::StartComparison(Phase phase, std::vector<double>& times_to_collect) {
+  times_to_collect.clear();
+  compare_left_ = kCompareRuns;
+  phase_ = phase;
+  ++changes_;
+}
+
+void ThreadGovernor::EnterFull(double now_us) {
+  phase_ = Phase::kFull;
+  holdoff_until_us_ = now_us + holdoff_us_;
+  StartWindow(now_us);
+  ++changes_;
+}
+
+void ThreadGovernor::EnterReduced(double now_us) {
+  phase_ = Phase::kReduced;
   probe_at_us_ = now_us + probe_every_us_;
   runs_since_probe_ = 0;
+  ++changes_;
 }
 
 std::string ThreadGovernor::Describe() const {

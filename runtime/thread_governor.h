@@ -64,6 +64,12 @@ class ThreadGovernor {
   void RecordTime(int threads, double run_us);
   void EndTrial(double now_us);
   void EndProbe(double now_us);
+  // A trial (the smaller team) or probe (the full team): `times_to_collect` restarts.
+  void StartComparison(Phase phase, std::vector<double>& times_to_collect);
+  // The full team, the next trial after the hold-off; or the smaller team, the next probe
+  // after probe_every_us_.
+  void EnterFull(double now_us);
+  void EnterReduced(double now_us);
 
   const int full_;
   std::function<double()> waited_us_;
