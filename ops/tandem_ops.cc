@@ -11,7 +11,7 @@ namespace tandem_ops {
 
 std::vector<TandemOpDecl> GraphOps() {
   return {
-    {"FusedConv", "X, W, B?, Sum?, Scale?", "Y",
+    {"FusedConv", "X, W, B?, Sum?, Scale?", "Y, Mean?",
      "Conv's (auto_pad, dilations, group, kernel_shape, pads, strides); activation: string (\"\"); "
      "activation_alpha, activation_beta: float (0; CUDA alpha 0.01); activation_approximate: string "
      "(\"none\"); pool: string (\"\"); "
@@ -27,12 +27,14 @@ std::vector<TandemOpDecl> GraphOps() {
      "(CPU only) multiplies X's channels first, as W * Scale (one image; any channel blocking of a [1, C, 1, 1] "
      "value is accepted); "
      "channel_block = B stores Y (and X, when it has one more dim than W) as [N, C/B, H, W, B] "
-     "(-1: channels-last), blocked_output = 0 keeps Y plain. float32 only (CPU oneDNN; CUDA cuDNN, "
+     "(-1: channels-last), blocked_output = 0 keeps Y plain. Mean (CPU only, float32, no pool) is "
+     "GlobalAveragePool(Y) in Y's layout ([N, C/B, 1, 1, B] blocked). float32 only (CPU oneDNN; CUDA cuDNN, "
      "which reads only X, W, B, the Conv attributes, activation* and pool). Written by "
      "optimizer/activation_fusion.cc (Conv + activation [+ 2x2 MaxPool]), and on CPU-placed nodes by "
      "providers/cpu/rewrites/blocked_layout.cc (channel_block, blocked_output) and "
      "providers/cpu/rewrites/conv_sum.cc (Sum from a residual Add, sum_activation = Relu, sum_in_place) and "
-     "providers/cpu/rewrites/conv_input_scale.cc (Scale from a squeeze-and-excitation Mul)."},
+     "providers/cpu/rewrites/conv_input_scale.cc (Scale from a squeeze-and-excitation Mul) and "
+     "providers/cpu/rewrites/conv_mean.cc (Mean from a squeeze-and-excitation pool of a Swish convolution)."},
     {"FusedGemm", "A, B, C?", "Y",
      "transA, transB: int (0); alpha, beta: float (1); activation: string (\"\"); "
      "activation_alpha, activation_beta: float (0; CUDA alpha 0.01); activation_approximate: string (\"none\")",

@@ -15,6 +15,7 @@
 #include "providers/cpu/rewrites/blocked_layout.h"
 #include "providers/cpu/rewrites/concat_norm.h"
 #include "providers/cpu/rewrites/conv_input_scale.h"
+#include "providers/cpu/rewrites/conv_mean.h"
 #include "providers/cpu/rewrites/conv_sum.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
@@ -58,8 +59,13 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
-  return attentions + add_norms + biases + relus + gates + blocked + cpu::FuseConcatBatchNorm(graph, name()) +
-         cpu::FlattenBlockedIntoDense(graph, name()) + cpu::FuseConvResidualSum(graph, name());
+  // These read the blocked layout, one after the other (an operator+ chain would leave their
+  // order to the compiler).
+  const int norms = cpu::FuseConcatBatchNorm(graph, name());
+  const int flattened = cpu::FlattenBlockedIntoDense(graph, name());
+  const int sums = cpu::FuseConvResidualSum(graph, name());
+  const int means = cpu::FuseConvChannelMean(graph, name());
+  return attentions + add_norms + biases + relus + gates + blocked + norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

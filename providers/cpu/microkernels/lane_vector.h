@@ -7,6 +7,9 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace tandem::cpu::LANE_ISA::lanes {
 
@@ -37,13 +40,14 @@ inline float LaneSum(Vec v) {
   return s;
 }
 
-// exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (ln 2 split in a part exact in
-// float and the rest), |r| <= ln 2 / 2, e^r by its Taylor polynomial to r^6 (truncation
-// below 2^-23). Below -87.3 (past float's normal range) 0; above 88 exp(88); NaN stays NaN.
-inline Vec Exp(Vec x) {
-  const Vec lo = Splat(-87.3f), hi = Splat(88.f);
-  Vec xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
+// exp(x) for x <= 88 (or NaN) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (ln 2
+// split in a part exact in float and the rest), |r| <= ln 2 / 2, e^r by its Taylor
+// polynomial to r^6 (truncation below 2^-23). Below -87.3 (past float's normal range) 0;
+// NaN stays NaN. For arguments known not to be above 88 (x - max in softmax, -|z| in
+// sigmoid): Exp without its overflow clamp.
+inline Vec ExpUpTo88(Vec x) {
+  const Vec lo = Splat(-87.3f);
+  const Vec xc = lo > x ? lo : x;  // NaN passes through
   const Vec magic = Splat(12582912.f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
   const Vec n = (xc * Splat(1.44269504088896341f) + magic) - magic;
   const Vec r = (xc - n * Splat(0.693145751953125f)) - n * Splat(1.428606765330187e-06f);
@@ -55,9 +59,35 @@ inline Vec Exp(Vec x) {
   p = p * r + Splat(1.f);
   p = p * r + Splat(1.f);
   const IVec bits = (__builtin_convertvector(n, IVec) + 127) << 23;
-  Vec y = p * reinterpret_cast<const Vec&>(bits);
-  y = x < lo ? Vec{} : y;
-  return x != x ? x : y;
+  const Vec y = p * reinterpret_cast<const Vec&>(bits);  // NaN for a NaN x (p is)
+  return x < lo ? Vec{} : y;
+}
+
+// exp(x) as ExpUpTo88, and exp(88) above 88.
+inline Vec Exp(Vec x) {
+  const Vec hi = Splat(88.f);
+  return ExpUpTo88(x > hi ? hi : x);
+}
+
+// num / den for den in [1, 2] (1 + e in a sigmoid), within about an ulp: the instruction
+// set's reciprocal estimate of den (AVX-512 14 bits; AVX and SSE 12 bits, refined by one
+// Newton step), the quotient num * (1 / den) refined by one Newton step. A 512-bit division
+// takes one register per ~10 cycles, more than the rest of a sigmoid.
+inline Vec DivideByOneToTwo(Vec num, Vec den) {
+#if LANE_COUNT == 16 && defined(__AVX512F__)
+  // (the maskz form: GCC 12 warns on the plain one's undefined source register)
+  const Vec r = reinterpret_cast<Vec>(_mm512_maskz_rcp14_ps(0xffff, reinterpret_cast<__m512>(den)));
+#elif LANE_COUNT == 8 && defined(__AVX__)
+  Vec r = reinterpret_cast<Vec>(_mm256_rcp_ps(reinterpret_cast<__m256>(den)));
+  r = r + r * (Splat(1.f) - den * r);
+#elif LANE_COUNT == 4 && defined(__SSE__)
+  Vec r = reinterpret_cast<Vec>(_mm_rcp_ps(reinterpret_cast<__m128>(den)));
+  r = r + r * (Splat(1.f) - den * r);
+#else
+  const Vec r = Splat(1.f) / den;
+#endif
+  const Vec q = num * r;
+  return q + r * (num - den * q);
 }
 
 }  // namespace tandem::cpu::LANE_ISA::lanes

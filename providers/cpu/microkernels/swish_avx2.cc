@@ -6,6 +6,6 @@
 #include "providers/cpu/microkernels/swish_impl.h"
 
 namespace tandem::cpu::swish {
-extern const Kernels kAvx2Kernels = {"avx2", avx2::Run};
+extern const Kernels kAvx2Kernels = {"avx2", avx2::Run, avx2::RunAddingColumns};
 }  // namespace tandem::cpu::swish
 #endif

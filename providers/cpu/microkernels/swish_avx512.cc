@@ -6,6 +6,6 @@
 #include "providers/cpu/microkernels/swish_impl.h"
 
 namespace tandem::cpu::swish {
-extern const Kernels kAvx512Kernels = {"avx512", avx512::Run};
+extern const Kernels kAvx512Kernels = {"avx512", avx512::Run, avx512::RunAddingColumns};
 }  // namespace tandem::cpu::swish
 #endif

@@ -4,5 +4,5 @@
 #include "providers/cpu/microkernels/swish_impl.h"
 
 namespace tandem::cpu::swish {
-extern const Kernels kBaselineKernels = {"baseline", baseline::Run};
+extern const Kernels kBaselineKernels = {"baseline", baseline::Run, baseline::RunAddingColumns};
 }  // namespace tandem::cpu::swish

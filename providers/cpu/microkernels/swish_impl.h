@@ -18,9 +18,9 @@ using namespace tandem::cpu::SWISH_ISA::lanes;  // NOLINT: this build's vectors
 // below (down to 0 where e underflows: x * 0, NaN for x = -inf as x * sigmoid(x) gives).
 inline Vec Swish(Vec x, Vec alpha) {
   const Vec z = alpha * x;
-  const auto negative = z < Vec{};  // lanes of -1 where true
-  const Vec e = Exp(negative ? z : -z);
-  return x * ((negative ? e : Splat(1.f)) / (Splat(1.f) + e));
+  const Vec minus_abs = reinterpret_cast<Vec>(reinterpret_cast<const IVec&>(z) | INT32_MIN);  // sign bit set
+  const Vec e = ExpUpTo88(minus_abs);
+  return x * DivideByOneToTwo(z < Vec{} ? e : Splat(1.f), Splat(1.f) + e);
 }
 
 inline void Run(float* p, int64_t n, float alpha) {
@@ -32,6 +32,44 @@ inline void Run(float* p, int64_t n, float alpha) {
     std::memcpy(tail, p + i, static_cast<size_t>(n - i) * sizeof(float));
     Store(tail, Swish(Load(tail), ma));
     std::memcpy(p + i, tail, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+// In place over `rows` rows of B values (row r at p + r * B), adding each column's results to
+// sums[0, B). Where B divides the register (B = 1: one plane of a plain map; 8 with
+// AVX-512) the rows are run through as one array and the register's lanes folded at the end.
+inline void RunAddingColumns(float* p, int64_t rows, int64_t B, float alpha, float* sums) {
+  const Vec ma = Splat(alpha);
+  if (B <= kLanes && kLanes % B == 0) {
+    const int64_t n = rows * B;
+    Vec acc{};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      const Vec y = Swish(Load(p + i), ma);
+      Store(p + i, y);
+      acc += y;
+    }
+    float lanes[kLanes];
+    Store(lanes, acc);
+    for (; i < n; ++i) {  // whole rows: lane i % B is column i % B, as in the register
+      p[i] = Swish(Splat(p[i]), ma)[0];
+      lanes[i % kLanes] += p[i];
+    }
+    for (int64_t k = 0; k < kLanes; ++k) sums[k % B] += lanes[k];
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = p + r * B;
+    int64_t k = 0;
+    for (; k + kLanes <= B; k += kLanes) {
+      const Vec y = Swish(Load(row + k), ma);
+      Store(row + k, y);
+      Store(sums + k, Load(sums + k) + y);
+    }
+    for (; k < B; ++k) {
+      row[k] = Swish(Splat(row[k]), ma)[0];
+      sums[k] += row[k];
+    }
   }
 }
 

@@ -20,7 +20,10 @@
 // A channel Scale (input 4, one image: a squeeze-and-excitation gate folded in by
 // providers/cpu/rewrites/conv_input_scale.h) multiplies the weights on each call, in the
 // layout oneDNN reads (conv_weight_scale.h). Swish runs as Tandem's own pass after the
-// convolution (providers/cpu/microkernels/swish.h) rather than as oneDNN's post-op.
+// convolution (providers/cpu/microkernels/swish.h) rather than as oneDNN's post-op. The
+// optional output Mean, the GlobalAveragePool of Y in Y's layout (a squeeze-and-excitation
+// pool folded in by providers/cpu/rewrites/conv_mean.h), is taken by that pass on its way,
+// else by a pass over Y (channel_means.h).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -31,6 +34,7 @@
 #include "framework/env_switch.h"
 #include "providers/cpu/host_memory.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/nn/channel_means.h"
 #include "providers/cpu/kernels/nn/conv_weight_scale.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fused_activation.h"
@@ -401,7 +405,8 @@ class Conv : public Kernel {
         sum_(info.node.has_input(3)),
         sum_in_place_(info.node.attr_int("sum_in_place", 0) != 0),
         sum_act_(info.node, "sum_activation"),
-        own_swish_(act_.swish() && !pool_ && !sum_ && !SwitchedOff("TANDEM_CPU_OWN_SWISH")) {}
+        own_swish_(act_.swish() && !pool_ && !sum_ && !SwitchedOff("TANDEM_CPU_OWN_SWISH")),
+        means_(info.node.has_output(1)) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& x_in = *ctx.input(0);
@@ -441,10 +446,17 @@ class Conv : public Kernel {
       if (!st.ok()) return st;
     }
     Tensor& y = sum_ ? y_sum : ctx.AllocateOutput(0, x.dtype(), stored);
+    const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
+    std::optional<Means> means;
+    if (means_) {
+      if (x.dtype() != DataType::kFloat || !use_dnnl || pool_ || y.numel() == 0)
+        return absl::InvalidArgumentError(node_.Describe() + ": the channel means (output 1) need a float32 "
+                                          "convolution of non-empty X and W without a fused pool, and a non-empty Y");
+      means = MeansOf(ctx, y_dims, stored, ctx.num_threads());
+    }
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
-    const bool use_dnnl = x.numel() > 0 && w.numel() > 0;
     if (sum_ && (!use_dnnl || x.dtype() != DataType::kFloat))
       return absl::InvalidArgumentError("a residual sum needs a float32 convolution of a non-empty X and W");
     if (block_ != 0) {
@@ -452,9 +464,10 @@ class Conv : public Kernel {
       if (auto s = SmallMapShape(x, w, b, *geo, x_blocked, ctx.num_threads())) {
         small_map::Run(*s, x.data<float>(), small_map_weights_.Get(w, s->m, s->c), b ? b->data<float>() : nullptr,
                        act_, sum_, sum_act_, y.data<float>(), ctx.num_threads());
+        if (means) ChannelMeansBlocked(y.data<float>(), means->data, means->outer, means->S, means->B, means->threads);
         return absl::OkStatus();
       }
-      return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked, scale);
+      return RunDnnl(x, w, b, y, *geo, out_dims, x_blocked, scale, means ? &*means : nullptr);
     }
     if (pool_ && !use_dnnl) {  // reference conv into a temporary, then pool
       Tensor full = Tensor::Host(DataType::kFloat, out_dims);
@@ -480,11 +493,29 @@ class Conv : public Kernel {
     }
     return AsFloat(x, w, b, y, [&](const Tensor& xx, const Tensor& ww, const Tensor* bb,
                                    Tensor& yy) {
-      return RunDnnl(xx, ww, bb, yy, *geo, out_dims, false, scale);
+      return RunDnnl(xx, ww, bb, yy, *geo, out_dims, false, scale, means ? &*means : nullptr);
     });
   }
 
  private:
+  // Where output 1, Y's channel means, goes: [outer, B] for Y stored as [outer, S, B].
+  struct Means {
+    float* data;
+    int64_t outer, S, B;
+    int threads;
+  };
+
+  // Allocates output 1 in Y's layout: the stored dims with 1 for every pixel dim (a blocked
+  // [N, C/B, H, W, B] gives [N, C/B, 1, 1, B], a plain [N, C, H, W] gives [N, C, 1, 1]).
+  Means MeansOf(KernelContext& ctx, const Dims& y_dims, const Dims& stored, int threads) const {
+    Dims dims = stored;
+    const size_t pixel_end = out_blocked_ ? dims.size() - 1 : dims.size();
+    for (size_t i = 2; i < pixel_end; ++i) dims[i] = 1;
+    Tensor& m = ctx.AllocateOutput(1, DataType::kFloat, dims);
+    const int64_t B = out_blocked_ ? stored.back() : 1;
+    return {m.data<float>(), m.numel() / B, DimProduct(y_dims, 2, static_cast<int>(y_dims.size())), B, threads};
+  }
+
   // What one call's shapes determine, kept for the next call of the same shapes and types
   // (every call at a fixed batch size): the checks passed, the window geometry, and the
   // oneDNN convolution for them once RunDnnl has found it.
@@ -583,8 +614,10 @@ class Conv : public Kernel {
 
   // x: the logical [N, C, ...] view (channel-blocked storage when x_blocked); y_dims: the
   // convolution's logical output shape (y itself is pooled with pool_, blocked with block_).
+  // With `means`, Y's channel means too.
   absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
-                       const WindowGeometry& geo, const Dims& y_dims, bool x_blocked, const float* scale) {
+                       const WindowGeometry& geo, const Dims& y_dims, bool x_blocked, const float* scale,
+                       const Means* means) {
     try {
       // shapes_ holds the shapes of this call (halves come as float copies of them).
       const Dims key_flags = {b ? 1 : 0, x_blocked ? 1 : 0};
@@ -644,7 +677,13 @@ class Conv : public Kernel {
     } catch (const dnnl::error& err) {
       return absl::InternalError(std::string("oneDNN convolution failed: ") + err.what());
     }
-    if (own_swish_) swish::SwishInPlace(y.data<float>(), y.numel(), act_.alpha());
+    float* out = y.data<float>();
+    if (own_swish_ && means) {
+      swish::SwishInPlaceWithMeans(out, means->outer, means->S, means->B, act_.alpha(), means->data, means->threads);
+    } else {
+      if (own_swish_) swish::SwishInPlace(out, y.numel(), act_.alpha());
+      if (means) ChannelMeansBlocked(out, means->data, means->outer, means->S, means->B, means->threads);
+    }
     return absl::OkStatus();
   }
 
@@ -662,6 +701,7 @@ class Conv : public Kernel {
   // Swish after oneDNN's convolution as swish.h's pass rather than its post-op (~2x faster),
   // unless a fused pool or residual sum comes after it or TANDEM_CPU_OWN_SWISH=0.
   bool own_swish_;
+  bool means_;  // output 1: Y's channel means
   ShapeCache<DnnlConv> cache_;  // map nodes: shapes_.dnnl stays valid
   CheckedShapes shapes_;
   small_map::LazyPackedWeights small_map_weights_;  // constant W, packed for small_map_conv.h

@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "graph/numeric_cast.h"
+#include "providers/cpu/channel_reduction.h"
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/nn/channel_means.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/max_pool_2x2.h"
 #include "providers/cpu/microkernels/max_pool_channels_last.h"
@@ -319,9 +321,9 @@ void GlobalRef(const T* x, T* y, int64_t planes, int64_t size, PoolKind kind, do
 }
 
 // Max or sum over s < S of x[s * B + k] for k < NK (NK > 0: a fixed count the compiler
-// keeps in vector registers; else nk <= 64), into y[k]; a sum is divided by `divisor`.
+// keeps in vector registers; else nk <= 64), into y[k].
 template <int64_t NK>
-void PoolChannels(const float* x, float* y, int64_t S, int64_t B, int64_t nk, PoolKind kind, float divisor) {
+void PoolChannels(const float* x, float* y, int64_t S, int64_t B, int64_t nk, PoolKind kind) {
   const int64_t n = NK > 0 ? NK : nk;
   float acc[NK > 0 ? NK : 64];
   for (int64_t k = 0; k < n; ++k) acc[k] = x[k];
@@ -331,53 +333,27 @@ void PoolChannels(const float* x, float* y, int64_t S, int64_t B, int64_t nk, Po
   } else {
     for (int64_t s = 1; s < S; ++s)
       for (int64_t k = 0; k < n; ++k) acc[k] += x[s * B + k];
-    for (int64_t k = 0; k < n; ++k) acc[k] /= divisor;
   }
   for (int64_t k = 0; k < n; ++k) y[k] = acc[k];
 }
 
-// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B]
-// (B may span all channels: channels-last), up to 64 channels of a block per task. Where
-// that gives fewer than two tasks per thread (channels-last at batch 1: one task per 64
-// channels), each task also takes one of `parts` runs of the S pixels, a share that the
-// thread that wrote it (oneDNN splits a convolution's output by rows) likely still has in
-// its cache; the parts' maxima or sums are then combined in part order.
+// Global max/average pooling of channel-blocked float x [N, C/B, S, B] into y [N, C/B, B],
+// up to 64 channels of a block per task (each pixel's 256 bytes read in a row).
 void GlobalPoolBlocked(const float* x, float* y, int64_t outer, int64_t S, int64_t B, PoolKind kind, int threads) {
-  constexpr int64_t kChunk = 64;  // channels per task: each pixel's 256 bytes read in a row
-  constexpr int64_t kMinPart = 1 << 13;  // values per task of a split S
-  const int64_t chunks = (B + kChunk - 1) / kChunk;
-  const bool parallel = outer * S * B >= (1 << 16);
-  const int64_t tasks = outer * chunks;
-  const int64_t parts = parallel && threads > 1 && tasks < 2 * threads
-                            ? std::max<int64_t>(1, std::min<int64_t>((2 * threads + tasks - 1) / tasks, S * B / kMinPart))
-                            : 1;
-  const int64_t part_len = (S + parts - 1) / parts;
-  std::vector<float> partial(parts > 1 ? static_cast<size_t>(parts * outer * B) : 0);
-  float* const out = parts > 1 ? partial.data() : y;
-  ParallelForIf(parallel, tasks * parts, [&](int64_t task) {
-    const int64_t part = task % parts, t = task / parts;
-    const int64_t o = t / chunks, k0 = t % chunks * kChunk, nk = std::min(kChunk, B - k0);
-    const int64_t s0 = part * part_len, len = std::min(part_len, S - s0);
-    if (len <= 0) return;
-    const float* xo = x + (o * S + s0) * B + k0;
-    float* yo = out + (part * outer + o) * B + k0;
-    const float divisor = parts > 1 ? 1.f : static_cast<float>(S);
-    if (nk == kChunk) {
-      PoolChannels<kChunk>(xo, yo, len, B, nk, kind, divisor);
-    } else {
-      PoolChannels<0>(xo, yo, len, B, nk, kind, divisor);
-    }
-  });
-  if (parts == 1) return;
-  const int64_t used = (S + part_len - 1) / part_len;  // parts holding at least one pixel
-  for (int64_t i = 0; i < outer * B; ++i) {
-    float acc = partial[static_cast<size_t>(i)];
-    for (int64_t part = 1; part < used; ++part) {
-      const float v = partial[static_cast<size_t>(part * outer * B + i)];
-      acc = kind == PoolKind::kMax ? std::max(acc, v) : acc + v;
-    }
-    y[i] = kind == PoolKind::kMax ? acc : acc / static_cast<float>(S);
-  }
+  constexpr int64_t kChunk = 64;
+  const bool max = kind == PoolKind::kMax;
+  ReduceChannelBlocks(
+      outer, S, B, kChunk, threads, y,
+      [&](int64_t o, int64_t k0, int64_t nk, int64_t s0, int64_t len, float* out) {
+        const float* xo = x + (o * S + s0) * B + k0;
+        if (nk == kChunk) {
+          PoolChannels<kChunk>(xo, out, len, B, nk, kind);
+        } else {
+          PoolChannels<0>(xo, out, len, B, nk, kind);
+        }
+      },
+      [max](float a, float b) { return max ? std::max(a, b) : a + b; },
+      [max](float v, int64_t S) { return max ? v : v / static_cast<float>(S); });
 }
 
 class GlobalPool : public Kernel {
@@ -441,6 +417,10 @@ KernelFactory MakeGlobalPool() {
 }
 
 }  // namespace
+
+void ChannelMeansBlocked(const float* x, float* y, int64_t outer, int64_t S, int64_t B, int threads) {
+  GlobalPoolBlocked(x, y, outer, S, B, PoolKind::kAvg, threads);
+}
 
 void RegisterPoolKernels(KernelRegistry& r) {
   const std::vector<DataType> f = {DataType::kFloat, DataType::kDouble, DataType::kFloat16,
