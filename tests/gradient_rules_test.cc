@@ -33,7 +33,17 @@ TEST(GradientRules, Relu) {
   EXPECT_EQ(CheckGradients(c), "");
 }
 
+// A 2-D B of known dims (a linear layer) takes the Gemm-on-rows rule (training/rules/linear.cc);
+// batched and broadcast B the batched products with transposed operands.
 TEST(GradientRules, MatMulBatched) { EXPECT_EQ(CheckGradients(Binary("MatMul", {2, 3, 4}, {4, 5})), ""); }
+TEST(GradientRules, MatMulLinearLayers) {
+  EXPECT_EQ(CheckGradients(Binary("MatMul", {3, 4}, {4, 5})), "");
+  EXPECT_EQ(CheckGradients(Binary("MatMul", {2, 2, 3, 4}, {4, 5})), "");
+}
+TEST(GradientRules, MatMulBatchedAndBroadcastOperands) {
+  EXPECT_EQ(CheckGradients(Binary("MatMul", {2, 3, 4}, {2, 4, 5})), "");
+  EXPECT_EQ(CheckGradients(Binary("MatMul", {2, 1, 3, 4}, {3, 4, 5})), "");
+}
 
 TEST(GradientRules, GemmAllTranspositions) {
   for (int ta = 0; ta < 2; ++ta)

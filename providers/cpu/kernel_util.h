@@ -155,6 +155,51 @@ void StridedCopy(const T* src, const Dims& dims, const std::vector<int64_t>& src
   }
 }
 
+// StridedCopy where the innermost output dim walks the source with a stride (a transpose):
+// done in square tiles over (the output dim that reads the source contiguously, the
+// innermost dim) so both sides stay in cache, the tiles split across the OpenMP team from
+// 2^15 elements. Falls back to StridedCopy when no such pair exists.
+template <typename T>
+void TransposeCopy(const T* src, const Dims& dims, const std::vector<int64_t>& strides, T* dst) {
+  Dims d;
+  std::vector<int64_t> s;
+  CoalesceStrided(dims, strides, &d, &s);
+  const int k = static_cast<int>(d.size());
+  int j = -1;
+  for (int i = 0; i + 1 < k; ++i)
+    if (s[i] == 1) j = i;
+  if (k < 2 || s.back() == 1 || j < 0 || NumElements(d) < 256) {
+    StridedCopy(src, dims, strides, dst);
+    return;
+  }
+  const std::vector<int64_t> ds = Strides(d);
+  std::vector<int> rest;  // the dims walked around each (rows, cols) plane
+  for (int i = 0; i < k - 1; ++i)
+    if (i != j) rest.push_back(i);
+  const int64_t rows = d[j], cols = d[k - 1], rs = ds[j], cs = s[k - 1];
+  const int64_t outer = NumElements(d) / (rows * cols);
+  constexpr int64_t B = 32;
+  const int64_t row_tiles = (rows + B - 1) / B;
+  ParallelForIf(NumElements(d) >= (int64_t{1} << 15), outer * row_tiles, [&](int64_t t) {
+    int64_t o = t / row_tiles, soff = 0, doff = 0;
+    for (int q = static_cast<int>(rest.size()) - 1; q >= 0; --q) {
+      const int a = rest[q];
+      soff += o % d[a] * s[a];
+      doff += o % d[a] * ds[a];
+      o /= d[a];
+    }
+    const int64_t r0 = t % row_tiles * B, r1 = std::min(rows, r0 + B);
+    for (int64_t c0 = 0; c0 < cols; c0 += B) {
+      const int64_t c1 = std::min(cols, c0 + B);
+      for (int64_t r = r0; r < r1; ++r) {
+        T* out = dst + doff + r * rs;
+        const T* in = src + soff + r;
+        for (int64_t c = c0; c < c1; ++c) out[c] = in[c * cs];
+      }
+    }
+  });
+}
+
 // Window geometry padded to 3 spatial dims (leading dims of size 1) for the reference
 // loops of convolution and pooling kernels and their gradients. `in`/`out` are the
 // spatial sizes of the window's input and output (for a transposed convolution, of the

@@ -1,5 +1,9 @@
 // Gradients of MatMul and Gemm, written with MatMul/Gemm/Transpose themselves, and of
 // ai.tandem DenseChain (optimizer/dense_chain_fusion.h) as one fused DenseChainGrad.
+// A MatMul by a 2-D matrix of known dims (a linear layer: X [..., K] W [K, N]) gets its
+// gradients as two Gemms over X and dY seen as [rows, K] and [rows, N] (Reshape views):
+// dW = X^T dY in one product whose inner dimension runs over every row of the batch, with no
+// transposed copy of X, no batch of per-image products and no sum of them after.
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {
@@ -24,6 +28,35 @@ std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
   return c.Emit1("Transpose", {v}, {{"perm", GradientContext::Ints(perm)}});
 }
 
+// The dims [K, N] of a 2-D value known before run time (an initializer, or a value whose
+// inferred shape is fully known); else {-1, -1}.
+std::pair<int64_t, int64_t> MatrixDims(const GradientContext& c, const std::string& v) {
+  auto init = c.graph().initializers.find(v);
+  if (init != c.graph().initializers.end())
+    return init->second.rank() == 2 ? std::make_pair(init->second.dim(0), init->second.dim(1)) : std::pair<int64_t, int64_t>(-1, -1);
+  const ValueInfo* vi = c.graph().FindValueInfo(v);
+  if (!vi || !vi->shape.rank_known || vi->shape.dims.size() != 2 || !vi->shape.fully_known()) return {-1, -1};
+  return {vi->shape.dims[0].value, vi->shape.dims[1].value};
+}
+
+// dX and dW of Y = MatMul(X, W) for W [K, N] and X of rank `rx` >= 2 (-1: unknown, >= 2).
+void LinearGradients(GradientContext& c, int64_t K, int64_t N, int rx) {
+  auto rows_of = [&](const std::string& v, int64_t cols) {
+    if (rx == 2) return v;
+    Tensor shape = Tensor::Host(DataType::kInt64, {2});
+    shape.data<int64_t>()[0] = -1;
+    shape.data<int64_t>()[1] = cols;
+    return c.Emit1("Reshape", {v, c.Constant(shape)});
+  };
+  const std::string dy = rows_of(c.dY(0), N);
+  if (c.wants(0)) {
+    const std::string g = c.Emit1("Gemm", {dy, c.X(1)}, {{"transB", GradientContext::Int(1)}});
+    c.SetInputGrad(0, rx == 2 ? g : c.Emit1("Reshape", {g, c.Emit1("Shape", {c.X(0)})}));
+  }
+  if (c.wants(1))
+    c.SetInputGrad(1, c.Emit1("Gemm", {rows_of(c.X(0), K), dy}, {{"transA", GradientContext::Int(1)}}));
+}
+
 }  // namespace
 
 void RegisterLinearGradients(GradientRegistry& r) {
@@ -32,6 +65,10 @@ void RegisterLinearGradients(GradientRegistry& r) {
     int ra = RankOf(c, c.X(0)), rb = RankOf(c, c.X(1));
     if ((ra >= 0 && ra < 2) || (rb >= 0 && rb < 2))
       return absl::UnimplementedError("MatMul gradient of a vector operand (rank 1) is not supported");
+    if (const auto [k, n] = MatrixDims(c, c.X(1)); k > 0 && n > 0) {
+      LinearGradients(c, k, n, ra);
+      return absl::OkStatus();
+    }
     if (c.wants(0)) {
       std::string g = c.Emit1("MatMul", {c.dY(0), TransposeLast2(c, c.X(1), rb)});
       c.SetInputGrad(0, c.SumToShapeOf(g, c.X(0)));

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "ops/slice_geometry.h"
 #include "providers/cpu/kernel_util.h"
@@ -286,19 +287,35 @@ class GatherGrad : public Kernel {
       if (v < 0) v += k;
     }
     Tensor& dx = ctx.AllocateOutput(0, dy.dtype(), xd);
+    // Zero everywhere (every float type's 0 is all zero bits), then each gathered row's sum:
+    // the rows of dY that gathered it, added in their order (as one pass over dY would) in
+    // the wider type, one task per distinct row. An embedding table's gradient touches few of
+    // its rows.
+    char* const bytes = static_cast<char*>(dx.raw());
+    ParallelBlocks(static_cast<int64_t>(dx.bytes()), [&](int64_t b, int64_t e) { std::memset(bytes + b, 0, e - b); });
+    std::vector<int64_t> order(static_cast<size_t>(m));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return ind[p] < ind[q]; });
+    std::vector<int64_t> starts;  // of each run of one row in `order`, and m
+    for (int64_t j = 0; j < m; ++j)
+      if (j == 0 || ind[order[j]] != ind[order[j - 1]]) starts.push_back(j);
+    starts.push_back(m);
+    const int64_t rows = static_cast<int64_t>(starts.size()) - 1;
     return VisitFloat(dy.dtype(), [&](auto tag) {
       using T = decltype(tag);
       using C = CompT<T>;
-      std::vector<C> acc(static_cast<size_t>(dx.numel()), C(0));
       const T* g = dy.data<T>();
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < m; ++j) {
-          C* dst = acc.data() + (o * k + ind[j]) * inner;
-          const T* src = g + (o * m + j) * inner;
-          for (int64_t i = 0; i < inner; ++i) dst[i] += static_cast<C>(src[i]);
-        }
       T* out = dx.data<T>();
-      for (int64_t i = 0; i < dx.numel(); ++i) out[i] = From<T>(acc[i]);
+      ParallelForIf(outer * m * inner >= (int64_t{1} << 15), outer * rows, [&](int64_t task) {
+        const int64_t o = task / rows, r = task % rows;
+        std::vector<C> acc(static_cast<size_t>(inner), C(0));
+        for (int64_t q = starts[r]; q < starts[r + 1]; ++q) {
+          const T* src = g + (o * m + order[q]) * inner;
+          for (int64_t i = 0; i < inner; ++i) acc[i] += static_cast<C>(src[i]);
+        }
+        T* dst = out + (o * k + ind[order[starts[r]]]) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] = From<T>(acc[i]);
+      });
     });
   }
 
@@ -411,14 +428,12 @@ class SwapLastAxes : public Kernel {
     const int64_t rows = dims[dims.size() - 2], cols = dims.back();
     std::swap(dims[dims.size() - 2], dims.back());
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), dims);
-    const int64_t batches = rows * cols ? x.numel() / (rows * cols) : 0;
-    const size_t size = SizeOf(x.dtype());
-    const char* src = static_cast<const char*>(x.raw());
-    char* dst = static_cast<char*>(y.raw());
-    for (int64_t b = 0; b < batches; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          std::memcpy(dst + ((b * cols + c) * rows + r) * size, src + ((b * rows + r) * cols + c) * size, size);
+    std::vector<int64_t> strides = Strides(x.dims());  // y's index walks x with these
+    std::swap(strides[strides.size() - 2], strides.back());
+    VisitElementWidth(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      TransposeCopy(static_cast<const T*>(x.raw()), dims, strides, static_cast<T*>(y.raw()));
+    });
     return absl::OkStatus();
   }
 };

@@ -22,56 +22,6 @@ absl::Status Missing(const char* what) {
 // ---------------------------------------------------------------------------------------
 // Transpose
 
-// Copy where the innermost output dim walks the source with a stride: done in square
-// tiles over (the output dim that reads the source contiguously, the innermost dim) so
-// both sides stay in cache. Falls back to StridedCopy when no such pair exists.
-template <typename T>
-void TransposeCopy(const T* src, const Dims& dims, const std::vector<int64_t>& strides, T* dst) {
-  Dims d;
-  std::vector<int64_t> s;
-  CoalesceStrided(dims, strides, &d, &s);
-  const int k = static_cast<int>(d.size());
-  int j = -1;
-  for (int i = 0; i + 1 < k; ++i)
-    if (s[i] == 1) j = i;
-  if (k < 2 || s.back() == 1 || j < 0 || NumElements(d) < 256) {
-    StridedCopy(src, dims, strides, dst);
-    return;
-  }
-  const std::vector<int64_t> ds = Strides(d);
-  // Odometer over the remaining dims.
-  std::vector<int> rest;
-  for (int i = 0; i < k - 1; ++i)
-    if (i != j) rest.push_back(i);
-  std::vector<int64_t> idx(rest.size(), 0);
-  const int64_t rows = d[j], cols = d[k - 1], rs = ds[j], cs = s[k - 1];
-  const int64_t outer = NumElements(d) / (rows * cols);
-  constexpr int64_t B = 32;
-  int64_t soff = 0, doff = 0;
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t r0 = 0; r0 < rows; r0 += B) {
-      const int64_t r1 = std::min(rows, r0 + B);
-      for (int64_t c0 = 0; c0 < cols; c0 += B) {
-        const int64_t c1 = std::min(cols, c0 + B);
-        for (int64_t r = r0; r < r1; ++r) {
-          T* out = dst + doff + r * rs;
-          const T* in = src + soff + r;
-          for (int64_t c = c0; c < c1; ++c) out[c] = in[c * cs];
-        }
-      }
-    }
-    for (int q = static_cast<int>(rest.size()) - 1; q >= 0; --q) {
-      const int a = rest[q];
-      soff += s[a];
-      doff += ds[a];
-      if (++idx[q] < d[a]) break;
-      soff -= s[a] * d[a];
-      doff -= ds[a] * d[a];
-      idx[q] = 0;
-    }
-  }
-}
-
 class Transpose : public Kernel {
  public:
   explicit Transpose(const KernelInfo& info)
