@@ -358,6 +358,12 @@ TEST(GradientMathRules, DropoutInferenceIsIdentity) {
   e.inputs.push_back(Tensor::FromVector<bool>({false}, {}));
   e.num_outputs = 2;
   EXPECT_EQ(CheckGradients(e), "");
+  // Training mode with ratio 0 (a model exported with dropout 0): the identity, without the
+  // mask (no output 1 here, which a dropping Dropout's rule needs).
+  GradCase f = Unary("Dropout", {3, 4}, -1.0, 1.0, 13);
+  f.inputs.push_back(Tensor::FromVector<float>({0.f}, {}));
+  f.inputs.push_back(Tensor::FromVector<bool>({true}, {}));
+  EXPECT_EQ(CheckGradients(f), "");
 }
 
 // ---- multi-node checks ----

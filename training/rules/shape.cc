@@ -40,7 +40,7 @@ absl::Status ReshapeBack(GradientContext& c) {
 }
 
 // Whether value `v` is a constant whose single element is zero/false.
-bool IsConstantFalse(const GradientContext& c, const std::string& v) {
+bool IsConstantZero(const GradientContext& c, const std::string& v) {
   auto it = c.graph().initializers.find(v);
   return it != c.graph().initializers.end() && it->second.numel() == 1 &&
          it->second.ElementAsDouble(0) == 0.0;
@@ -192,9 +192,10 @@ void RegisterShapeGradients(GradientRegistry& r) {
   });
 
   // Dropout only drops (and scales) in training mode, which exists from opset 12
-  // (training_mode input); otherwise it is the identity.
+  // (training_mode input), and with a ratio above 0 (a model exported with its dropout set to
+  // 0, as for fine-tuning without it); otherwise it is the identity, and its mask is not made.
   r.Add("Dropout", [](GradientContext& c) -> absl::Status {
-    if (c.opset() < 12 || c.X(2).empty() || IsConstantFalse(c, c.X(2))) {
+    if (c.opset() < 12 || c.X(2).empty() || IsConstantZero(c, c.X(2)) || IsConstantZero(c, c.X(1))) {
       c.SetInputGrad(0, c.dY(0));
       return absl::OkStatus();
     }

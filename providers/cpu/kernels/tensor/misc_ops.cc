@@ -223,11 +223,15 @@ class Dropout : public Kernel {
       // Opset 7-9 returns the mask in the input's type; later versions as bool.
       DataType mt = opset_ < 10 ? x.dtype() : DataType::kBool;
       Tensor& m = ctx.AllocateOutput(1, mt, x.dims());
-      VisitNumericType(mt, [&](auto tag) {
-        using T = decltype(tag);
-        T* p = m.data<T>();
-        for (int64_t i = 0; i < m.numel(); ++i) p[i] = static_cast<T>(1.0);
-      });
+      if (mt == DataType::kBool) {  // every element kept: one byte each (a transformer's: megabytes)
+        std::memset(m.raw(), 1, m.bytes());
+      } else {
+        VisitNumericType(mt, [&](auto tag) {
+          using T = decltype(tag);
+          T* p = m.data<T>();
+          for (int64_t i = 0; i < m.numel(); ++i) p[i] = static_cast<T>(1.0);
+        });
+      }
     }
     return absl::OkStatus();
   }
