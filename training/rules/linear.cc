@@ -4,6 +4,9 @@
 // gradients as two Gemms over X and dY seen as [rows, K] and [rows, N] (Reshape views):
 // dW = X^T dY in one product whose inner dimension runs over every row of the batch, with no
 // transposed copy of X, no batch of per-image products and no sum of them after.
+#include <optional>
+
+#include "graph/static_shape.h"
 #include "training/rules/register.h"
 
 namespace tandem::training::rules {
@@ -28,15 +31,11 @@ std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
   return c.Emit1("Transpose", {v}, {{"perm", GradientContext::Ints(perm)}});
 }
 
-// The dims [K, N] of a 2-D value known before run time (an initializer, or a value whose
-// inferred shape is fully known); else {-1, -1}.
-std::pair<int64_t, int64_t> MatrixDims(const GradientContext& c, const std::string& v) {
+// The dims of a value known before run time: an initializer's, or a fully inferred shape.
+std::optional<Dims> KnownDims(const GradientContext& c, const std::string& v) {
   auto init = c.graph().initializers.find(v);
-  if (init != c.graph().initializers.end())
-    return init->second.rank() == 2 ? std::make_pair(init->second.dim(0), init->second.dim(1)) : std::pair<int64_t, int64_t>(-1, -1);
-  const ValueInfo* vi = c.graph().FindValueInfo(v);
-  if (!vi || !vi->shape.rank_known || vi->shape.dims.size() != 2 || !vi->shape.fully_known()) return {-1, -1};
-  return {vi->shape.dims[0].value, vi->shape.dims[1].value};
+  if (init != c.graph().initializers.end()) return init->second.dims();
+  return StaticDims(c.graph(), v);
 }
 
 // dX and dW of Y = MatMul(X, W) for W [K, N] and X of rank `rx` >= 2 (-1: unknown, >= 2).
@@ -65,8 +64,8 @@ void RegisterLinearGradients(GradientRegistry& r) {
     int ra = RankOf(c, c.X(0)), rb = RankOf(c, c.X(1));
     if ((ra >= 0 && ra < 2) || (rb >= 0 && rb < 2))
       return absl::UnimplementedError("MatMul gradient of a vector operand (rank 1) is not supported");
-    if (const auto [k, n] = MatrixDims(c, c.X(1)); k > 0 && n > 0) {
-      LinearGradients(c, k, n, ra);
+    if (const std::optional<Dims> w = KnownDims(c, c.X(1)); w && w->size() == 2 && (*w)[0] > 0 && (*w)[1] > 0) {
+      LinearGradients(c, (*w)[0], (*w)[1], ra);
       return absl::OkStatus();
     }
     if (c.wants(0)) {

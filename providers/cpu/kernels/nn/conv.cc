@@ -452,7 +452,7 @@ class Conv : public Kernel {
       if (x.dtype() != DataType::kFloat || !use_dnnl || pool_ || y.numel() == 0)
         return absl::InvalidArgumentError(node_.Describe() + ": the channel means (output 1) need a float32 "
                                           "convolution of non-empty X and W without a fused pool, and a non-empty Y");
-      means = MeansOf(ctx, y_dims, stored, ctx.num_threads());
+      means = MeansOf(ctx, y_dims, stored);
     }
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
@@ -507,13 +507,13 @@ class Conv : public Kernel {
 
   // Allocates output 1 in Y's layout: the stored dims with 1 for every pixel dim (a blocked
   // [N, C/B, H, W, B] gives [N, C/B, 1, 1, B], a plain [N, C, H, W] gives [N, C, 1, 1]).
-  Means MeansOf(KernelContext& ctx, const Dims& y_dims, const Dims& stored, int threads) const {
+  Means MeansOf(KernelContext& ctx, const Dims& y_dims, const Dims& stored) const {
     Dims dims = stored;
     const size_t pixel_end = out_blocked_ ? dims.size() - 1 : dims.size();
     for (size_t i = 2; i < pixel_end; ++i) dims[i] = 1;
     Tensor& m = ctx.AllocateOutput(1, DataType::kFloat, dims);
     const int64_t B = out_blocked_ ? stored.back() : 1;
-    return {m.data<float>(), m.numel() / B, DimProduct(y_dims, 2, static_cast<int>(y_dims.size())), B, threads};
+    return {m.data<float>(), m.numel() / B, DimProduct(y_dims, 2, static_cast<int>(y_dims.size())), B, ctx.num_threads()};
   }
 
   // What one call's shapes determine, kept for the next call of the same shapes and types
