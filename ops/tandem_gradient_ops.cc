@@ -20,6 +20,17 @@ std::vector<TandemOpDecl> GradientOps() {
     {"TanhGrad", "dY, Y", "dX", "",
      "dX = dY * (1 - Y^2), with Y the output of the forward Tanh. CPU: float, double, float16, bfloat16, "
      "same shapes; CUDA: float32, numpy broadcasting. Written by training/rules/elementwise.cc."},
+    {"FusedAttentionGrad", "dY, Q, Kt, V, mask?", "dQ, dKt, dV, dScores?",
+     "scale: float (1); nan_rows_to_zero: int (0)",
+     "The gradients of FusedAttention (same operands and attributes) given dY: dQ [..., S, D], dKt [..., D, L], "
+     "dV [..., L, Dv] and dScores [..., S, L] (the gradient of scale * Q Kt + mask, i.e. the mask's before its "
+     "broadcast is summed), each with Y's broadcast batch dims. P is recomputed a block of query rows at a time, "
+     "never stored. CPU float32 only. Written by training/rules/attention.cc (dScores only when the mask needs "
+     "a gradient)."},
+    {"GeluGrad", "dY, X", "dX", "approximate: string (\"none\")",
+     "dX = dY * Gelu'(X), X the forward Gelu's input, approximate as its (\"none\": the erf form, \"tanh\"). "
+     "CPU only: float32 (oneDNN eltwise backward), double, float16, bfloat16 (in double), same shapes. Written "
+     "by training/rules/elementwise.cc for Gelu (ONNX and ai.tandem)."},
     {"LeakyReluGrad", "dY, X", "dX", "alpha: float (0.01)",
      "dX = X > 0 ? dY : alpha * dY, the gradient of LeakyRelu(X); the rule passes the forward alpha. "
      "CPU: float, double, float16, bfloat16, same shapes; CUDA: float32, numpy broadcasting. "

@@ -64,8 +64,9 @@ std::vector<TandemOpDecl> GraphOps() {
      "(the keys already transposed), V [..., L, Dv], the batch dims broadcast as MatMul's and the mask as "
      "Add's, not past the scores' [..., S, L]; Y [..., S, Dv]. A score row holding a NaN or masked to -inf "
      "throughout gives NaN, or zeros with nan_rows_to_zero. CPU float32 only (the scores are made and used "
-     "one block of query rows at a time, in cache). Written by providers/cpu/rewrites/attention_fusion.cc "
-     "from MatMul, scalar Mul/Div, an Add of the mask, Softmax [, IsNaN + Where], MatMul on CPU-placed nodes."},
+     "one block of query rows at a time, in cache). Written by ops/attention_subgraph.cc from MatMul, scalar "
+     "Mul/Div, an Add of the mask, Softmax [, IsNaN + Where], MatMul: on CPU-placed nodes for inference "
+     "(providers/cpu/rewrites/attention_fusion.cc), before the gradients in CPU training graphs."},
     {"Gelu", "X", "Y", "approximate: string (\"none\")",
      "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
      "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "
@@ -104,7 +105,7 @@ std::vector<TandemOpDecl> GraphOps() {
      "through all layers in cache-sized tiles. float32, CPU only. Written by "
      "optimizer/dense_chain_fusion.cc (Gemm or MatMul + Add layers, each with an optional activation), "
      "from runtime/session.cc (CPU-only sessions, >= 2 layers) and training/training_graph.cc "
-     "(fuse_dense_chains, >= 1 layer)."},
+     "(cpu_fusions, >= 1 layer)."},
     {"DenseChainGrad", "dY, X, W_1, B_1, ...", "dX?, dW_1?, dB_1?, ...",
      "activations: strings (required); trans_b: ints (1 per layer)",
      "The gradients of DenseChain(X, W_1, B_1, ...) given dY [M, K_n]: forward activations are "

@@ -543,7 +543,7 @@ TEST(DenseChainFusion, InferenceSessionMatchesTheUnfusedOne) {
 TEST(DenseChainFusion, FoldsTheMseStepOnlyWhereNothingElseReadsIt) {
   Graph g = Import(MlpModel({"Relu", "Relu", ""}));
   ASSERT_EQ(FuseDenseChains(g), 3);
-  training::TrainingSpec spec;  // fuse_dense_chains off: the chain is already there, unfolded
+  training::TrainingSpec spec;  // cpu_fusions off: the chain is already there, unfolded
   auto tg = training::BuildTrainingGraph(g, spec);
   ASSERT_TRUE(tg.ok()) << tg.status();
   Graph pinned = tg->graph;

@@ -124,7 +124,7 @@ TEST(TandemOps, TheGraphsRewritesAndTrainingWriteHoldOnlyDeclaredOps) {
         spec.loss = c.loss;
         spec.optimizer.kind = opt;
         spec.optimizer.clip_norm = fused ? 1.f : 0.f;  // GlobalNormClip
-        spec.fuse_dense_chains = fused;                // DenseChain*, DenseChainMseGrad
+        spec.cpu_fusions = fused;                // DenseChain*, DenseChainMseGrad
         spec.one_update_node = fused;
         spec.all_reduce = fused;                       // AllReduceStart / AllReduceWait
         auto tg = training::BuildTrainingGraph(inference, spec);

@@ -23,7 +23,7 @@ std::set<std::string> ResidentInputs(const TrainingGraph& tg) {
 absl::StatusOr<std::pair<std::vector<std::string>, PartitionResult>> ChooseByCost(const Graph& inference,
                                                                                   const TrainerOptions& options) {
   TrainingSpec spec = options.spec;
-  spec.fuse_dense_chains = spec.one_update_node = false;
+  spec.cpu_fusions = spec.one_update_node = false;
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();
   SessionOptions so;
@@ -60,9 +60,9 @@ absl::StatusOr<Trainer::StepSetup> Trainer::SetUpStep(const Graph& inference, co
   }
   setup.options.placement = PartitionOptions::Policy::kPreferenceOrder;
   TrainingSpec spec = options.spec;
-  spec.fuse_dense_chains = options.fusion && std::all_of(setup.options.providers.begin(), setup.options.providers.end(),
+  spec.cpu_fusions = options.fusion && std::all_of(setup.options.providers.begin(), setup.options.providers.end(),
                                                          [](const std::string& p) { return p == "cpu"; });
-  spec.one_update_node = spec.fuse_dense_chains;  // the same condition: fusion on, CPU only
+  spec.one_update_node = spec.cpu_fusions;  // the same condition: fusion on, CPU only
   spec.all_reduce = options.communicator && (options.communicator->size() > 1 || options.spec.all_reduce);
   auto tg = BuildTrainingGraph(inference, spec);
   if (!tg.ok()) return tg.status();

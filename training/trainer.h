@@ -32,7 +32,7 @@ struct TrainerOptions {
   bool tracing = false;    // also trace events of its nodes, see trace()
   // Graph fusions (SessionOptions::fusion) and, when the CPU runs everything, dense
   // chains fused before the gradients are built and one node for all optimizer updates
-  // (TrainingSpec::fuse_dense_chains, one_update_node).
+  // (TrainingSpec::cpu_fusions, one_update_node).
   bool fusion = true;
   std::vector<std::string> providers = {"cpu"};  // preferred first, see placement/device_selection.h
   ProviderOptions provider_options;              // float32 or TF32 on the GPU (SessionOptions's)

@@ -2,8 +2,13 @@
 
 #include <set>
 
+#include "framework/env_switch.h"
+#include "framework/execution_provider.h"
+#include "ops/attention_subgraph.h"
+#include "optimizer/constant_folding.h"
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/dense_chain_loss_fusion.h"
+#include "optimizer/gelu_fusion.h"
 #include "training/gradient_all_reduce.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
@@ -131,7 +136,15 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
   }
   auto mode = EnterTrainingMode(g, spec.seed, tg.step, tg.first_row, tg.running_stats);
   if (!mode.ok()) return mode;
-  if (spec.fuse_dense_chains) FuseDenseChains(g);
+  if (spec.cpu_fusions) {
+    // Folded first: the exporters' scalar chains (attention's Cast(Sqrt(d)) scale, GELU's
+    // constants) become the initializers the fusions read. The parameters are inputs by now.
+    auto cpu = CreateCpuProvider();
+    if (auto folded = FoldConstants(g, *cpu); !folded.ok()) return folded.status();
+    FuseDenseChains(g);
+    FuseGelu(g);
+    if (!SwitchedOff("TANDEM_CPU_FUSED_ATTENTION")) FuseAttentionSubgraphs(g, "");
+  }
 
   std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;
   tg.target = "target";  // AddLoss declares it as a graph input
@@ -221,7 +234,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     all.inputs.push_back(tg.lr);
     g.nodes.push_back(std::move(all));
   }
-  if (spec.fuse_dense_chains) FuseDenseChainMseLoss(g);
+  if (spec.cpu_fusions) FuseDenseChainMseLoss(g);
   return tg;
 }
 

@@ -38,10 +38,14 @@ struct TrainingSpec {
   std::vector<std::string> freeze;           // exact names or prefixes ending in '*'
   OptimizerSpec optimizer;
   uint64_t seed = 0;                         // Dropout masks, for nodes without a seed attribute
-  // Gemm + activation chains become ai.tandem DenseChain before the gradients are built
-  // (optimizer/dense_chain_fusion.h), and a chain's MSE loss with its gradient is folded into
-  // one node (optimizer/dense_chain_loss_fusion.h); only the CPU has their kernels.
-  bool fuse_dense_chains = false;
+  // The CPU's fusions of the forward pass, before the gradients are built: Gemm +
+  // activation chains become ai.tandem DenseChain (optimizer/dense_chain_fusion.h), GELUs
+  // spelled out in element-wise nodes one Gelu (optimizer/gelu_fusion.h), attention one
+  // FusedAttention (ops/attention_subgraph.h; not under TANDEM_CPU_FUSED_ATTENTION=0),
+  // constants folded first; and a chain's MSE
+  // loss with its gradient is folded into one node (optimizer/dense_chain_loss_fusion.h).
+  // Only the CPU has their kernels (and their gradients').
+  bool cpu_fusions = false;
   // Every parameter's optimizer update in one node (the CPU kernels take several
   // parameters per node; the CUDA ones one).
   bool one_update_node = false;

@@ -76,31 +76,15 @@ void RegisterElementwiseGradients(GradientRegistry& r) {
     c.SetInputGrad(0, c.Emit1("Mul", {c.dY(0), c.Emit1("Mul", {e, c.ScalarLike(1.1283791670955126, x)})}));
     return absl::OkStatus();
   });
-  r.Add("Gelu", [](GradientContext& c) {
-    const std::string& x = c.X(0);
-    auto k = [&](double v) { return c.ScalarLike(v, x); };
-    std::string x2 = c.Emit1("Mul", {x, x}), slope;
-    if (c.node().attr_string("approximate", "none") == "tanh") {
-      // y = x/2 (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3):
-      // y' = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-      const double s = 0.7978845608028654, a = 0.044715;
-      std::string u = c.Emit1("Mul", {c.Emit1("Add", {x, c.Emit1("Mul", {c.Emit1("Mul", {x2, x}), k(a)})}), k(s)});
-      std::string t = c.Emit1("Tanh", {u});
-      std::string half_one_plus_t = c.Emit1("Mul", {c.Emit1("Add", {t, k(1.0)}), k(0.5)});
-      std::string sech2 = c.Emit1("Sub", {k(1.0), c.Emit1("Mul", {t, t})});
-      std::string du = c.Emit1("Mul", {c.Emit1("Add", {c.Emit1("Mul", {x2, k(3 * a)}), k(1.0)}), k(s)});
-      slope = c.Emit1("Add", {half_one_plus_t,
-                              c.Emit1("Mul", {c.Emit1("Mul", {c.Emit1("Mul", {x, k(0.5)}), sech2}), du})});
-    } else {
-      // y = x Phi(x): y' = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2
-      std::string cdf = c.Emit1("Mul", {c.Emit1("Add", {c.Emit1("Erf", {c.Emit1("Mul", {x, k(0.7071067811865476)})}),
-                                                        k(1.0)}), k(0.5)});
-      std::string pdf = c.Emit1("Mul", {c.Emit1("Exp", {c.Emit1("Mul", {x2, k(-0.5)})}), k(0.3989422804014327)});
-      slope = c.Emit1("Add", {cdf, c.Emit1("Mul", {x, pdf})});
-    }
-    c.SetInputGrad(0, c.Emit1("Mul", {c.dY(0), slope}));
+  // Gelu (ONNX opset 20, and ai.tandem's from optimizer/gelu_fusion.h): one GeluGrad pass.
+  const GradientRule gelu = [](GradientContext& c) {
+    c.SetInputGrad(0, c.Emit1("GeluGrad", {c.dY(0), c.X(0)},
+                              {{"approximate", GradientContext::String(c.node().attr_string("approximate", "none"))}},
+                              kTandemDomain));
     return absl::OkStatus();
-  });
+  };
+  r.Add("Gelu", gelu);
+  r.Add("Gelu", gelu, kTandemDomain);
   r.Add("Softplus", [](GradientContext& c) {  // d/dx ln(1 + e^x) = sigmoid(x)
     c.SetInputGrad(0, c.Emit1("Mul", {c.dY(0), c.Emit1("Sigmoid", {c.X(0)})}));
     return absl::OkStatus();

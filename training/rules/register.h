@@ -14,6 +14,7 @@ void RegisterShapeGradients(GradientRegistry& r);        // shape.cc: Reshape, T
 void RegisterSoftmaxGradients(GradientRegistry& r);      // softmax.cc: Softmax, LogSoftmax
 void RegisterNnGradients(GradientRegistry& r);           // nn.cc: Conv, ConvTranspose, pools, BatchNorm, LayerNorm
 void RegisterRecurrentGradients(GradientRegistry& r);    // recurrent.cc: LSTM, GRU
+void RegisterAttentionGradients(GradientRegistry& r);    // attention.cc: ai.tandem FusedAttention
 
 inline void RegisterAllGradients(GradientRegistry& r) {
   RegisterArithmeticGradients(r);
@@ -26,6 +27,7 @@ inline void RegisterAllGradients(GradientRegistry& r) {
   RegisterSoftmaxGradients(r);
   RegisterNnGradients(r);
   RegisterRecurrentGradients(r);
+  RegisterAttentionGradients(r);
 }
 
 }  // namespace tandem::training::rules

@@ -35,6 +35,7 @@ void RegisterReduceKernels(KernelRegistry& r);       // math/reduce.cc: Reduce*,
 void RegisterSoftmaxKernels(KernelRegistry& r);      // nn/softmax.cc
 void RegisterAttentionKernels(KernelRegistry& r);    // nn/attention.cc: Attention, FlexAttention
 void RegisterFusedAttentionKernels(KernelRegistry& r);  // nn/fused_attention.cc: ai.tandem FusedAttention
+void RegisterFusedAttentionGradKernels(KernelRegistry& r);  // nn/fused_attention_grad.cc: ai.tandem FusedAttentionGrad
 void RegisterAddLayerNormKernels(KernelRegistry& r);  // nn/add_layer_norm.cc: ai.tandem AddLayerNormalization
 void RegisterTransformerKernels(KernelRegistry& r);  // nn/transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_ops.cc: LinearAttention, CausalConvWithState
@@ -71,6 +72,7 @@ void RegisterConvGradKernels(KernelRegistry& r);     // nn/conv_grad.cc: ConvGra
 void RegisterPoolGradKernels(KernelRegistry& r);     // nn/pool_grad.cc: MaxPoolGrad, AveragePoolGrad, GlobalAveragePoolGrad
 void RegisterNormGradKernels(KernelRegistry& r);     // nn/norm_grad.cc: BatchNormalizationGrad, LayerNormalizationGrad
 void RegisterGradMathKernels(KernelRegistry& r);     // math/grad_math_ops.cc: ai.tandem math/shape/softmax grads
+void RegisterGeluGradKernels(KernelRegistry& r);     // math/gelu_grad.cc: ai.tandem GeluGrad
 void RegisterOptimizerKernels(KernelRegistry& r);    // training/optimizer_ops.cc: ai.tandem SGD/Momentum/Adam(W)Update, GlobalNormClip
 void RegisterDenseChainKernels(KernelRegistry& r);  // nn/dense_chain_ops.cc: ai.tandem DenseChain(+Grad)
 void RegisterAllReduceKernels(KernelRegistry& r);   // training/all_reduce.cc: ai.tandem AllReduce (data-parallel training)
@@ -83,6 +85,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterPoolGradKernels(r);
   RegisterNormGradKernels(r);
   RegisterGradMathKernels(r);
+  RegisterGeluGradKernels(r);
   RegisterOptimizerKernels(r);
   RegisterLossGradKernels(r);
   RegisterRnnGradKernels(r);
@@ -95,6 +98,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterSoftmaxKernels(r);
   RegisterAttentionKernels(r);
   RegisterFusedAttentionKernels(r);
+  RegisterFusedAttentionGradKernels(r);
   RegisterAddLayerNormKernels(r);
   RegisterTransformerKernels(r);
   RegisterRecurrentStateKernels(r);

@@ -1,0 +1,72 @@
+// The operands of ai.tandem FusedAttention(Q, Kt, V, mask) and of its gradient, checked and
+// laid out for the kernels (fused_attention.cc, fused_attention_grad.cc): Q [..., S, D],
+// Kt [..., D, L], V [..., L, Dv] and the mask broadcast to the scores [..., S, L] as MatMul
+// and Add would; each operand's batch matrices found by offset in the broadcast batch, the
+// mask as rows of L contiguous floats. A single query row widened to the mask's S rows is
+// copied S times (Widened: the kernels then see S rows).
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "graph/tensor.h"
+
+namespace tandem::cpu {
+
+struct AttentionOperands {
+  int64_t S = 0, D = 0, L = 0, Dv = 0;
+  Dims batch;  // the broadcast batch dims of Y
+  const float *q = nullptr, *kt = nullptr, *v = nullptr;
+  std::vector<int64_t> q_off, k_off, v_off;  // element offset of each batch matrix
+  // Row i of batch matrix b's mask is mask + mask_off[b] + i * mask_ld (mask_ld 0: one row
+  // for every query); null without a mask.
+  const float* mask = nullptr;
+  int64_t mask_ld = 0;
+  std::vector<int64_t> mask_off;
+  bool widened = false;  // Q had one row, widened to the mask's S
+
+  int64_t batches() const { return static_cast<int64_t>(q_off.size()); }
+  Dims OutputDims(int64_t rows, int64_t cols) const;  // batch + [rows, cols]
+
+  // Checks and lays out the operands (mask may be null); the result points into them (and
+  // into its own copies of a widened Q or a mask expanded along the keys).
+  absl::Status Prepare(const Tensor& q_in, const Tensor& kt_in, const Tensor& v_in, const Tensor* mask_in);
+
+ private:
+  Tensor widened_q_, expanded_mask_;
+};
+
+// Runs task(t, scratch) for each t in [0, tasks): in an OpenMP team when `parallel` (each
+// thread with its own scratch, made by make_scratch()), else in order on one scratch. A
+// failed task stops its thread's later tasks; the first error (in thread order) is returned.
+template <typename MakeScratch, typename Task>
+absl::Status RunAttentionTasks(int64_t tasks, bool parallel, MakeScratch make_scratch, Task task) {
+  if (!parallel) {
+    auto scratch = make_scratch();
+    for (int64_t t = 0; t < tasks; ++t)
+      if (absl::Status st = task(t, scratch); !st.ok()) return st;
+    return absl::OkStatus();
+  }
+  std::vector<absl::Status> errors(static_cast<size_t>(std::max(1, omp_get_max_threads())));
+#pragma omp parallel
+  {
+    auto scratch = make_scratch();
+    absl::Status& err = errors[static_cast<size_t>(omp_get_thread_num()) % errors.size()];
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t)
+      if (err.ok()) err = task(t, scratch);
+  }
+  for (const absl::Status& e : errors)
+    if (!e.ok()) return e;
+  return absl::OkStatus();
+}
+
+// oneDNN's sgemm (row-major C = alpha op(A) op(B) + beta C, op 'N' or 'T'), its status as
+// an absl::Status.
+absl::Status Sgemm(char trans_a, char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+}  // namespace tandem::cpu
