@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, HERE)
 import hf_training_models as hf  # noqa: E402
 from scratch import scratch_dir  # noqa: E402
-from turns import cpu_name, vector_isa  # noqa: E402
+from turns import cpu_model, vector_isa  # noqa: E402
 
 LR, WEIGHT_DECAY = 1e-4, 0.01
 
@@ -129,7 +129,7 @@ def main():
             sys.exit(f"unknown engine '{e}': eager, compile or tandem")
     if "tandem" in engines and not os.access(args.tandem, os.X_OK):
         sys.exit(f"no tandem binary at {args.tandem} (build it, or give --tandem)")
-    header = [f"{cpu_name()}, {vector_isa()}; {args.threads} threads per engine, one at a time",
+    header = [f"{cpu_model()}, {vector_isa()}; {args.threads} threads per engine, one at a time",
               f"PyTorch {torch.__version__}, transformers {transformers.__version__}; batch {args.batch}, "
               f"sequence {args.seq}, {args.steps} steps a round, {args.rounds} rounds; AdamW, MSE on the last hidden state"]
     print("\n".join(header), flush=True)
