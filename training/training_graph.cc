@@ -9,6 +9,7 @@
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/dense_chain_loss_fusion.h"
 #include "optimizer/gelu_fusion.h"
+#include "optimizer/linear_layer_gemm.h"
 #include "training/gradient_all_reduce.h"
 #include "training/gradient_builder.h"
 #include "training/gradient_rules.h"
@@ -142,6 +143,7 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     auto cpu = CreateCpuProvider();
     if (auto folded = FoldConstants(g, *cpu); !folded.ok()) return folded.status();
     FuseDenseChains(g);
+    if (!SwitchedOff("TANDEM_LINEAR_GEMM")) FuseLinearLayersIntoGemm(g);
     FuseGelu(g);
     if (!SwitchedOff("TANDEM_CPU_FUSED_ATTENTION")) FuseAttentionSubgraphs(g, "");
   }

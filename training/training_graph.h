@@ -39,7 +39,8 @@ struct TrainingSpec {
   OptimizerSpec optimizer;
   uint64_t seed = 0;                         // Dropout masks, for nodes without a seed attribute
   // The CPU's fusions of the forward pass, before the gradients are built: Gemm +
-  // activation chains become ai.tandem DenseChain (optimizer/dense_chain_fusion.h), GELUs
+  // activation chains become ai.tandem DenseChain (optimizer/dense_chain_fusion.h), larger
+  // linear layers on a transposed weight one Gemm (optimizer/linear_layer_gemm.h), GELUs
   // spelled out in element-wise nodes one Gelu (optimizer/gelu_fusion.h), attention one
   // FusedAttention (ops/attention_subgraph.h; not under TANDEM_CPU_FUSED_ATTENTION=0),
   // constants folded first; and a chain's MSE
