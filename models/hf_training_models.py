@@ -70,8 +70,8 @@ def export_for_training(module, feeds, path):
     in training mode (no folding of what training changes), opset 17, batch dim dynamic."""
     args = tuple(torch.from_numpy(v[:1]) for v in feeds.values())
     dynamic = {name: {0: "batch"} for name in [*feeds, "y"]}
-    warnings.filterwarnings("ignore", message="You are using the legacy TorchScript-based ONNX export")
-    with contextlib.redirect_stdout(sys.stderr):
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("ignore")  # the exporter's tracer warnings about Python control flow
         torch.onnx.export(module, args, path, dynamo=False, input_names=list(feeds), output_names=["y"],
                           dynamic_axes=dynamic, opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False)
