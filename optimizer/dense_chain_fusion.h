@@ -23,7 +23,8 @@ namespace tandem {
 // Larger layers are left to the GEMM primitives, which block for cache themselves: a
 // training step of three tanh layers at batch 1024 (2-core AVX-512 Xeon) took 0.75 ms
 // chained vs 0.92 unfused at width 32, 2.29 vs 1.58 at 64 and 8.4 vs 2.7 at 128 (GPT-2's
-// 128-wide projections ran 5x slower chained).
+// 128-wide projections ran 5x slower chained); their inference at batch 1024, 0.80 vs 0.09 ms
+// at width 64 and 2.4 vs 0.3 at 128.
 constexpr int64_t kMaxDenseChainWeights = 1 << 11;
 
 // Returns the number of Gemm nodes fused into chains of at least `min_layers` layers.

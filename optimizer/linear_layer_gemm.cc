@@ -38,6 +38,11 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
   if (graph.opset("") < 13) return 0;  // Slice with inputs, Gemm's optional C
   const ValueReaders readers(graph);
   const std::map<std::string, size_t> producer = Producers(graph);
+  std::set<std::string> names;  // every value and initializer name: the new ones must be fresh
+  for (const ValueInfo& v : graph.inputs) names.insert(v.name);
+  for (const auto& [name, t] : graph.initializers) names.insert(name);
+  for (const auto& [name, v] : graph.value_info) names.insert(name);
+  for (const Node& n : graph.nodes) names.insert(n.outputs.begin(), n.outputs.end());
   std::set<size_t> removed;
   std::map<size_t, std::vector<Node>> replacement;  // at the MatMul's place
   std::set<std::string> transposed;                  // the weights' Transposes' outputs
@@ -54,8 +59,10 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
     const std::optional<Dims> wd = ParameterDims(graph, w);
     if (!wd || wd->size() != 2) continue;
     const int64_t N = (*wd)[0], K = (*wd)[1];
+    if (N <= 0 || K <= 0) continue;  // Reshape(A, [-1, 0]) cannot infer its -1
     // The bias: the MatMul's sole reader adding a [N] parameter.
     std::string bias, y = mm.outputs[0];
+    int taken_add = -1;
     const int add = readers.Sole(mm.outputs[0]);  // -1 also when the product is a graph output
     if (add >= 0) {
       const Node& a = graph.nodes[static_cast<size_t>(add)];
@@ -65,7 +72,7 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
         if (other != mm.outputs[0] && bd && *bd == Dims{N}) {
           bias = other;
           y = a.outputs[0];
-          removed.insert(static_cast<size_t>(add));
+          taken_add = add;
         }
       }
     }
@@ -73,6 +80,15 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
     const ValueInfo* xi = graph.FindValueInfo(x);
     const bool matrix = xi && xi->shape.rank_known && xi->shape.dims.size() == 2;
     const std::string base = y + "/linear";
+    bool fresh = true;
+    for (const char* suffix : {"/rows", "/rows_shape", "/last_dim", "/zero", "/minus_one", "/shape", "/lead",
+                               "/out_shape", "/gemm"})
+      fresh &= !names.count(base + suffix);
+    if (!fresh) continue;
+    if (taken_add >= 0) {
+      removed.insert(static_cast<size_t>(taken_add));
+      graph.value_info.erase(mm.outputs[0]);  // the product is no longer a value
+    }
     std::vector<Node> nodes;
     std::vector<std::string> gemm_in = {matrix ? x : base + "/rows", w};
     if (!bias.empty()) gemm_in.push_back(bias);
@@ -96,11 +112,10 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
     gemm.attributes["transB"] = IntAttribute(1);
     nodes.push_back(std::move(gemm));
     if (!matrix) nodes.push_back(MakeNode("Reshape", base + "/unrows", {base + "/gemm", base + "/out_shape"}, {y}));
-    graph.value_info[y] = ValueInfo{y, DataType::kFloat, xi && xi->shape.rank_known ? xi->shape : Shape::Unknown()};
-    if (xi && xi->shape.rank_known && !xi->shape.dims.empty()) {
-      Shape s = xi->shape;
+    if (xi && xi->shape.rank_known && !xi->shape.dims.empty() && !graph.value_info.count(y)) {
+      Shape s = xi->shape;  // A's with the last dim N; what shape inference recorded is kept
       s.dims.back() = Shape::Of({N}).dims[0];
-      graph.value_info[y].shape = s;
+      graph.value_info[y] = ValueInfo{y, DataType::kFloat, s};
     }
     replacement[i] = std::move(nodes);
     transposed.insert(tr.outputs[0]);
@@ -120,7 +135,8 @@ int FuseLinearLayersIntoGemm(Graph& graph) {
   std::set<size_t> unread;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
-    if (transposed.count(n.outputs[0]) && after.nodes(n.outputs[0]).empty() && !after.pinned(n.outputs[0]))
+    if (!n.outputs.empty() && transposed.count(n.outputs[0]) && after.nodes(n.outputs[0]).empty() &&
+        !after.pinned(n.outputs[0]))
       unread.insert(i);
   }
   RemoveNodes(graph, unread);

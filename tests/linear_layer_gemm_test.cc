@@ -1,9 +1,9 @@
 // Linear layers on a transposed weight become one Gemm before training's gradients
 // (optimizer/linear_layer_gemm.h): the rewritten graph computes what a float64 reference
 // computed here does (3-D and 2-D inputs, with and without the bias), leaves alone what it
-// must (a perm other than [1, 0], a MatMul output the graph returns), and a model of such
-// layers trains with the same losses as with the rewrite switched off
-// (TANDEM_LINEAR_GEMM=0), which differentiates MatMul and Transpose instead.
+// must (a perm other than [1, 0], an empty inner dim; of a product the graph returns, the
+// bias Add), and a model of such layers trains with the same losses as with the rewrite
+// switched off (TANDEM_LINEAR_GEMM=0), which differentiates MatMul and Transpose instead.
 #include <cmath>
 #include <map>
 #include <string>
@@ -87,9 +87,11 @@ TEST(LinearLayerGemm, RewrittenLayersMatchFloat64) {
     }
 }
 
-TEST(LinearLayerGemm, LeavesOtherPermutationsAndReturnedProductsAlone) {
+TEST(LinearLayerGemm, LeavesOtherPermutationsEmptyLayersAndReturnedProductsAlone) {
   Graph swapped = testing::ImportTestModel(Linear({3, 4}, 4, true, {0, 1}));
   EXPECT_EQ(FuseLinearLayersIntoGemm(swapped), 0);
+  Graph empty_rows = testing::ImportTestModel(Linear({2, 3, 0}, 4, true));  // K = 0: Reshape(A, [-1, 0]) cannot be
+  EXPECT_EQ(FuseLinearLayersIntoGemm(empty_rows), 0);
   Graph returned = testing::ImportTestModel(Linear({3, 4}, 6, true, {1, 0}, /*y_is_product=*/true));
   EXPECT_EQ(FuseLinearLayersIntoGemm(returned), 1);  // the product is returned: its Add stays apart
   const auto ops = testing::OpCounts(returned);
