@@ -15,6 +15,7 @@ bool SameStaticShape(const Graph& graph, const std::string& a, const std::string
 }
 
 std::optional<Dims> StaticDims(const Graph& graph, const std::string& value) {
+  if (auto init = graph.initializers.find(value); init != graph.initializers.end()) return init->second.dims();
   const ValueInfo* v = graph.FindValueInfo(value);
   if (!v || !v->shape.rank_known || !v->shape.fully_known()) return std::nullopt;
   return v->shape.ToDims();

@@ -12,7 +12,8 @@ namespace tandem {
 // the same symbol.
 bool SameStaticShape(const Graph& graph, const std::string& a, const std::string& b);
 
-// The value's dims when every one is known, else nullopt.
+// The value's dims when every one is known, else nullopt: an initializer's, or as shape
+// inference recorded them (as Graph::ValueType, the initializer first).
 std::optional<Dims> StaticDims(const Graph& graph, const std::string& value);
 
 }  // namespace tandem

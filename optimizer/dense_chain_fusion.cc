@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "graph/static_shape.h"
 #include "graph/value_readers.h"
 
 namespace tandem {
@@ -11,11 +12,7 @@ namespace {
 
 // Shape of an initializer or typed graph value, when float32 and fully known.
 std::optional<Dims> FloatDims(const Graph& g, const std::string& v) {
-  if (auto it = g.initializers.find(v); it != g.initializers.end())
-    return it->second.dtype() == DataType::kFloat ? std::optional<Dims>(it->second.dims()) : std::nullopt;
-  const ValueInfo* vi = g.FindValueInfo(v);
-  if (!vi || vi->dtype != DataType::kFloat || !vi->shape.fully_known()) return std::nullopt;
-  return vi->shape.ToDims();
+  return g.ValueType(v) == DataType::kFloat ? StaticDims(g, v) : std::nullopt;
 }
 
 // One dense layer of a chain: a Gemm, or a MatMul followed by an Add of the bias.

@@ -1,5 +1,6 @@
 #include "optimizer/linear_layer_gemm.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,13 +14,11 @@
 namespace tandem {
 namespace {
 
-// The dims of a float32 graph input or initializer, when known.
+// The dims of a float32 graph input or initializer (there before any node runs), when known.
 std::optional<Dims> ParameterDims(const Graph& g, const std::string& v) {
-  if (auto it = g.initializers.find(v); it != g.initializers.end())
-    return it->second.dtype() == DataType::kFloat ? std::optional<Dims>(it->second.dims()) : std::nullopt;
-  for (const ValueInfo& in : g.inputs)
-    if (in.name == v) return in.dtype == DataType::kFloat ? StaticDims(g, v) : std::nullopt;
-  return std::nullopt;
+  const bool input = std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& in) { return in.name == v; });
+  if ((!input && !g.initializers.count(v)) || g.ValueType(v) != DataType::kFloat) return std::nullopt;
+  return StaticDims(g, v);
 }
 
 Node MakeNode(const std::string& op, const std::string& name, std::vector<std::string> inputs,

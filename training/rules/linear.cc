@@ -31,13 +31,6 @@ std::string TransposeLast2(GradientContext& c, const std::string& v, int rank) {
   return c.Emit1("Transpose", {v}, {{"perm", GradientContext::Ints(perm)}});
 }
 
-// The dims of a value known before run time: an initializer's, or a fully inferred shape.
-std::optional<Dims> KnownDims(const GradientContext& c, const std::string& v) {
-  auto init = c.graph().initializers.find(v);
-  if (init != c.graph().initializers.end()) return init->second.dims();
-  return StaticDims(c.graph(), v);
-}
-
 // dX and dW of Y = MatMul(X, W) for W [K, N] and X of rank `rx` >= 2 (-1: unknown, >= 2).
 void LinearGradients(GradientContext& c, int64_t K, int64_t N, int rx) {
   auto rows_of = [&](const std::string& v, int64_t cols) {
@@ -64,7 +57,7 @@ void RegisterLinearGradients(GradientRegistry& r) {
     int ra = RankOf(c, c.X(0)), rb = RankOf(c, c.X(1));
     if ((ra >= 0 && ra < 2) || (rb >= 0 && rb < 2))
       return absl::UnimplementedError("MatMul gradient of a vector operand (rank 1) is not supported");
-    if (const std::optional<Dims> w = KnownDims(c, c.X(1)); w && w->size() == 2 && (*w)[0] > 0 && (*w)[1] > 0) {
+    if (const std::optional<Dims> w = StaticDims(c.graph(), c.X(1)); w && w->size() == 2 && (*w)[0] > 0 && (*w)[1] > 0) {
       LinearGradients(c, (*w)[0], (*w)[1], ra);
       return absl::OkStatus();
     }

@@ -8,7 +8,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +40,14 @@ struct AttentionOperands {
  private:
   Tensor widened_q_, expanded_mask_;
 };
+
+// Whether a score row's sum of exponentials (microkernels/softmax_rows.h) can divide it: not
+// NaN (a NaN in the row), not 0 (every key at -inf), not infinite. A row whose sum cannot
+// holds NaN, as ONNX Softmax gives, or 0 with nan_rows_to_zero (RowFill).
+inline bool DividingRowSum(float sum) { return sum > 0.f && !std::isinf(sum); }
+inline float RowFill(bool nan_rows_to_zero) {
+  return nan_rows_to_zero ? 0.f : std::numeric_limits<float>::quiet_NaN();
+}
 
 // Runs task(t, scratch) for each t in [0, tasks): in an OpenMP team when `parallel` (each
 // thread with its own scratch, made by make_scratch()), else in order on one scratch. A

@@ -69,13 +69,12 @@ class FusedAttention : public Kernel {
       const float* mrow = a.mask ? a.mask + a.mask_off[b] + r0 * a.mask_ld : nullptr;
       kernels_.exp_rows(buf.data(), m, L, L, scale_, mrow, a.mask_ld, sums.data());
       for (int64_t i = 0; i < m; ++i) {  // sums[i] becomes the row's divisor's inverse
-        if (sums[i] > 0.f && !std::isinf(sums[i])) {
+        if (DividingRowSum(sums[i])) {
           sums[i] = 1.f / sums[i];
           continue;
         }
         // NaN: a NaN in the row, or every key at -inf
-        std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L,
-                  nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN());
+        std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L, RowFill(nan_rows_to_zero_));
         sums[i] = 1.f;
       }
       st = Sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, a.v + a.v_off[b], Dv, 0.f, yb, Dv);

@@ -74,10 +74,9 @@ class FusedAttentionGrad : public Kernel {
         kernels_.exp_rows(p.data(), m, L, L, scale_, mrow, a.mask_ld, sums.data());
         for (int64_t i = 0; i < m; ++i) {
           float* row = p.data() + i * L;
-          const bool nan_row = !(sums[i] > 0.f) || std::isinf(sums[i]);
-          const float fill = nan_rows_to_zero_ ? 0.f : std::numeric_limits<float>::quiet_NaN();
-          const float inv = 1.f / sums[i];
-          for (int64_t j = 0; j < L; ++j) row[j] = nan_row ? fill : row[j] * inv;
+          const bool divides = DividingRowSum(sums[i]);
+          const float fill = RowFill(nan_rows_to_zero_), inv = 1.f / sums[i];
+          for (int64_t j = 0; j < L; ++j) row[j] = divides ? row[j] * inv : fill;
         }
         if (Dv > 0) {
           st = Sgemm('T', 'N', L, Dv, m, 1.f, p.data(), L, dy_blk, Dv, beta, dv_b, Dv);
