@@ -45,7 +45,7 @@ struct Chain {
   int64_t ScratchFloats() const { return (width_before.back() + 2 * max_width) * kWide; }
 };
 
-// Tanh and Sigmoid in place (the baseline build's vectorized tanh; see fast_tanh.h).
+// Tanh and Sigmoid in place (tanh by the widest build of tanh_arrays.h).
 void ActivateTranscendental(Act act, float* v, int64_t n);
 
 // Where a backward tile's output gradient comes from: dY as given, or the mean squared

@@ -5,15 +5,39 @@
 //   |x| < 0.625:  x + x^3 P(x^2)            (P least-squares fitted to tanh's series rest)
 //   otherwise:    1 - 2 / (exp(2|x|) + 1)   (exp by 2^n * e^r, |r| <= ln2/2, polynomial)
 // with the sign of x restored; |x| is capped at 10 (tanh rounds to 1 in float from 9.01).
+// A file built for another instruction set (tanh_arrays_avx2.cc, ...) defines
+// TANDEM_FAST_TANH_NAMESPACE before including this, so its copies of these inline
+// functions have names of their own and never stand in for the baseline build's.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#ifndef TANDEM_FAST_TANH_NAMESPACE
+#define TANDEM_FAST_TANH_NAMESPACE fast_tanh_baseline
+#endif
+
 namespace tandem::cpu {
+inline namespace TANDEM_FAST_TANH_NAMESPACE {
+
+// c ? a : b by bit masks: GCC does not if-convert a float select next to a division
+// under its default -ftrapping-math, which left every loop here scalar.
+inline float SelectBits(bool c, float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  const int32_t mask = -static_cast<int32_t>(c);
+  const int32_t r = (ia & mask) | (ib & ~mask);
+  float out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
 
 inline float TanhOne(float x) {
-  const float a = std::fmin(std::fabs(x), 10.f);  // fmin(NaN, 10) = 10: NaN restored below
+  // |x| capped at 10 by a compare, not std::fmin (a libm call at the SSE2 baseline);
+  // NaN < 10 is false, so NaN gives 10 here and is restored below.
+  const float abs_x = std::fabs(x);
+  const float a = SelectBits(abs_x < 10.f, abs_x, 10.f);
   // Small |x|: odd polynomial.
   const float z = a * a;
   const float p = (((-0.005718891551633303f * z + 0.020653063940614214f) * z - 0.053744640348560836f) * z +
@@ -21,7 +45,9 @@ inline float TanhOne(float x) {
   const float small = a + a * z * p;
   // Large |x|: e = exp(2a) = 2^n e^r.
   const float y = 2.f * a;
-  const float n = std::floor(y * 1.44269504088896341f + 0.5f);
+  // Rounded by truncation (y >= 0): the SSE2 baseline vectorizes a float -> int
+  // conversion, while std::floor is a libm call per element there.
+  const float n = static_cast<float>(static_cast<int32_t>(y * 1.44269504088896341f + 0.5f));
   const float r = (y - n * 0.693145751953125f) - n * 1.428606765330187e-06f;  // ln2 split hi + lo
   const float q = (((0.0013751408181298247f * r + 0.008368919080973009f) * r + 0.04166953339547566f) * r +
                    0.1666651843720962f) * r + 0.49999988592958855f;
@@ -30,8 +56,8 @@ inline float TanhOne(float x) {
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   const float large = 1.f - 2.f / (er * scale + 1.f);
-  const float t = a < 0.625f ? small : large;
-  return x != x ? x : std::copysign(t, x);
+  const float t = SelectBits(a < 0.625f, small, large);
+  return SelectBits(x != x, x, std::copysign(t, x));
 }
 
 inline void TanhInto(const float* x, float* y, int64_t n) {
@@ -50,4 +76,5 @@ inline void GeluTanhInto(const float* x, float* y, int64_t n) {
   }
 }
 
+}  // namespace TANDEM_FAST_TANH_NAMESPACE
 }  // namespace tandem::cpu

@@ -15,7 +15,7 @@
 
 #include "graph/node.h"
 #include "providers/cpu/dnnl_util.h"
-#include "providers/cpu/microkernels/fast_tanh.h"
+#include "providers/cpu/microkernels/tanh_arrays.h"
 
 namespace tandem::cpu {
 
@@ -96,8 +96,8 @@ class FusedActivation {
       case dnnl::algorithm::eltwise_gelu_erf:
         for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.f + std::erf(p[i] * 0.70710678f));
         break;
-      case dnnl::algorithm::eltwise_gelu_tanh: GeluTanhInto(p, p, n); break;
-      default: TanhInto(p, p, n); break;
+      case dnnl::algorithm::eltwise_gelu_tanh: tanh_arrays::GeluTanh(p, p, n); break;
+      default: tanh_arrays::Tanh(p, p, n); break;
     }
   }
 

@@ -9,6 +9,7 @@
 #include "providers/cpu/kernels/elementwise.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fast_tanh.h"
+#include "providers/cpu/microkernels/tanh_arrays.h"
 
 namespace tandem::cpu {
 namespace {
@@ -265,7 +266,7 @@ class UnaryKernel : public Kernel {
 };
 
 // Gelu: the erf form as UnaryKernel runs it (oneDNN's gelu_erf for float32); the float32
-// tanh form in one vectorized pass with Tandem's tanh (microkernels/fast_tanh.h: the
+// tanh form in one pass with Tandem's tanh, its widest build (microkernels/tanh_arrays.h: the
 // arithmetic of the nodes exporters write for it; oneDNN's own gelu_tanh is imprecise for
 // x << 0, a libm tanh per element ~10x slower).
 class GeluKernel : public Kernel {
@@ -279,7 +280,9 @@ class GeluKernel : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, x->dims());
     const float* px = x->data<float>();
     float* py = y.data<float>();
-    ParallelBlocks(x->numel(), [&](int64_t begin, int64_t end) { GeluTanhInto(px + begin, py + begin, end - begin); });
+    ParallelBlocks(x->numel(), [&](int64_t begin, int64_t end) {
+      tanh_arrays::GeluTanh(px + begin, py + begin, end - begin);
+    });
     return absl::OkStatus();
   }
 

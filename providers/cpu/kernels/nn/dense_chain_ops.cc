@@ -20,7 +20,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/dense_chain_tiles.h"
-#include "providers/cpu/microkernels/fast_tanh.h"
+#include "providers/cpu/microkernels/tanh_arrays.h"
 #include "providers/cpu/microkernels/isa_dispatch.h"
 
 namespace tandem::cpu {
@@ -35,7 +35,7 @@ const IsaBuilds<TileKernels>& Builds() {
 
 void ActivateTranscendental(Act act, float* v, int64_t n) {
   if (act == Act::kTanh) {
-    TanhInto(v, v, n);
+    tanh_arrays::Tanh(v, v, n);
   } else if (act == Act::kSigmoid) {
     for (int64_t i = 0; i < n; ++i) v[i] = 1.f / (1.f + std::exp(-v[i]));
   }
