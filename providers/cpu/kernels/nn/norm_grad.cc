@@ -7,7 +7,8 @@
 //     attributes axis, epsilon; dScale/dB have the normalized shape X.dims[axis:] (the
 //     rule sums them down to the shapes of Scale/B when those broadcast).
 // float32 runs on oneDNN batch_normalization_backward / layer_normalization_backward
-// (statistics computed here in double); double uses reference loops.
+// (statistics computed here: in double for batch norm, in float for layer norm's short
+// rows); double uses reference loops.
 #include <cmath>
 #include <cstring>
 
@@ -328,13 +329,17 @@ class LayerNormGrad : public Kernel {
       float* v = static_cast<float*>(e.var.get_data_handle());
 #pragma omp parallel for if (outer > 1 && outer * inner > (1 << 14))
       for (int64_t o = 0; o < outer; ++o) {
+        // In float, a vector of partial sums (as the forward's statistics are taken); the
+        // variance from the deviations, two passes.
         const float* p = px + o * inner;
-        double s = 0, q = 0;
+        float s = 0, q = 0;
+#pragma omp simd reduction(+ : s)
         for (int64_t i = 0; i < inner; ++i) s += p[i];
-        const double mu = s / inner;
+        const float mu = s / static_cast<float>(inner);
+#pragma omp simd reduction(+ : q)
         for (int64_t i = 0; i < inner; ++i) q += (p[i] - mu) * (p[i] - mu);
-        m[o] = static_cast<float>(mu);
-        v[o] = static_cast<float>(q / inner);
+        m[o] = mu;
+        v[o] = q / static_cast<float>(inner);
       }
       float* s = static_cast<float*>(e.scale.get_data_handle());
       for (int64_t i = 0; i < inner; ++i) s[i] = static_cast<float>(sc[i]);
