@@ -134,4 +134,13 @@ dnnl::memory UnboundMemory(const dnnl::memory::desc& md) {
   return dnnl::memory(md, DnnlEngine(), DNNL_MEMORY_NONE);
 }
 
+absl::Status Sgemm(char trans_a, char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // sgemm wants leading dims of 1 or more, also where a dimension is 0
+  const dnnl_status_t s = dnnl_sgemm(trans_a, trans_b, m, n, k, alpha, a, std::max<int64_t>(lda, 1), b,
+                                     std::max<int64_t>(ldb, 1), beta, c, std::max<int64_t>(ldc, 1));
+  return s == dnnl_success ? absl::OkStatus()
+                           : absl::InternalError("oneDNN sgemm failed (status " + std::to_string(s) + ")");
+}
+
 }  // namespace tandem::cpu

@@ -85,4 +85,9 @@ class ShapeCache {
   std::map<std::vector<Dims>, Entry> entries_;
 };
 
+// oneDNN's sgemm (row-major C = alpha op(A) op(B) + beta C, op 'N' or 'T'), its status as
+// an absl::Status.
+absl::Status Sgemm(char trans_a, char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 }  // namespace tandem::cpu

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "graph/tensor.h"
+#include "providers/cpu/dnnl_util.h"
 
 namespace tandem::cpu {
 
@@ -73,10 +74,5 @@ absl::Status RunAttentionTasks(int64_t tasks, bool parallel, MakeScratch make_sc
     if (!e.ok()) return e;
   return absl::OkStatus();
 }
-
-// oneDNN's sgemm (row-major C = alpha op(A) op(B) + beta C, op 'N' or 'T'), its status as
-// an absl::Status.
-absl::Status Sgemm(char trans_a, char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 }  // namespace tandem::cpu
