@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "framework/env_switch.h"
 #include "graph/passes.h"
 #include "graph/value_readers.h"
 
@@ -23,6 +24,15 @@ class Matcher {
     std::string q, kt, v, mask;
     float scale = 1.f;
     bool nan_rows_to_zero = false;
+    bool heads_interleaved = false;  // q, kt, v: the values before the heads' Transposes
+    // Shape nodes that read an absorbed Transpose's output: they read its input instead,
+    // a Gather putting their result back in the Transpose's order.
+    struct ShapeReader {
+      size_t node;
+      std::string source;
+      std::vector<int64_t> perm;
+    };
+    std::vector<ShapeReader> shape_readers;
   };
   std::optional<Fusion> Match(size_t softmax) const {
     const Node& sm = g_.nodes[softmax];
@@ -74,6 +84,7 @@ class Matcher {
     f.v = mm.inputs[1];
     for (const std::string* operand : {&f.q, &f.kt, &f.v})
       if (!MatrixOperand(*operand)) return std::nullopt;
+    if (!SwitchedOff("TANDEM_ATTENTION_HEADS_IN_PLACE")) AbsorbHeadTransposes(f);
     return f;
   }
 
@@ -147,6 +158,45 @@ class Matcher {
     return true;
   }
 
+  // Q = Transpose(Qh, [0, 2, 1, 3]), Kt = Transpose(Kh, [0, 2, 3, 1]) and V = Transpose(Vh,
+  // [0, 2, 1, 3]) (the heads split from [B, S, H, D]), each read once by the attention and
+  // otherwise only by Shape nodes (exporters take sizes from them): the fused node reads Qh,
+  // Kh and Vh in place instead (heads_interleaved), so neither pass of a training step copies
+  // the heads apart or back.
+  void AbsorbHeadTransposes(Fusion& f) const {
+    const std::vector<int64_t> split = {0, 2, 1, 3}, split_keys = {0, 2, 3, 1};
+    const std::pair<std::string*, const std::vector<int64_t>*> operands[] = {
+        {&f.q, &split}, {&f.kt, &split_keys}, {&f.v, &split}};
+    std::vector<size_t> transposes;
+    std::vector<Fusion::ShapeReader> shapes;
+    for (const auto& [value, perm] : operands) {
+      auto it = producer_.find(*value);
+      if (it == producer_.end() || readers_.pinned(*value)) return;
+      const Node& t = g_.nodes[it->second];
+      if (!Is(t, "Transpose", 1) || !t.has_attr("perm") || t.attr_ints("perm") != *perm) return;
+      int fused_reads = 0;
+      for (size_t r : readers_.nodes(*value)) {
+        const Node& n = g_.nodes[r];
+        if (f.removed.count(r) || r == f.pv) {
+          ++fused_reads;
+        } else if (n.provider == provider_ && n.domain.empty() && n.op_type == "Shape" && n.outputs.size() == 1 &&
+                   !n.has_attr("start") && !n.has_attr("end")) {
+          shapes.push_back({r, t.inputs[0], *perm});
+        } else {
+          return;
+        }
+      }
+      if (fused_reads != 1) return;
+      transposes.push_back(it->second);
+    }
+    for (size_t i = 0; i < transposes.size(); ++i) {
+      *operands[i].first = g_.nodes[transposes[i]].inputs[0];
+      f.removed.insert(transposes[i]);
+    }
+    f.shape_readers = std::move(shapes);
+    f.heads_interleaved = true;
+  }
+
   // A float value of rank 2 or more: as shape inference recorded it, or, where it could not
   // (a Reshape to a shape computed from Shape nodes, before the heads' Transpose), by the
   // perm of the Transpose that writes it.
@@ -186,7 +236,23 @@ int FuseAttentionSubgraphs(Graph& graph, const std::string& provider) {
   }
   if (fusions.empty()) return 0;
   std::set<size_t> removed;
+  std::map<size_t, Node> gather_after;  // a Shape node's index -> the Gather that reorders its result
   for (const Matcher::Fusion& f : fusions) {
+    for (const Matcher::Fusion::ShapeReader& r : f.shape_readers) {
+      Node& shape = graph.nodes[r.node];
+      const std::string dims = shape.outputs[0], perm = dims + "/heads_perm";
+      shape.inputs[0] = r.source;
+      shape.outputs[0] = dims + "/heads_in_place";
+      graph.initializers[perm] = Tensor::FromVector<int64_t>(r.perm, {static_cast<int64_t>(r.perm.size())});
+      Node gather;
+      gather.name = shape.name + "/heads_perm";
+      gather.op_type = "Gather";
+      gather.provider = shape.provider;
+      gather.inputs = {shape.outputs[0], perm};
+      gather.outputs = {dims};
+      gather.attributes["axis"] = IntAttribute(0);
+      gather_after[r.node] = std::move(gather);
+    }
     Node& n = graph.nodes[f.pv];
     n.domain = kTandemDomain;
     n.op_type = "FusedAttention";
@@ -195,11 +261,18 @@ int FuseAttentionSubgraphs(Graph& graph, const std::string& provider) {
     n.attributes.clear();
     n.attributes["scale"] = FloatAttribute(f.scale);
     if (f.nan_rows_to_zero) n.attributes["nan_rows_to_zero"] = IntAttribute(1);
+    if (f.heads_interleaved) n.attributes["heads_interleaved"] = IntAttribute(1);
     n.name = "attention(" + (n.name.empty() ? n.outputs[0] : n.name) + ")";
     removed.insert(f.removed.begin(), f.removed.end());
   }
   if (!graph.opsets.count(kTandemDomain)) graph.opsets[kTandemDomain] = 1;
-  RemoveNodes(graph, removed);
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size() - removed.size() + gather_after.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!removed.count(i)) kept.push_back(std::move(graph.nodes[i]));
+    if (auto g = gather_after.find(i); g != gather_after.end()) kept.push_back(std::move(g->second));
+  }
+  graph.nodes = std::move(kept);
   return static_cast<int>(fusions.size());
 }
 

@@ -11,6 +11,11 @@
 // Used by the CPU provider after placement (providers/cpu/rewrites/attention_fusion.h) and
 // by training before the gradients are built (training/training_graph.cc), where the
 // fused node differentiates as one ai.tandem FusedAttentionGrad.
+// Where Q, Kt and V are each written by the Transpose that splits the heads out of
+// [B, S, H, D] (perms [0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3]) and read only here and by
+// Shape nodes, those Transposes go too and the fused node reads the heads in place
+// (heads_interleaved; a Shape reads the Transpose's input, a Gather reorders its result;
+// not under TANDEM_ATTENTION_HEADS_IN_PLACE=0).
 #pragma once
 #include <string>
 

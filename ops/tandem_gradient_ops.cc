@@ -21,10 +21,11 @@ std::vector<TandemOpDecl> GradientOps() {
      "dX = dY * (1 - Y^2), with Y the output of the forward Tanh. CPU: float, double, float16, bfloat16, "
      "same shapes; CUDA: float32, numpy broadcasting. Written by training/rules/elementwise.cc."},
     {"FusedAttentionGrad", "dY, Q, Kt, V, mask?", "dQ, dKt, dV, dScores?",
-     "scale: float (1); nan_rows_to_zero: int (0)",
+     "scale: float (1); nan_rows_to_zero: int (0); heads_interleaved: int (0)",
      "The gradients of FusedAttention (same operands and attributes) given dY: dQ [..., S, D], dKt [..., D, L], "
      "dV [..., L, Dv] and dScores [..., S, L] (the gradient of scale * Q Kt + mask, i.e. the mask's before its "
-     "broadcast is summed), each with Y's broadcast batch dims. P is recomputed a block of query rows at a time, "
+     "broadcast is summed), each with Y's broadcast batch dims; with heads_interleaved, dQ, dK and dV in the "
+     "shapes of Q [B, S, H, D], K [B, L, H, D] and V [B, L, H, Dv]. P is recomputed a block of query rows at a time, "
      "never stored. CPU float32 only. Written by training/rules/attention.cc (dScores only when the mask needs "
      "a gradient)."},
     {"GeluGrad", "dY, X", "dX", "approximate: string (\"none\")",

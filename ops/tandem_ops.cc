@@ -59,10 +59,12 @@ std::vector<TandemOpDecl> GraphOps() {
      "Written by providers/cpu/rewrites/add_layer_norm.cc from a residual Add read by a LayerNormalization "
      "(ONNX opset 17 or ai.tandem) over the last axis on CPU-placed nodes."},
     {"FusedAttention", "Q, Kt, V, mask?", "Y",
-     "scale: float (1); nan_rows_to_zero: int (0)",
+     "scale: float (1); nan_rows_to_zero: int (0); heads_interleaved: int (0)",
      "Y = softmax(scale * MatMul(Q, Kt) + mask, last axis) V per batch matrix: Q [..., S, D], Kt [..., D, L] "
      "(the keys already transposed), V [..., L, Dv], the batch dims broadcast as MatMul's and the mask as "
-     "Add's, not past the scores' [..., S, L]; Y [..., S, Dv]. A score row holding a NaN or masked to -inf "
+     "Add's, not past the scores' [..., S, L]; Y [..., S, Dv]. With heads_interleaved the operands are the "
+     "values before the heads' Transposes, read in place: Q [B, S, H, D], K [B, L, H, D] (not transposed), "
+     "V [B, L, H, Dv], and Y is [B, H, S, Dv]. A score row holding a NaN or masked to -inf "
      "throughout gives NaN, or zeros with nan_rows_to_zero. CPU float32 only (the scores are made and used "
      "one block of query rows at a time, in cache). Written by ops/attention_subgraph.cc from MatMul, scalar "
      "Mul/Div, an Add of the mask, Softmax [, IsNaN + Where], MatMul: on CPU-placed nodes for inference "

@@ -5,7 +5,8 @@
 // enough to take the query rows in several blocks, and the scores' gradient (the mask's)
 // when asked. Then training: an exported-style attention layer trains with the same
 // losses whether attention is fused before the gradients (FusedAttention +
-// FusedAttentionGrad, training/training_graph.cc) or left to the element-wise rules.
+// FusedAttentionGrad, training/training_graph.cc) or left to the element-wise rules, and
+// whether the fused node reads the heads in place (heads_interleaved) or the Transposes stay.
 // ctest's cpu_fused_attention_avx2 / _sse41 (CpuFusedAttention*) run these with the builds capped.
 #include <cmath>
 #include <limits>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/session.h"
+#include "tests/scoped_env.h"
 #include "tests/test_models.h"
 #include "training/trainer.h"
 
@@ -107,9 +109,29 @@ double ScaledError(const Tensor& got, const std::vector<double>& want) {
   return err / scale;
 }
 
-void ExpectGradientsMatch(const Case& c, bool with_scores) {
+// t [d0, d1, d2, d3] permuted: out dims[i] = t dims[perm[i]].
+Tensor Permute4(const Tensor& t, const std::vector<int>& perm) {
+  const Dims& in = t.dims();
+  Dims out_dims;
+  for (int p : perm) out_dims.push_back(in[p]);
+  Tensor out = Tensor::Host(DataType::kFloat, out_dims);
+  const int64_t in_strides[4] = {in[1] * in[2] * in[3], in[2] * in[3], in[3], 1};
+  int64_t i = 0;
+  for (int64_t a = 0; a < out_dims[0]; ++a)
+    for (int64_t b = 0; b < out_dims[1]; ++b)
+      for (int64_t c = 0; c < out_dims[2]; ++c)
+        for (int64_t d = 0; d < out_dims[3]; ++d)
+          out.data<float>()[i++] = t.data<float>()[a * in_strides[perm[0]] + b * in_strides[perm[1]] +
+                                                   c * in_strides[perm[2]] + d * in_strides[perm[3]]];
+  return out;
+}
+
+// With `interleaved`, the kernel is given Q [B, S, H, D], K [B, L, H, D] and V [B, L, H, Dv]
+// (heads_interleaved) and its gradients, in those layouts, are put back to compare.
+void ExpectGradientsMatch(const Case& c, bool with_scores, bool interleaved = false) {
   SCOPED_TRACE("B " + std::to_string(c.B) + " H " + std::to_string(c.H) + " S " + std::to_string(c.S) + " L " +
-               std::to_string(c.L) + " Bk " + std::to_string(c.Bk) + (c.masked ? " masked" : ""));
+               std::to_string(c.L) + " Bk " + std::to_string(c.Bk) + (c.masked ? " masked" : "") +
+               (interleaved ? " heads interleaved" : ""));
   const Tensor dy = Pattern({c.B, c.H, c.S, c.Dv}, 0.37f, 1.f), q = Pattern({c.B, c.H, c.S, c.D}, 0.61f, 1.5f),
                kt = Pattern({c.Bk, c.H, c.D, c.L}, 0.23f, 1.2f), v = Pattern({c.Bk, c.H, c.L, c.Dv}, 0.41f, 0.8f);
   Tensor mask = Tensor::Host(DataType::kFloat, {c.B, 1, c.mask_rows, c.L});
@@ -120,24 +142,35 @@ void ExpectGradientsMatch(const Case& c, bool with_scores) {
   if (c.mask_rows > 1)  // batch B-1's row 1 masked throughout
     std::fill(mask.data<float>() + ((c.B - 1) * c.mask_rows + 1) * c.L,
               mask.data<float>() + ((c.B - 1) * c.mask_rows + 2) * c.L, kNegInf);
+  const Tensor q_in = interleaved ? Permute4(q, {0, 2, 1, 3}) : q, kt_in = interleaved ? Permute4(kt, {0, 3, 1, 2}) : kt,
+               v_in = interleaved ? Permute4(v, {0, 2, 1, 3}) : v;
   std::vector<ValueInfo> inputs = {{"dy", DataType::kFloat, Shape::Of(dy.dims())},
-                                   {"q", DataType::kFloat, Shape::Of(q.dims())},
-                                   {"kt", DataType::kFloat, Shape::Of(kt.dims())},
-                                   {"v", DataType::kFloat, Shape::Of(v.dims())}};
+                                   {"q", DataType::kFloat, Shape::Of(q_in.dims())},
+                                   {"kt", DataType::kFloat, Shape::Of(kt_in.dims())},
+                                   {"v", DataType::kFloat, Shape::Of(v_in.dims())}};
   if (c.masked) inputs.push_back({"mask", DataType::kFloat, Shape::Of(mask.dims())});
   std::vector<std::string> outputs = {"dq", "dkt", "dv"};
   if (with_scores) outputs.push_back("ds");
   Graph g = testing::TandemOpGraph("FusedAttentionGrad", inputs, outputs);
   g.nodes[0].attributes["scale"] = FloatAttribute(c.scale);
   g.nodes[0].attributes["nan_rows_to_zero"] = IntAttribute(1);
+  if (interleaved) g.nodes[0].attributes["heads_interleaved"] = IntAttribute(1);
   SessionOptions so;
   so.num_threads = 2;
   auto session = Session::FromGraph(std::move(g), so);
   ASSERT_TRUE(session.ok()) << session.status();
-  std::map<std::string, Tensor> feeds = {{"dy", dy}, {"q", q}, {"kt", kt}, {"v", v}};
+  std::map<std::string, Tensor> feeds = {{"dy", dy}, {"q", q_in}, {"kt", kt_in}, {"v", v_in}};
   if (c.masked) feeds["mask"] = mask;
   auto out = (*session)->Run(feeds);
   ASSERT_TRUE(out.ok()) << out.status();
+  if (interleaved) {  // each gradient in its operand's layout, put back as [B, H, *, *]
+    EXPECT_EQ((*out)[0].dims(), q_in.dims());
+    EXPECT_EQ((*out)[1].dims(), kt_in.dims());
+    EXPECT_EQ((*out)[2].dims(), v_in.dims());
+    (*out)[0] = Permute4((*out)[0], {0, 2, 1, 3});
+    (*out)[1] = Permute4((*out)[1], {0, 2, 3, 1});
+    (*out)[2] = Permute4((*out)[2], {0, 2, 1, 3});
+  }
   const Grads want = Reference(c, dy, q, kt, v, c.masked ? &mask : nullptr);
   EXPECT_EQ((*out)[1].dims(), (Dims{c.B, c.H, c.D, c.L}));  // the broadcast batch, also for a shared K
   EXPECT_LE(ScaledError((*out)[0], want.dq), 1e-5);
@@ -153,6 +186,12 @@ TEST(CpuFusedAttentionGrad, MatchesFloat64) {
   ExpectGradientsMatch({2, 2, 6, 8, 9, 8, 2, true, 6, 0.35f}, true);  // a row masked throughout; dScores
   ExpectGradientsMatch({3, 2, 4, 5, 6, 3, 1, false, 1, 1.f}, false);  // K and V shared by the batch, no mask
   ExpectGradientsMatch({1, 2, 20, 4, 9000, 3, 1, true, 1, 0.5f}, true);  // 9000 keys: query rows in blocks of 8
+}
+
+TEST(CpuFusedAttentionGrad, HeadsReadInPlaceMatchFloat64) {
+  ExpectGradientsMatch({2, 3, 5, 4, 7, 6, 2, true, 1, 0.5f}, false, true);   // padding mask
+  ExpectGradientsMatch({2, 2, 6, 8, 9, 8, 2, true, 6, 0.35f}, true, true);  // a row masked throughout; dScores
+  ExpectGradientsMatch({2, 3, 9, 5, 300, 3, 2, false, 1, 1.f}, false, true);  // no mask; query rows in blocks
 }
 
 // A Constant node writing the float scalar `value` (not trained, as exporters' constants).
@@ -229,15 +268,26 @@ std::vector<double> TrainAttention(bool fusion, std::map<std::string, int>* ops)
 }
 
 TEST(CpuFusedAttentionGrad, TrainingLossesMatchTheUnfusedGraph) {
-  std::map<std::string, int> fused_ops, plain_ops;
+  std::map<std::string, int> fused_ops, plain_ops, apart_ops;
   const std::vector<double> fused = TrainAttention(true, &fused_ops), plain = TrainAttention(false, &plain_ops);
+  std::vector<double> heads_apart;  // the heads' Transposes kept (FusedAttention on transposed copies)
+  {
+    testing::ScopedEnv env("TANDEM_ATTENTION_HEADS_IN_PLACE", "0");
+    heads_apart = TrainAttention(true, &apart_ops);
+  }
+  // The three split Transposes and their three gradients go when the heads are read in place.
+  EXPECT_EQ(apart_ops["Transpose"] - fused_ops["Transpose"], 6);
+  ASSERT_EQ(heads_apart.size(), 10u);
   EXPECT_EQ(fused_ops["FusedAttention"], 1);
   EXPECT_EQ(fused_ops["FusedAttentionGrad"], 1);
   EXPECT_EQ(fused_ops["Softmax"] + fused_ops["SoftmaxGrad"], 0);
   EXPECT_EQ(plain_ops["FusedAttention"] + plain_ops["FusedAttentionGrad"], 0);
   ASSERT_EQ(fused.size(), 10u);
   ASSERT_EQ(plain.size(), 10u);
-  for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5 * plain[0]) << "step " << i + 1;
+  for (size_t i = 0; i < fused.size(); ++i) {
+    EXPECT_NEAR(fused[i], plain[i], 1e-5 * plain[0]) << "step " << i + 1;
+    EXPECT_NEAR(heads_apart[i], plain[i], 1e-5 * plain[0]) << "step " << i + 1;
+  }
   EXPECT_LT(plain.back(), 0.9 * plain.front());  // it trains
 }
 

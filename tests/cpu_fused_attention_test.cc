@@ -4,8 +4,8 @@
 // and on the transposed K, a padding mask, IsNaN + Where after the Softmax: a row masked
 // throughout gives zeros), the legacy form (a Div of the scores, a mask broadcast over
 // batch and heads, K shared by the batch: a masked row gives NaN, as ONNX Softmax does),
-// one query row widened by the mask, and no mask at all. A Softmax output that is also a
-// graph output keeps the graph apart. The row pass (microkernels/softmax_rows.h) is
+// one query row widened by the mask, and no mask at all; the heads split by Transposes
+// read in place. A Softmax output that is also a graph output keeps the graph apart. The row pass (microkernels/softmax_rows.h) is
 // checked in each build the CPU can run against float64 exp, underflow, -inf and NaN.
 // ctest's cpu_fused_attention_avx2 / _sse41 run these with the builds capped.
 #include <cmath>
@@ -236,6 +236,81 @@ TEST(CpuFusedAttention, AWhereThatKeepsTheNaNsStaysApart) {
   auto session = tandem::testing::LoadTestModel(m, true);
   ASSERT_TRUE(session);
   EXPECT_EQ(tandem::testing::OpCounts(session->graph()).count("FusedAttention"), 0u);
+}
+
+// t [d0, d1, d2, d3] permuted: out dims[i] = t dims[perm[i]].
+Tensor Permute4(const Tensor& t, const std::vector<int>& perm) {
+  const Dims& in = t.dims();
+  const int64_t strides[4] = {in[1] * in[2] * in[3], in[2] * in[3], in[3], 1};
+  Tensor out = Tensor::Host(DataType::kFloat, {in[perm[0]], in[perm[1]], in[perm[2]], in[perm[3]]});
+  int64_t i = 0;
+  for (int64_t a = 0; a < in[perm[0]]; ++a)
+    for (int64_t b = 0; b < in[perm[1]]; ++b)
+      for (int64_t c = 0; c < in[perm[2]]; ++c)
+        for (int64_t d = 0; d < in[perm[3]]; ++d)
+          out.data<float>()[i++] = t.data<float>()[a * strides[perm[0]] + b * strides[perm[1]] + c * strides[perm[2]] +
+                                                   d * strides[perm[3]]];
+  return out;
+}
+
+// The heads split from [B, S, H, D] by Transposes, as exporters write them (one also read
+// by a Shape, as exporters take sizes): the Transposes go, the fused node reads the heads in
+// place (heads_interleaved), the Shape gives the transposed dims still, and the result
+// matches float64 with a padding mask, a mask along the queries, one query widened by the
+// mask and no mask.
+TEST(CpuFusedAttention, HeadsSplitByTransposesAreReadInPlace) {
+  for (const Case& c : {Case{"padding mask [B, 1, 1, L]", 2, 3, 37, 20, 45, 24, 2, 2, {2, 1, 1, 45}, false},
+                        Case{"causal-style mask [1, 1, S, L]", 2, 3, 37, 20, 37, 24, 2, 2, {1, 1, 37, 37}, false},
+                        Case{"one query widened by the mask", 2, 2, 1, 8, 19, 5, 2, 2, {2, 1, 6, 19}, false},
+                        Case{"no mask", 2, 2, 70, 16, 90, 8, 2, 2, {}, false}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t Sm = c.rows();
+    onnx::ModelProto m = tandem::testing::EmptyModel(17, "heads");
+    auto* g = m.mutable_graph();
+    SetFloatType(g->add_input(), "q_heads", {c.B, c.S, c.H, c.D});
+    SetFloatType(g->add_input(), "k_heads", {c.B, c.L, c.H, c.D});
+    SetFloatType(g->add_input(), "v_heads", {c.B, c.L, c.H, c.Dv});
+    if (!c.mask.empty()) SetFloatType(g->add_input(), "mask", std::vector<int64_t>(c.mask.begin(), c.mask.end()));
+    AddIntsAttribute(AddNode(g, "Transpose", "q_t", {"q_heads"}, {"q"}), "perm", {0, 2, 1, 3});
+    AddIntsAttribute(AddNode(g, "Transpose", "k_t", {"k_heads"}, {"kt"}), "perm", {0, 2, 3, 1});
+    AddIntsAttribute(AddNode(g, "Transpose", "v_t", {"v_heads"}, {"v"}), "perm", {0, 2, 1, 3});
+    AddNode(g, "Shape", "q_dims", {"q"}, {"q_shape"});
+    AddScalar(g, "factor", 0.5f);
+    AddNode(g, "Mul", "q_scaled", {"q", "factor"}, {"qs"});
+    AddNode(g, "MatMul", "qk", {"qs", "kt"}, {"s"});
+    std::string scores = "s";
+    if (!c.mask.empty()) {
+      AddNode(g, "Add", "masked", {"s", "mask"}, {"sm"});
+      scores = "sm";
+    }
+    tandem::testing::AddIntAttribute(AddNode(g, "Softmax", "softmax", {scores}, {"p"}), "axis", -1);
+    AddNode(g, "MatMul", "context", {"p", "v"}, {"y"});
+    SetFloatType(g->add_output(), "y", {c.B, c.H, Sm, c.Dv});
+    auto* shape_out = g->add_output();
+    shape_out->set_name("q_shape");
+    shape_out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+    shape_out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+    auto session = tandem::testing::LoadTestModel(m, true);
+    ASSERT_TRUE(session);
+    const std::map<std::string, int> ops = tandem::testing::OpCounts(session->graph());
+    EXPECT_EQ(ops.count("Transpose"), 0u);
+    for (const Node& n : session->graph().nodes)
+      if (n.op_type == "FusedAttention") EXPECT_EQ(n.attr_int("heads_interleaved", 0), 1);
+    const Tensor q = Pattern({c.B, c.H, c.S, c.D}, 0.37f, 1.5f), kt = Pattern({c.B, c.H, c.D, c.L}, 0.23f, 1.5f),
+                 v = Pattern({c.B, c.H, c.L, c.Dv}, 0.11f, 1.f, 0.5f);
+    std::map<std::string, Tensor> feeds = {{"q_heads", Permute4(q, {0, 2, 1, 3})},
+                                           {"k_heads", Permute4(kt, {0, 3, 1, 2})},
+                                           {"v_heads", Permute4(v, {0, 2, 1, 3})}};
+    Tensor mask;
+    if (!c.mask.empty()) feeds["mask"] = mask = Mask(c);
+    auto out = session->Run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectMatches((*out)[0], Reference(c, q, kt, v, c.mask.empty() ? nullptr : &mask, 0.5, false));
+    const Tensor& dims = (*out)[1];
+    ASSERT_EQ(dims.numel(), 4);
+    EXPECT_EQ(std::vector<int64_t>(dims.data<int64_t>(), dims.data<int64_t>() + 4),
+              (std::vector<int64_t>{c.B, c.H, c.S, c.D}));
+  }
 }
 
 TEST(CpuFusedAttention, SoftmaxRowsInEachBuildMatchFloat64) {

@@ -4,6 +4,10 @@
 // and Add would; each operand's batch matrices found by offset in the broadcast batch, the
 // mask as rows of L contiguous floats. A single query row widened to the mask's S rows is
 // copied S times (Widened: the kernels then see S rows).
+// With heads_interleaved (the layout exporters reshape Q, K and V into before the heads'
+// Transposes, which the fusion absorbs) the operands are Q [B, S, H, D], K [B, L, H, D] (not
+// transposed) and V [B, L, H, Dv], no batch broadcast among them; the batch is [B, H] and
+// each head's matrix is read in place, its rows H heads apart.
 #pragma once
 #include <omp.h>
 
@@ -24,6 +28,11 @@ struct AttentionOperands {
   Dims batch;  // the broadcast batch dims of Y
   const float *q = nullptr, *kt = nullptr, *v = nullptr;
   std::vector<int64_t> q_off, k_off, v_off;  // element offset of each batch matrix
+  // Elements between the rows of each operand's matrices: D, L and Dv, or H times their
+  // rows' lengths with heads_interleaved, where kt holds K's rows (k_rows: op 'T' reads Kt).
+  int64_t q_ld = 0, k_ld = 0, v_ld = 0;
+  bool k_rows = false;
+  bool heads_interleaved = false;
   // Row i of batch matrix b's mask is mask + mask_off[b] + i * mask_ld (mask_ld 0: one row
   // for every query); null without a mask.
   const float* mask = nullptr;
@@ -36,9 +45,21 @@ struct AttentionOperands {
 
   // Checks and lays out the operands (mask may be null); the result points into them (and
   // into its own copies of a widened Q or a mask expanded along the keys).
-  absl::Status Prepare(const Tensor& q_in, const Tensor& kt_in, const Tensor& v_in, const Tensor* mask_in);
+  absl::Status Prepare(const Tensor& q_in, const Tensor& kt_in, const Tensor& v_in, const Tensor* mask_in,
+                       bool interleaved = false);
+
+  // scores [m, L] (row stride L) = Q's rows [r0, r0 + m) of batch matrix b times Kt.
+  absl::Status Scores(int64_t b, int64_t r0, int64_t m, float* scores) const {
+    return Sgemm('N', k_rows ? 'T' : 'N', m, L, D, 1.f, q + q_off[b] + r0 * q_ld, q_ld, kt + k_off[b], k_ld, 0.f,
+                 scores, L);
+  }
 
  private:
+  absl::Status PrepareInterleaved(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor* mask_in);
+  // The mask's dims right-aligned to the scores' rank (empty without one), checked against S and L.
+  absl::Status MaskDims(const Tensor* mask_in, Dims* full) const;
+  void SetMask(const Tensor* mask_in, Dims full);  // mask, mask_ld and mask_off over `batch`
+
   Tensor widened_q_, expanded_mask_;
 };
 

@@ -7,6 +7,8 @@
 // (microkernels/softmax_rows.h), multiplies by V into Y and divides each output row by its
 // sum. A row with a NaN or whose every key is masked to -inf gives NaN, as the unfused
 // graph does, or zeros with nan_rows_to_zero (the IsNaN/Where exporters put after it).
+// With heads_interleaved, Q [B, S, H, D], K [B, L, H, D] and V [B, L, H, Dv] are read in
+// place (attention_operands.h); Y is [B, H, S, Dv] either way.
 #include <omp.h>
 
 #include <algorithm>
@@ -39,12 +41,13 @@ class FusedAttention : public Kernel {
   explicit FusedAttention(const KernelInfo& info)
       : scale_(info.node.attr_float("scale", 1.f)),
         nan_rows_to_zero_(info.node.attr_int("nan_rows_to_zero", 0) != 0),
+        heads_interleaved_(info.node.attr_int("heads_interleaved", 0) != 0),
         kernels_(softmax_rows::Builds().best()) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     AttentionOperands a;
     if (absl::Status st = a.Prepare(*ctx.input(0), *ctx.input(1), *ctx.input(2),
-                                    ctx.num_inputs() > 3 ? ctx.input(3) : nullptr);
+                                    ctx.num_inputs() > 3 ? ctx.input(3) : nullptr, heads_interleaved_);
         !st.ok())
       return st;
     const int64_t S = a.S, D = a.D, L = a.L, Dv = a.Dv;
@@ -63,8 +66,7 @@ class FusedAttention : public Kernel {
     auto run = [&](int64_t t, std::vector<float>& buf, std::vector<float>& sums) -> absl::Status {
       const int64_t b = t / blocks, r0 = (t % blocks) * rows, m = std::min(rows, S - r0);
       float* yb = Y + (b * S + r0) * Dv;
-      absl::Status st = Sgemm('N', 'N', m, L, D, 1.f, a.q + a.q_off[b] + r0 * D, D, a.kt + a.k_off[b], L, 0.f,
-                              buf.data(), L);
+      absl::Status st = a.Scores(b, r0, m, buf.data());
       if (!st.ok()) return st;
       const float* mrow = a.mask ? a.mask + a.mask_off[b] + r0 * a.mask_ld : nullptr;
       kernels_.exp_rows(buf.data(), m, L, L, scale_, mrow, a.mask_ld, sums.data());
@@ -77,7 +79,7 @@ class FusedAttention : public Kernel {
         std::fill(buf.begin() + i * L, buf.begin() + (i + 1) * L, RowFill(nan_rows_to_zero_));
         sums[i] = 1.f;
       }
-      st = Sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, a.v + a.v_off[b], Dv, 0.f, yb, Dv);
+      st = Sgemm('N', 'N', m, Dv, L, 1.f, buf.data(), L, a.v + a.v_off[b], a.v_ld, 0.f, yb, Dv);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < Dv; ++j) yb[i * Dv + j] *= sums[i];
       return st;
@@ -94,7 +96,7 @@ class FusedAttention : public Kernel {
 
  private:
   float scale_;
-  bool nan_rows_to_zero_;
+  bool nan_rows_to_zero_, heads_interleaved_;
   const softmax_rows::Kernels& kernels_;
 };
 
