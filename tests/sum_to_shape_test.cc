@@ -51,6 +51,7 @@ TEST(SumToShape, MatchesFloat64Reference) {
   const std::vector<Case> cases = {
       {{7, 5}, {5}},                  // column sum, serial
       {{40000, 5}, {5}},              // column sum, per-thread partials
+      {{1027, 384}, {384}},           // a linear layer's bias: float blocks of rows, a short last one
       {{40000, 1}, {1, 1}},           // one column
       {{4, 300, 20}, {1, 20}},        // several leading dims
       {{2, 3, 4}, {3, 1}},            // general path, small

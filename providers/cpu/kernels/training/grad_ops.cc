@@ -86,6 +86,24 @@ class SumToShape : public Kernel {
         const int64_t r = leading ? dy.numel() / m : rows.rows();
         auto add = [&](Acc* a, int64_t begin, int64_t end) {
           if (!leading) return AddRowsInto(rows, src, a, begin, end);
+          if constexpr (std::is_same_v<T, float>) {
+            // Blocks of rows summed in float (4 or more lanes a vector, no conversions), each
+            // block's sums then added in double: a block's rounding is that of a few dozen terms.
+            constexpr int64_t kBlock = 32;
+            std::vector<float> part(static_cast<size_t>(m));
+            for (int64_t i0 = begin; i0 < end; i0 += kBlock) {
+              std::copy(src + i0 * m, src + (i0 + 1) * m, part.begin());
+              for (int64_t i = i0 + 1; i < std::min(i0 + kBlock, end); ++i) {
+                const float* s = src + i * m;
+                float* pp = part.data();
+#pragma omp simd
+                for (int64_t j = 0; j < m; ++j) pp[j] += s[j];
+              }
+#pragma omp simd
+              for (int64_t j = 0; j < m; ++j) a[j] += static_cast<Acc>(part[j]);
+            }
+            return;
+          }
           for (int64_t i = begin; i < end; ++i) {
             const T* s = src + i * m;
 #pragma omp simd
