@@ -40,6 +40,7 @@ void RegisterAddLayerNormKernels(KernelRegistry& r);  // nn/add_layer_norm.cc: a
 void RegisterTransformerKernels(KernelRegistry& r);  // nn/transformer_ops.cc: RotaryEmbedding, SwiGLU, TensorScatter
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
+void RegisterMatMulIntegerKernels(KernelRegistry& r);  // quantization/matmul_integer.cc: MatMulInteger
 void RegisterConvKernels(KernelRegistry& r);         // nn/conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // tensor/blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // nn/pool.cc
@@ -103,6 +104,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterTransformerKernels(r);
   RegisterRecurrentStateKernels(r);
   RegisterMatMulKernels(r);
+  RegisterMatMulIntegerKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);

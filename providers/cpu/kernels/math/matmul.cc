@@ -1,4 +1,4 @@
-// MatMul (numpy semantics: 1-D operands, batch broadcasting), Gemm and MatMulInteger, plus
+// MatMul (numpy semantics: 1-D operands, batch broadcasting) and Gemm, plus
 // FusedMatMul / FusedGemm (ai.tandem, from optimizer/activation_fusion.h): the same with an activation.
 // float32 (and float16/bfloat16 through float32) run on the oneDNN matmul primitive,
 // cached per input shape (Gemm's large untransposed products with a changing B on oneDNN's
@@ -12,6 +12,7 @@
 
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/math/matmul_shape.h"
 #include "providers/cpu/kernels/math/packed_matmul_weights.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fused_activation.h"
@@ -51,37 +52,6 @@ template <> struct RefAcc<uint64_t> { using type = uint64_t; };
 
 // ---------------------------------------------------------------------------------------
 // MatMul
-
-struct MatMulShape {
-  Dims batch;           // broadcast batch dims of the output
-  Dims a_batch, b_batch;  // batch dims of each operand (after 1-D promotion)
-  int64_t m = 1, k = 1, n = 1;
-  Dims out;
-};
-
-absl::StatusOr<MatMulShape> MatMulShapes(const Dims& a, const Dims& b) {
-  if (a.empty() || b.empty())
-    return absl::InvalidArgumentError("MatMul operands must have rank >= 1, got " +
-                                      DimsToString(a) + " and " + DimsToString(b));
-  Dims a2 = a.size() == 1 ? Dims{1, a[0]} : a;
-  Dims b2 = b.size() == 1 ? Dims{b[0], 1} : b;
-  MatMulShape s;
-  s.m = a2[a2.size() - 2];
-  s.k = a2.back();
-  s.n = b2.back();
-  if (b2[b2.size() - 2] != s.k)
-    return absl::InvalidArgumentError("inner dimensions differ: A is " + DimsToString(a) +
-                                      ", B is " + DimsToString(b));
-  s.a_batch.assign(a2.begin(), a2.end() - 2);
-  s.b_batch.assign(b2.begin(), b2.end() - 2);
-  auto batch = BroadcastShapes(s.a_batch, s.b_batch);
-  if (!batch.ok()) return batch.status();
-  s.batch = *batch;
-  s.out = s.batch;
-  if (a.size() > 1) s.out.push_back(s.m);
-  if (b.size() > 1) s.out.push_back(s.n);
-  return s;
-}
 
 template <typename T>
 void MatMulRef(const T* a, const T* b, T* y, const MatMulShape& s) {
@@ -513,62 +483,6 @@ class Gemm : public Kernel {
 };
 
 // ---------------------------------------------------------------------------------------
-// MatMulInteger: int32 products of (A - a_zero_point) and (B - b_zero_point).
-
-class MatMulInteger : public Kernel {
- public:
-  explicit MatMulInteger(const KernelInfo& info) {}
-
-  absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& a = *ctx.input(0);
-    const Tensor& b = *ctx.input(1);
-    auto shape = MatMulShapes(a.dims(), b.dims());
-    if (!shape.ok()) return shape.status();
-    const MatMulShape& s = *shape;
-    // Zero points: scalar (per tensor), or per row of A ([M]) / per column of B ([N]).
-    std::vector<int32_t> azp(s.m, 0), bzp(s.n, 0);
-    for (int which = 0; which < 2; ++which) {
-      const Tensor* zp = ctx.input(2 + which);
-      if (!zp) continue;
-      std::vector<int32_t>& dst = which == 0 ? azp : bzp;
-      if (zp->dtype() != (which == 0 ? a.dtype() : b.dtype()))
-        return absl::InvalidArgumentError("zero point type differs from its operand");
-      if (zp->numel() == 1) {
-        std::fill(dst.begin(), dst.end(), static_cast<int32_t>(zp->ElementAsInt64(0)));
-      } else if (zp->rank() == 1 && zp->numel() == static_cast<int64_t>(dst.size())) {
-        for (size_t i = 0; i < dst.size(); ++i)
-          dst[i] = static_cast<int32_t>(zp->ElementAsInt64(static_cast<int64_t>(i)));
-      } else {
-        return absl::InvalidArgumentError(std::string(which == 0 ? "a" : "b") +
-                                          "_zero_point of shape " + DimsToString(zp->dims()) +
-                                          " is neither a scalar nor per-" +
-                                          (which == 0 ? "row" : "column"));
-      }
-    }
-    Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
-    if (y.numel() == 0) return absl::OkStatus();
-    auto as = BroadcastStrides(s.a_batch, s.batch), bs = BroadcastStrides(s.b_batch, s.batch);
-    int32_t* py = y.data<int32_t>();
-    auto av = [&](int64_t i) -> int32_t {
-      return a.dtype() == DataType::kInt8 ? a.data<int8_t>()[i] : a.data<uint8_t>()[i];
-    };
-    auto bv = [&](int64_t i) -> int32_t {
-      return b.dtype() == DataType::kInt8 ? b.data<int8_t>()[i] : b.data<uint8_t>()[i];
-    };
-    ForEachBroadcast(s.batch, {as, bs}, [&](int64_t o, const std::vector<int64_t>& off) {
-      const int64_t a0 = off[0] * s.m * s.k, b0 = off[1] * s.k * s.n;
-      for (int64_t i = 0; i < s.m; ++i)
-        for (int64_t j = 0; j < s.n; ++j) {
-          int32_t acc = 0;
-          for (int64_t kk = 0; kk < s.k; ++kk)
-            acc += (av(a0 + i * s.k + kk) - azp[i]) * (bv(b0 + kk * s.n + j) - bzp[j]);
-          py[o * s.m * s.n + i * s.n + j] = acc;
-        }
-    });
-    return absl::OkStatus();
-  }
-};
-
 }  // namespace
 
 void RegisterMatMulKernels(KernelRegistry& r) {
@@ -590,8 +504,6 @@ void RegisterMatMulKernels(KernelRegistry& r) {
   const std::vector<DataType> f32 = {DataType::kFloat};
   r.Add(TandemKernel("FusedGemm", f32, Make<Gemm>()));
   r.Add(TandemKernel("FusedMatMul", f32, Make<MatMul>()));
-  r.Add("MatMulInteger", 10, kMaxOpset, {DataType::kInt8, DataType::kUint8},
-        Make<MatMulInteger>());
 }
 
 }  // namespace tandem::cpu
