@@ -69,6 +69,13 @@ std::vector<TandemOpDecl> GraphOps() {
      "one block of query rows at a time, in cache). Written by ops/attention_subgraph.cc from MatMul, scalar "
      "Mul/Div, an Add of the mask, Softmax [, IsNaN + Where], MatMul: on CPU-placed nodes for inference "
      "(providers/cpu/rewrites/attention_fusion.cc), before the gradients in CPU training graphs."},
+    {"MatMulIntegerToFloat", "A, B, scale, a_zero_point?, b_zero_point?, bias?", "Y", "",
+     "Y = float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * scale [+ bias]: A [..., M, K] and B [K, N] "
+     "uint8 or int8, the zero points one value or per row of A / per column of B, scale float32 one value or "
+     "[N], bias float32 [N]; the int32 sums are exact (oneDNN's int8 matmul with VNNI or AMX, float32 blocks "
+     "below 2^24 otherwise) and the two float roundings those of the Cast, Mul and Add it replaces. CPU only. "
+     "Written by providers/cpu/rewrites/integer_matmul_to_float.cc from quantize_dynamic's MatMulInteger, "
+     "Cast, Mul by the scales' product [, Add of the bias] on CPU-placed nodes."},
     {"Gelu", "X", "Y", "approximate: string (\"none\")",
      "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
      "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "

@@ -17,6 +17,7 @@
 #include "providers/cpu/rewrites/conv_input_scale.h"
 #include "providers/cpu/rewrites/conv_mean.h"
 #include "providers/cpu/rewrites/conv_sum.h"
+#include "providers/cpu/rewrites/integer_matmul_to_float.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
 
@@ -56,6 +57,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int attentions = cpu::FuseAttention(graph, name());
   const int add_norms = cpu::FuseAddLayerNorm(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
+  const int int8_layers = cpu::FuseMatMulIntegerToFloat(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
@@ -65,7 +67,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int flattened = cpu::FlattenBlockedIntoDense(graph, name());
   const int sums = cpu::FuseConvResidualSum(graph, name());
   const int means = cpu::FuseConvChannelMean(graph, name());
-  return attentions + add_norms + biases + relus + gates + blocked + norms + flattened + sums + means;
+  return attentions + add_norms + biases + int8_layers + relus + gates + blocked + norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -41,6 +41,7 @@ void RegisterTransformerKernels(KernelRegistry& r);  // nn/transformer_ops.cc: R
 void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_ops.cc: LinearAttention, CausalConvWithState
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
 void RegisterMatMulIntegerKernels(KernelRegistry& r);  // quantization/matmul_integer.cc: MatMulInteger
+void RegisterMatMulIntegerToFloatKernels(KernelRegistry& r);  // quantization/matmul_integer_to_float.cc: ai.tandem MatMulIntegerToFloat
 void RegisterConvKernels(KernelRegistry& r);         // nn/conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // tensor/blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // nn/pool.cc
@@ -105,6 +106,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterRecurrentStateKernels(r);
   RegisterMatMulKernels(r);
   RegisterMatMulIntegerKernels(r);
+  RegisterMatMulIntegerToFloatKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);
