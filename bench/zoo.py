@@ -4,7 +4,8 @@
 usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
                     [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
                     [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
-                    [--baseline-env K=V,...] [--busy N] [--cache DIR] [--markdown FILE] [--list]
+                    [--baseline-env K=V,...] [--busy N] [--quantize none|dynamic] [--cache DIR]
+                    [--markdown FILE] [--list]
 (the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
 
 Each model is built from its library's own definition with random weights (torchvision,
@@ -25,7 +26,10 @@ geometric mean of Tandem / ORT per family. --baseline adds Tandem from another b
 taking turns, with Tandem / baseline per case and per family: a change's before and
 after in the same run; --baseline-env runs the baseline (by default this build) under another
 environment. --busy N keeps N cores busy with spinning processes while timing, as another
-program would. A case an engine cannot run says why and the
+program would. --quantize dynamic times each export after ONNX Runtime's quantize_dynamic
+(int8 weights: DynamicQuantizeLinear + MatMulInteger), the usual first step of CPU users,
+with PyTorch still float32: its error column is then each engine's quantization error.
+A case an engine cannot run says why and the
 rest go on; the exit status is 1 if Tandem failed a case.
 """
 import argparse
@@ -172,6 +176,17 @@ def export(name, exporter, batch, path):
     os.replace(tmp, path)
 
 
+def quantize_dynamic(float_path, path):
+    """Writes float_path's model with int8 weights (onnxruntime.quantization.quantize_dynamic, QInt8:
+    MatMulInteger and DynamicQuantizeLinear) to path."""
+    from onnxruntime.quantization import QuantType
+    from onnxruntime.quantization import quantize_dynamic as ort_quantize_dynamic
+    tmp = path + ".part"
+    with contextlib.redirect_stdout(sys.stderr):
+        ort_quantize_dynamic(float_path, tmp, weight_type=QuantType.QInt8)
+    os.replace(tmp, path)
+
+
 # -- one engine, one case, in its own process -------------------------------------------------
 
 def make_runner(engine, name, onnx_path, feeds, threads):
@@ -250,6 +265,10 @@ def main():
                          "baseline is this build under that environment")
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="keep N cores busy with spinning processes while timing (a loaded machine)")
+    ap.add_argument("--quantize", choices=["none", "dynamic"], default="none",
+                    help="dynamic: time each export after onnxruntime.quantization.quantize_dynamic (int8 "
+                         "weights, MatMulInteger); PyTorch stays float32, so the error column is each engine's "
+                         "quantization error")
     ap.add_argument("--list", action="store_true", help="list the models and their families")
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -307,9 +326,20 @@ def main():
                         traceback.print_exc(file=sys.stderr)
                         rows.append(f"| {case} | export failed: {first_line(e)} |")
                         continue
+                variant = "" if args.quantize == "none" else ".int8dyn"
+                if variant:
+                    case += " int8 dynamic"
+                    float_path, path = path, path[:-len(".onnx")] + variant + ".onnx"
+                    if not os.path.exists(path):
+                        try:
+                            quantize_dynamic(float_path, path)
+                        except Exception as e:  # a quantizer's failure is a row too
+                            traceback.print_exc(file=sys.stderr)
+                            rows.append(f"| {case} | quantization failed: {first_line(e)} |")
+                            continue
                 workers, failed = {}, {}
                 for engine in engines:
-                    out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{engine}.out.npy")
+                    out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.{engine}.out.npy")
                     env = baseline_env if engine == "baseline" else None
                     try:
                         workers[engine] = Worker(
@@ -332,11 +362,11 @@ def main():
                 vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in engines[1:]]
                 errors = []
                 if "torch" in med:
-                    ref = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.torch.out.npy"))
+                    ref = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.torch.out.npy"))
                     scale = float(np.abs(ref).max()) or 1.0
                     for e in ("tandem", "ort", "openvino"):
                         if e in med:
-                            got = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}.{e}.out.npy"))
+                            got = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.{e}.out.npy"))
                             errors.append(f"{float(np.abs(got.reshape(ref.shape) - ref).max()) / scale:.1e}"
                                           if got.size == ref.size else "shape differs")
                         else:

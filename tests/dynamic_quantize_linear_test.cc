@@ -1,4 +1,5 @@
-// DynamicQuantizeLinear (providers/cpu/kernels/quantization/quantize_linear_ops.cc) bit for
+// DynamicQuantizeLinear (providers/cpu/kernels/quantization/quantize_linear_ops.cc, its loops
+// in microkernels/quantize_u8.h: ctest's skinny_gemm_avx2 / _sse41 run their narrower builds) bit for
 // bit against the ONNX definition written here with libm: y_scale = (max(0, max x) -
 // min(0, min x)) / 255, y_zero_point = round(saturate(-min / y_scale)), y = saturate(round(x /
 // y_scale) + y_zero_point), rounding half to even; on values that land exactly half-way,

@@ -3,10 +3,12 @@
 // tensor, per row of A and per column of B, the extremes (255 x -128 over 1300 terms: past
 // 2^24, where float32 blocks of K must stay exact, and past 16-bit pair sums, where 8-bit dot
 // products without VNNI saturate), A with batch dims against a 2-D B, B a constant and a graph
-// input, and a batched B (the reference loop). ctest's skinny_gemm_avx2 / _sse41 runs it capped:
+// input, and a batched B (the reference loop); QLinearMatMul on the same sums. ctest's skinny_gemm_avx2 / _sse41 runs it capped:
 // the float32-block path there, oneDNN's int8 matmul here where the CPU has VNNI or AMX.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -115,6 +117,56 @@ TEST(MatMulInteger, MatchesInt64SumsBitForBit) {
       const int32_t* got = (*y)[0].data<int32_t>();
       for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i << ", run " << run;
     }
+  }
+}
+
+// QLinearMatMul with a 2-D B (its sums from Int8MatMul) against the definition written here:
+// saturate(round_half_even(int64 sum * float(a_scale * b_scale / y_scale)) + y_zero_point),
+// per-row A and per-column B parameters, uint8 and int8 outputs, values that saturate.
+TEST(MatMulInteger, QLinearMatMulWithOneBMatchesTheDefinition) {
+  const int64_t B = 2, M = 5, K = 600, N = 9;
+  for (DataType y_type : {DataType::kUint8, DataType::kInt8}) {
+    SCOPED_TRACE(y_type == DataType::kUint8 ? "uint8 output" : "int8 output");
+    const Tensor a = Make8Bit({DataType::kUint8, {B, M, K}, 0}, 11), b = Make8Bit({DataType::kInt8, {K, N}, 0}, 12);
+    const Tensor az = Make8Bit({DataType::kUint8, {M}, 0}, 13), bz = Make8Bit({DataType::kInt8, {N}, 0}, 14);
+    std::vector<float> as(M), bs(N);
+    for (int64_t i = 0; i < M; ++i) as[i] = 0.002f + 0.0007f * static_cast<float>(i);
+    for (int64_t j = 0; j < N; ++j) bs[j] = 0.003f + 0.0011f * static_cast<float>(j);
+    const float ys = 0.05f;
+    Tensor yz = Tensor::Host(y_type, {});
+    if (y_type == DataType::kUint8) yz.data<uint8_t>()[0] = 120;
+    else yz.data<int8_t>()[0] = -7;
+    Node node;
+    node.name = "qmm";
+    node.op_type = "QLinearMatMul";
+    node.inputs = {"a", "as", "az", "b", "bs", "bz", "ys", "yz"};
+    node.outputs = {"y"};
+    Graph g;
+    g.name = "qmm";
+    g.opsets[""] = 13;
+    g.inputs = {ValueInfo{"a", DataType::kUint8, Shape::Unknown()}};
+    g.initializers = {{"as", Tensor::FromVector<float>(as, {M})}, {"az", az}, {"b", b},
+                      {"bs", Tensor::FromVector<float>(bs, {N})}, {"bz", bz},
+                      {"ys", Tensor::FromVector<float>({ys}, {})}, {"yz", yz}};
+    g.nodes.push_back(node);
+    g.outputs.push_back(ValueInfo{"y", y_type, Shape::Unknown()});
+    auto s = CpuSession(g);
+    ASSERT_NE(s, nullptr);
+    auto y = s->Run({{"a", a}});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const double lo = y_type == DataType::kUint8 ? 0 : -128, hi = y_type == DataType::kUint8 ? 255 : 127;
+    int saturated = 0;
+    for (int64_t r = 0; r < B * M; ++r)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += (Value(a, r * K + k) - Value(az, r % M)) * (Value(b, k * N + j) - Value(bz, j));
+        const float mult = (as[r % M] * bs[j]) / ys;
+        const double q = std::nearbyint(static_cast<double>(sum) * static_cast<double>(mult)) + Value(yz, 0);
+        saturated += q < lo || q > hi;
+        ASSERT_EQ(Value((*y)[0], r * N + j), static_cast<int64_t>(std::min(std::max(q, lo), hi))) << r << ", " << j;
+      }
+    EXPECT_GT(saturated, 0) << "some outputs saturate";
   }
 }
 

@@ -20,6 +20,20 @@ int32_t At(const void* p, DataType t, int64_t i) {
   return t == DataType::kUint8 ? static_cast<const uint8_t*>(p)[i] : static_cast<const int8_t*>(p)[i];
 }
 
+template <typename T>
+uint32_t RowSumOf(const T* p, int64_t n) {
+  int32_t s = 0;  // |sum| <= 255 n: no overflow below 8M values a row
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += p[i];
+  return static_cast<uint32_t>(s);
+}
+
+// The sum of A's values [begin, begin + n), as uint32 (int32's wrapping).
+uint32_t RowSum(const void* a, DataType t, int64_t begin, int64_t n) {
+  return t == DataType::kUint8 ? RowSumOf(static_cast<const uint8_t*>(a) + begin, n)
+                               : RowSumOf(static_cast<const int8_t*>(a) + begin, n);
+}
+
 }  // namespace
 
 bool Int8DotProductsExact() {
@@ -39,13 +53,24 @@ absl::Status Int8MatMul::SetB(const Tensor& b, const std::vector<int32_t>& b_zp,
   N_ = b.dim(1);
   const bool shift = b.dtype() == DataType::kUint8;
   b8_.resize(static_cast<size_t>(K_ * N_));
-  for (int64_t i = 0; i < K_ * N_; ++i) b8_[i] = static_cast<int8_t>(At(b.raw(), b.dtype(), i) - (shift ? 128 : 0));
-  b_zp_ = b_zp;
-  if (shift)
-    for (int32_t& z : b_zp_) z -= 128;
-  b_colsum_.assign(static_cast<size_t>(N_), 0);
-  for (int64_t k = 0; k < K_; ++k)
-    for (int64_t n = 0; n < N_; ++n) b_colsum_[n] += b8_[k * N_ + n];
+  if (shift) {
+    const uint8_t* p = b.data<uint8_t>();
+    for (int64_t i = 0; i < K_ * N_; ++i) b8_[i] = static_cast<int8_t>(static_cast<int32_t>(p[i]) - 128);
+  } else {
+    std::copy(b.data<int8_t>(), b.data<int8_t>() + K_ * N_, b8_.begin());
+  }
+  b_zp_columns_.assign(static_cast<size_t>(N_), 0u);
+  for (int64_t n = 0; n < N_; ++n) {
+    const int32_t z = b_zp.empty() ? 0 : b_zp[b_zp.size() == 1 ? 0 : static_cast<size_t>(n)];
+    b_zp_columns_[n] = static_cast<uint32_t>(z - (shift ? 128 : 0));
+  }
+  b_zp_zero_ = std::all_of(b_zp_columns_.begin(), b_zp_columns_.end(), [](uint32_t z) { return z == 0; });
+  std::vector<int32_t> colsum(static_cast<size_t>(N_), 0);
+  for (int64_t k = 0; k < K_; ++k) {
+    const int8_t* row = b8_.data() + k * N_;
+    for (int64_t n = 0; n < N_; ++n) colsum[n] += row[n];
+  }
+  b_colsum_.assign(colsum.begin(), colsum.end());
   use_onednn_ = Int8DotProductsExact();
   if (!use_onednn_) b_float_.assign(b8_.begin(), b8_.end());
   ready_ = true;
@@ -108,19 +133,25 @@ absl::Status Int8MatMul::Run(const void* a, DataType a_type, int64_t rows, const
     return absl::OkStatus();
   }
   if (absl::Status st = Product(a, a_type, rows, y); !st.ok()) return st;
-  // The zero points: Y = P - a_zp colsum(B') - rowsum(A) b_zp' + K a_zp b_zp', in int64 then
-  // wrapped to int32.
-  const bool a_one = a_zp.size() <= 1, b_one = b_zp_.size() <= 1;
+  // The zero points: Y = P - a_zp colsum(B') - rowsum(A) b_zp' + K a_zp b_zp', in uint32
+  // arithmetic (int32's wrapping, and the loops vectorize).
+  const bool a_one = a_zp.size() <= 1;
+  const uint32_t* cs = b_colsum_.data();
+  const uint32_t* bz = b_zp_columns_.data();
+  const uint32_t K = static_cast<uint32_t>(K_);
+  const bool b_zero = b_zp_zero_;
   ParallelForIf(rows > 1 && rows * N_ >= (1 << 15), rows, [&](int64_t r) {
-    int64_t rowsum = 0;
-    for (int64_t k = 0; k < K_; ++k) rowsum += At(a, a_type, r * K_ + k);
-    const int64_t az = a_zp.empty() ? 0 : a_zp[a_one ? 0 : static_cast<size_t>(r) % a_zp.size()];
-    int32_t* yr = y + r * N_;
-    for (int64_t n = 0; n < N_; ++n) {
-      const int64_t bz = b_zp_.empty() ? 0 : b_zp_[b_one ? 0 : static_cast<size_t>(n)];
-      const int64_t v = static_cast<int64_t>(yr[n]) - az * b_colsum_[n] - rowsum * bz + K_ * az * bz;
-      yr[n] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    const uint32_t az = a_zp.empty() ? 0u : static_cast<uint32_t>(a_zp[a_one ? 0 : static_cast<size_t>(r) % a_zp.size()]);
+    uint32_t* yr = reinterpret_cast<uint32_t*>(y + r * N_);
+    const int64_t n_cols = N_;
+    if (b_zero) {
+#pragma omp simd
+      for (int64_t n = 0; n < n_cols; ++n) yr[n] -= az * cs[n];
+      return;
     }
+    const uint32_t rs = RowSum(a, a_type, r * K_, K_), kaz = K * az;
+#pragma omp simd
+    for (int64_t n = 0; n < n_cols; ++n) yr[n] = yr[n] - az * cs[n] - rs * bz[n] + kaz * bz[n];
   });
   return absl::OkStatus();
 }

@@ -43,9 +43,10 @@ class Int8MatMul {
   bool constant_ = false, ready_ = false;
   bool use_onednn_ = false;
   int64_t K_ = 0, N_ = 0;
-  std::vector<int8_t> b8_;            // B' [K, N]
-  std::vector<int64_t> b_colsum_;     // colsum(B') [N]
-  std::vector<int32_t> b_zp_;         // b_zp' (one or N)
+  std::vector<int8_t> b8_;                // B' [K, N]
+  std::vector<uint32_t> b_colsum_;        // colsum(B') [N], as uint32 (int32's wrapping)
+  std::vector<uint32_t> b_zp_columns_;    // b_zp' per column [N]
+  bool b_zp_zero_ = true;                 // every b_zp' is 0 (quantize_dynamic's int8 weights)
   std::vector<float> b_float_;        // B' as float (the sgemm path)
   ShapeCache<Primitive> primitives_;  // per (rows, A's type)
 };

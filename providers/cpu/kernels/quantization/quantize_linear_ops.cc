@@ -11,6 +11,7 @@
 
 #include "graph/low_precision.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/microkernels/quantize_u8.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -215,13 +216,10 @@ class DynamicQuantizeLinear : public Kernel {
     const Tensor& x = *ctx.input(0);
     const float* in = x.data<float>();
     const int64_t n = x.numel();
-    // The range with 0 in it, as vector minima and maxima (a NaN is passed over by both).
+    // The range with 0 in it, then the values quantized (microkernels/quantize_u8.h).
+    const quantize_u8::Kernels& k = quantize_u8::Builds().best();
     float mn = 0.f, mx = 0.f;
-#pragma omp simd reduction(min : mn) reduction(max : mx)
-    for (int64_t i = 0; i < n; ++i) {
-      mn = in[i] < mn ? in[i] : mn;
-      mx = in[i] > mx ? in[i] : mx;
-    }
+    k.range(in, n, &mn, &mx);
     float scale = (mx - mn) / 255.f;
     float zpf = scale == 0.f ? 0.f : std::nearbyint((0.f - mn) / scale);
     uint8_t zp = static_cast<uint8_t>(std::min(255.f, std::max(0.f, zpf)));
@@ -231,26 +229,7 @@ class DynamicQuantizeLinear : public Kernel {
       std::fill(out, out + n, uint8_t{0});
     } else {
       const float zpv = static_cast<float>(zp);
-      ParallelBlocks(n, [in, out, scale, zpv](int64_t begin, int64_t end) {
-        // x / scale rounded half to even by adding and taking away 1.5 * 2^23 (|x / scale|
-        // <= 255 here; std::nearbyint is a libm call per element at the SSE2 baseline), the
-        // zero point added, saturated to [0, 255] (NaN fails both tests: 0); through int32
-        // 256 at a time, so that both loops vectorize.
-        int32_t q[256];
-        for (int64_t b = begin; b < end; b += 256) {
-          const int64_t m = std::min<int64_t>(256, end - b);
-          const float* src = in + b;
-#pragma omp simd
-          for (int64_t i = 0; i < m; ++i) {
-            const float v = ((src[i] / scale + 12582912.f) - 12582912.f) + zpv;
-            const float low = v > 0.f ? v : 0.f;
-            q[i] = static_cast<int32_t>(low < 255.f ? low : 255.f);
-          }
-          uint8_t* dst = out + b;
-#pragma omp simd
-          for (int64_t i = 0; i < m; ++i) dst[i] = static_cast<uint8_t>(q[i]);
-        }
-      });
+      ParallelBlocks(n, [&](int64_t begin, int64_t end) { k.quantize(in + begin, end - begin, scale, zpv, out + begin); });
     }
     ctx.AllocateOutput(1, DataType::kFloat, {}).data<float>()[0] = scale;
     ctx.AllocateOutput(2, DataType::kUint8, {}).data<uint8_t>()[0] = zp;

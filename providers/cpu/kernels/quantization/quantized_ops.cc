@@ -1,13 +1,16 @@
-// Quantized linear kernels (opset 10): QLinearConv and QLinearMatMul on int8/uint8.
-// Reference loops: inputs minus their zero points are accumulated exactly in 64-bit
-// integers, then requantized as saturate(round_half_even(acc * a_scale * b_scale / y_scale)
-// + y_zero_point), with the scale product formed in float as the ONNX reference does.
+// Quantized linear kernels (opset 10): QLinearConv and QLinearMatMul on int8/uint8. The sums
+// of inputs minus their zero points are exact: from Int8MatMul (int8_matmul.h: int32, oneDNN
+// or float32 blocks) for a QLinearMatMul with a 2-D B, else from reference loops in 64-bit
+// integers (the same below 2^31). Each is requantized as saturate(round_half_even(acc *
+// a_scale * b_scale / y_scale) + y_zero_point), with the scale product formed in float as
+// the ONNX reference does.
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -232,7 +235,7 @@ absl::StatusOr<std::vector<T>> ExpandParam(const std::vector<T>& v, Dims param_d
 
 class QLinearMatMul : public Kernel {
  public:
-  explicit QLinearMatMul(const KernelInfo&) {}
+  explicit QLinearMatMul(const KernelInfo& info) : b_constant_(info.constant_input(3) != nullptr) {}
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor& a = *ctx.input(0);
@@ -295,9 +298,22 @@ class QLinearMatMul : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, y_type, out_dims);
     if (y.numel() == 0) return absl::OkStatus();
 
-    const std::vector<int32_t> av = ToInt32(a), bv = ToInt32(b);
     const bool y_unsigned = y_type == DataType::kUint8;
     std::vector<int32_t> yv(static_cast<size_t>(y.numel()));
+    if (bd.size() == 2) {  // one B for every row of A: the sums from Int8MatMul, requantized as below
+      const int64_t rows = y.numel() / N;
+      if (absl::Status st = product_.SetB(b.Reshaped(bd), *bz_e, b_constant_); !st.ok()) return st;
+      if (absl::Status st = product_.Run(a.raw(), a.dtype(), rows, *az_e, yv.data()); !st.ok()) return st;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < N; ++j) {
+          const float mult = ((*as_e)[r] * (*bs_e)[j]) / (*ys)[0];
+          int32_t& v = yv[r * N + j];
+          v = Requantize(static_cast<double>(v) * static_cast<double>(mult), yz, y_unsigned);
+        }
+      StoreQuantized(yv, y);
+      return absl::OkStatus();
+    }
+    const std::vector<int32_t> av = ToInt32(a), bv = ToInt32(b);
     std::vector<int64_t> acc(static_cast<size_t>(N));
     ForEachBroadcast(
         *out_batch, {BroadcastStrides(a_batch, *out_batch), BroadcastStrides(b_batch, *out_batch)},
@@ -323,6 +339,10 @@ class QLinearMatMul : public Kernel {
     StoreQuantized(yv, y);
     return absl::OkStatus();
   }
+
+ private:
+  bool b_constant_;
+  Int8MatMul product_;
 };
 
 }  // namespace
