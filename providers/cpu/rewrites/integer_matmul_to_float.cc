@@ -1,5 +1,8 @@
 #include "providers/cpu/rewrites/integer_matmul_to_float.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "graph/passes.h"
@@ -19,24 +22,42 @@ const Node* SoleReader(const Graph& g, const ValueReaders& readers, const std::s
   return &n;
 }
 
-// Whether `scale` is a float of one value, or of N values along the last axis, by its
-// recorded shape (a Mul by it then broadcasts like a per-column factor and keeps Y's shape).
-bool ColumnScale(const Graph& g, const std::string& scale, int64_t n) {
-  if (g.ValueType(scale) != DataType::kFloat) return false;
-  auto init = g.initializers.find(scale);
-  Dims dims;
-  if (init != g.initializers.end()) {
-    dims = init->second.dims();
-  } else {
-    const ValueInfo* info = g.FindValueInfo(scale);
-    if (!info || !info->shape.rank_known) return false;
+// The dims of a float value when they are known without running the graph: recorded by shape
+// inference, an initializer's, DynamicQuantizeLinear's scale (one value), or a Mul of two
+// such with at most one dim each (quantize_dynamic's product of the two scales; exports
+// whose shapes inference left unrecorded still show these).
+std::optional<Dims> ScaleDims(const Graph& g, const std::map<std::string, size_t>& producers, const std::string& v,
+                              int depth = 0) {
+  if (auto init = g.initializers.find(v); init != g.initializers.end()) return init->second.dims();
+  if (const ValueInfo* info = g.FindValueInfo(v); info && info->shape.rank_known) {
+    Dims dims;
     for (const auto& d : info->shape.dims) {
-      if (!d.known()) return false;
+      if (!d.known()) return std::nullopt;
       dims.push_back(d.value);
     }
+    return dims;
   }
-  if (dims.size() > 1) return false;  // a rank above 1 could raise Y's rank
-  return dims.empty() || dims[0] == 1 || dims[0] == n;
+  auto it = producers.find(v);
+  if (it == producers.end() || depth > 2) return std::nullopt;
+  const Node& n = g.nodes[it->second];
+  if (!n.domain.empty()) return std::nullopt;
+  if (n.op_type == "DynamicQuantizeLinear" && n.outputs.size() > 1 && n.outputs[1] == v) return Dims{};
+  if (n.op_type != "Mul" || n.inputs.size() != 2) return std::nullopt;
+  const auto a = ScaleDims(g, producers, n.inputs[0], depth + 1), b = ScaleDims(g, producers, n.inputs[1], depth + 1);
+  if (!a || !b || a->size() > 1 || b->size() > 1) return std::nullopt;
+  const int64_t na = a->empty() ? 1 : (*a)[0], nb = b->empty() ? 1 : (*b)[0];
+  if (na != nb && na != 1 && nb != 1) return std::nullopt;
+  return a->empty() && b->empty() ? Dims{} : Dims{std::max(na, nb)};
+}
+
+// Whether `scale` is a float of one value, or of N values along the last axis (a Mul by it
+// then broadcasts like a per-column factor and keeps Y's shape).
+bool ColumnScale(const Graph& g, const std::map<std::string, size_t>& producers, const std::string& scale,
+                 int64_t n) {
+  if (g.ValueType(scale) != DataType::kFloat && !producers.count(scale)) return false;
+  const std::optional<Dims> dims = ScaleDims(g, producers, scale);
+  if (!dims || dims->size() > 1) return false;  // a rank above 1 could raise Y's rank
+  return dims->empty() || (*dims)[0] == 1 || (*dims)[0] == n;
 }
 
 }  // namespace
@@ -44,6 +65,7 @@ bool ColumnScale(const Graph& g, const std::string& scale, int64_t n) {
 int FuseMatMulIntegerToFloat(Graph& graph, const std::string& provider) {
   if (graph.HasGradientNodes()) return 0;
   const ValueReaders readers(graph);
+  const std::map<std::string, size_t> producers = Producers(graph);
   std::set<size_t> folded;  // what goes: the MatMulIntegers and the folded nodes but the last of each
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (folded.count(i)) continue;
@@ -60,7 +82,7 @@ int FuseMatMulIntegerToFloat(Graph& graph, const std::string& provider) {
     const Node* mul = SoleReader(graph, readers, cast->outputs[0], "Mul", provider, &mul_at);
     if (!mul || mul->inputs.size() != 2) continue;
     const std::string& scale = mul->inputs[0] == cast->outputs[0] ? mul->inputs[1] : mul->inputs[0];
-    if (scale == cast->outputs[0] || !ColumnScale(graph, scale, n)) continue;
+    if (scale == cast->outputs[0] || !ColumnScale(graph, producers, scale, n)) continue;
     std::string bias, y = mul->outputs[0];
     size_t last = mul_at;  // the fused node takes the last folded node's place: the scale is made by then
     if (const Node* add = SoleReader(graph, readers, y, "Add", provider, &add_at); add && add->inputs.size() == 2) {

@@ -5,7 +5,8 @@
 // writes float32 straight from the int32 sums (no int32 and no intermediate float tensor);
 // its arithmetic is the nodes' own (float(sum) * scale, then + bias), so results are
 // unchanged bit for bit. B must be a constant matrix [K, N], the scale one value or [N]
-// (a per-column weight scale) by its recorded shape, the bias a constant float [N]. Only
+// (a per-column weight scale) by its recorded shape or, where inference left none, as the
+// product of DynamicQuantizeLinear's scale and constant ones; the bias a constant float [N]. Only
 // nodes all on `provider` are rewritten, and only when each intermediate value has that one
 // reader and is not a graph output. Training graphs are left alone.
 #pragma once
