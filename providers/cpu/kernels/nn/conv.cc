@@ -36,6 +36,8 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/nn/channel_means.h"
 #include "providers/cpu/kernels/nn/conv_weight_scale.h"
+#include "providers/cpu/kernels/quantization/conv_columns.h"
+#include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fused_activation.h"
 #include "providers/cpu/microkernels/max_pool_2x2.h"
@@ -843,6 +845,7 @@ class ConvInteger : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, out_dims);
     if (y.numel() == 0) return absl::OkStatus();
     const int32_t xz = xzp ? static_cast<int32_t>(xzp->ElementAsInt64(0)) : 0;
+    if (group_ == 1 && C > 0) return RunAsProducts(x, w, wzp, xz, MakeGeo3(in, geo->out, *geo), y);
     int32_t* px = xi.data<int32_t>();
     for (int64_t i = 0; i < xi.numel(); ++i) px[i] -= xz;
     int32_t* pw = wi.data<int32_t>();
@@ -858,8 +861,33 @@ class ConvInteger : public Kernel {
   }
 
  private:
+  // One group: per image, Y [M, P] = (W - w_zp) (col - x_zp), the columns padded with x_zp
+  // (quantization/conv_columns.h), the exact int32 product from Int8MatMul (oneDNN's int8
+  // matmul with VNNI or AMX, float32 blocks otherwise).
+  absl::Status RunAsProducts(const Tensor& x, const Tensor& w, const Tensor* wzp, int32_t xz, const Geo3& g,
+                             Tensor& y) {
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), K = C * g.k_size(), P = g.out_size();
+    std::vector<int32_t> w_zp(1, 0);
+    if (wzp) {
+      w_zp.resize(static_cast<size_t>(wzp->numel()));
+      for (int64_t i = 0; i < wzp->numel(); ++i) w_zp[i] = static_cast<int32_t>(wzp->ElementAsInt64(i));
+    }
+    Tensor col = Tensor::Host(x.dtype(), {K, P});
+    for (int64_t n = 0; n < N; ++n) {
+      if (x.dtype() == DataType::kUint8)
+        ConvColumns(x.data<uint8_t>() + n * C * g.in_size(), C, g, static_cast<uint8_t>(xz), col.data<uint8_t>());
+      else
+        ConvColumns(x.data<int8_t>() + n * C * g.in_size(), C, g, static_cast<int8_t>(xz), col.data<int8_t>());
+      if (absl::Status st = product_.SetB(col, {xz}, false); !st.ok()) return st;
+      if (absl::Status st = product_.Run(w.raw(), w.dtype(), M, w_zp, y.data<int32_t>() + n * M * P); !st.ok())
+        return st;
+    }
+    return absl::OkStatus();
+  }
+
   const Node node_;
   int64_t group_;
+  Int8MatMul product_;
 };
 
 }  // namespace
