@@ -141,6 +141,9 @@ MODELS = {
     "roberta_base": ("text", text_encoder("RobertaModel", "RobertaConfig", vocab_size=50265,
                                           max_position_embeddings=514, pad_token_id=1), tokens(50265), 8),
     "distilbert": ("text", text_encoder("DistilBertModel", "DistilBertConfig"), tokens(30522), 8),
+    # all-MiniLM-L6-v2's shape (the sentence encoder users quantize first)
+    "minilm_l6": ("text", text_encoder("BertModel", "BertConfig", hidden_size=384, num_hidden_layers=6,
+                                       num_attention_heads=12, intermediate_size=1536), tokens(30522), 8),
     "albert_base": ("text", text_encoder("AlbertModel", "AlbertConfig", hidden_size=768, num_attention_heads=12,
                                          intermediate_size=3072), tokens(30000), 8),
     "electra_small": ("text", text_encoder("ElectraModel", "ElectraConfig"), tokens(30522), 8),

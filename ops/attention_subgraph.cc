@@ -5,7 +5,6 @@
 #include <set>
 #include <vector>
 
-#include "framework/env_switch.h"
 #include "graph/passes.h"
 #include "graph/value_readers.h"
 
@@ -14,8 +13,8 @@ namespace {
 
 class Matcher {
  public:
-  Matcher(const Graph& g, const std::string& provider)
-      : g_(g), readers_(g), provider_(provider), producer_(Producers(g)) {}
+  Matcher(const Graph& g, const std::string& provider, bool heads_in_place)
+      : g_(g), readers_(g), provider_(provider), heads_in_place_(heads_in_place), producer_(Producers(g)) {}
 
   // What replaces the MatMul(P, V) that reads the Softmax at `softmax`, or nullopt.
   struct Fusion {
@@ -84,7 +83,7 @@ class Matcher {
     f.v = mm.inputs[1];
     for (const std::string* operand : {&f.q, &f.kt, &f.v})
       if (!MatrixOperand(*operand)) return std::nullopt;
-    if (!SwitchedOff("TANDEM_ATTENTION_HEADS_IN_PLACE")) AbsorbHeadTransposes(f);
+    if (heads_in_place_) AbsorbHeadTransposes(f);
     return f;
   }
 
@@ -213,15 +212,16 @@ class Matcher {
   const Graph& g_;
   const ValueReaders readers_;
   const std::string& provider_;
+  const bool heads_in_place_;
   const std::map<std::string, size_t> producer_;
 };
 
 }  // namespace
 
-int FuseAttentionSubgraphs(Graph& graph, const std::string& provider) {
+int FuseAttentionSubgraphs(Graph& graph, const std::string& provider, bool heads_in_place) {
   std::vector<Matcher::Fusion> fusions;
   {
-    const Matcher matcher(graph, provider);
+    const Matcher matcher(graph, provider, heads_in_place);
     std::set<size_t> taken;
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       auto f = matcher.Match(i);

@@ -14,8 +14,8 @@
 // Where Q, Kt and V are each written by the Transpose that splits the heads out of
 // [B, S, H, D] (perms [0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3]) and read only here and by
 // Shape nodes, those Transposes go too and the fused node reads the heads in place
-// (heads_interleaved; a Shape reads the Transpose's input, a Gather reorders its result;
-// not under TANDEM_ATTENTION_HEADS_IN_PLACE=0).
+// (heads_interleaved; a Shape reads the Transpose's input, a Gather reorders its result),
+// unless `heads_in_place` is false (the callers' TANDEM_ATTENTION_HEADS_IN_PLACE=0).
 #pragma once
 #include <string>
 
@@ -24,6 +24,6 @@
 namespace tandem {
 
 // Rewrites `graph` (in execution order); returns the number of attentions fused.
-int FuseAttentionSubgraphs(Graph& graph, const std::string& provider);
+int FuseAttentionSubgraphs(Graph& graph, const std::string& provider, bool heads_in_place = true);
 
 }  // namespace tandem

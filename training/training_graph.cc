@@ -145,7 +145,8 @@ absl::StatusOr<TrainingGraph> BuildTrainingGraph(const Graph& inference, const T
     FuseDenseChains(g);
     if (!SwitchedOff("TANDEM_LINEAR_GEMM")) FuseLinearLayersIntoGemm(g);
     FuseGelu(g);
-    if (!SwitchedOff("TANDEM_CPU_FUSED_ATTENTION")) FuseAttentionSubgraphs(g, "");
+    if (!SwitchedOff("TANDEM_CPU_FUSED_ATTENTION"))
+      FuseAttentionSubgraphs(g, "", !SwitchedOff("TANDEM_ATTENTION_HEADS_IN_PLACE"));
   }
 
   std::string prediction = spec.prediction.empty() ? g.outputs.at(0).name : spec.prediction;

@@ -7,7 +7,7 @@ namespace tandem::cpu {
 
 int FuseAttention(Graph& graph, const std::string& provider) {
   if (graph.HasGradientNodes() || SwitchedOff("TANDEM_CPU_FUSED_ATTENTION")) return 0;
-  return FuseAttentionSubgraphs(graph, provider);
+  return FuseAttentionSubgraphs(graph, provider, !SwitchedOff("TANDEM_ATTENTION_HEADS_IN_PLACE"));
 }
 
 }  // namespace tandem::cpu

@@ -5,7 +5,8 @@
 // Whisper's 1500 frames, 54 MB per layer each time).
 // Training graphs are left alone here (their gradient nodes read the intermediates; training
 // fuses attention before the gradients are built, training/training_graph.cc), and so is
-// every graph under TANDEM_CPU_FUSED_ATTENTION=0 (to compare, or to rule the fusion out).
+// every graph under TANDEM_CPU_FUSED_ATTENTION=0 (to compare, or to rule the fusion out);
+// TANDEM_ATTENTION_HEADS_IN_PLACE=0 keeps the heads' Transposes (here and in training).
 #pragma once
 #include <string>
 
