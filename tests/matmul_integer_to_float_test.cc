@@ -14,20 +14,14 @@
 #include <vector>
 
 #include "tests/gemm_test_util.h"
+#include "tests/test_models.h"
 
 namespace tandem {
 namespace {
 
-constexpr int64_t kM = 6, kK = 700, kN = 24;  // K past one float32 block of 512
+using testing::PlainNode;
 
-Node MakeNode(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  Node n;
-  n.name = out[0];
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
+constexpr int64_t kM = 6, kK = 700, kN = 24;  // K past one float32 block of 512
 
 struct Case {
   std::string name;
@@ -59,18 +53,18 @@ TEST(MatMulIntegerToFloat, QuantizeDynamicLayersMatchTheirNodesBitForBit) {
     g.opsets[""] = 13;
     g.inputs = {ValueInfo{"x", DataType::kFloat, Shape::Of({kM, kK})}};
     g.initializers = {{"w", w}, {"ws", ws}, {"wz", wz}};
-    g.nodes.push_back(MakeNode("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}));
-    g.nodes.push_back(MakeNode("MatMulInteger", {"xq", "w", "xz", "wz"}, {"sums"}));
-    Node cast = MakeNode("Cast", {"sums"}, {"sums_f"});
+    g.nodes.push_back(PlainNode("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}));
+    g.nodes.push_back(PlainNode("MatMulInteger", {"xq", "w", "xz", "wz"}, {"sums"}));
+    Node cast = PlainNode("Cast", {"sums"}, {"sums_f"});
     cast.attributes["to"] = IntAttribute(static_cast<int64_t>(DataType::kFloat));
     g.nodes.push_back(cast);
-    g.nodes.push_back(MakeNode("Mul", {"xs", "ws"}, {"s"}));
-    g.nodes.push_back(MakeNode("Mul", {"sums_f", "s"}, {"y0"}));
+    g.nodes.push_back(PlainNode("Mul", {"xs", "ws"}, {"s"}));
+    g.nodes.push_back(PlainNode("Mul", {"sums_f", "s"}, {"y0"}));
     if (c.scale_shape_recorded) g.value_info["s"] = ValueInfo{"s", DataType::kFloat, Shape::Of(c.scale_dims)};
     std::string y = "y0";
     if (c.bias) {
       g.initializers["b"] = Tensor::FromVector<float>(bias_v, {kN});
-      g.nodes.push_back(MakeNode("Add", {"b", "y0"}, {"y"}));
+      g.nodes.push_back(PlainNode("Add", {"b", "y0"}, {"y"}));
       y = "y";
     }
     g.outputs = {ValueInfo{y, DataType::kFloat, Shape::Unknown()}, ValueInfo{"xq", DataType::kUint8, Shape::Unknown()},

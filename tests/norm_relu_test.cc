@@ -11,10 +11,12 @@
 #include "providers/cpu/dnnl_util.h"
 #include "runtime/session.h"
 #include "tests/scoped_env.h"
+#include "tests/test_models.h"
 
 namespace tandem {
 namespace {
 
+using testing::PlainNode;
 using testing::ScopedEnv;
 
 Tensor Values(const Dims& dims, double phase, double scale = 1.0) {
@@ -23,14 +25,6 @@ Tensor Values(const Dims& dims, double phase, double scale = 1.0) {
   return Tensor::FromVector(v, dims);
 }
 
-Node Make(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  Node n;
-  n.name = out[0];
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
 
 // BatchNormalization parameters for C channels (variance positive).
 void AddNormParameters(Graph& g, int64_t c) {
@@ -77,7 +71,7 @@ TEST(BatchNormRelu, PlainLayoutFoldsTheRelu) {
   g.opsets[""] = 15;
   g.inputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Of(dims)});
   AddNormParameters(g, 5);
-  g.nodes = {Make("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}), Make("Relu", {"n"}, {"y"})};
+  g.nodes = {PlainNode("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}), PlainNode("Relu", {"n"}, {"y"})};
   g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Of(dims)});
   SessionOptions o;
   o.providers = {"cpu"};
@@ -100,10 +94,10 @@ void ChannelBlockedLayoutFoldsTheRelu() {
   g.initializers["w1"] = Values({16, 3, 1, 1}, 0.3);
   g.initializers["w2"] = Values({16, 3, 1, 1}, 0.9);
   AddNormParameters(g, 32);
-  Node cat = Make("Concat", {"c1", "c2"}, {"cat"});
+  Node cat = PlainNode("Concat", {"c1", "c2"}, {"cat"});
   cat.attributes["axis"] = IntAttribute(1);
-  g.nodes = {Make("Conv", {"x", "w1"}, {"c1"}), Make("Conv", {"x", "w2"}, {"c2"}), cat,
-             Make("BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, {"n"}), Make("Relu", {"n"}, {"y"})};
+  g.nodes = {PlainNode("Conv", {"x", "w1"}, {"c1"}), PlainNode("Conv", {"x", "w2"}, {"c2"}), cat,
+             PlainNode("BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, {"n"}), PlainNode("Relu", {"n"}, {"y"})};
   g.outputs.push_back(ValueInfo{"y", DataType::kFloat, Shape::Of({1, 32, 6, 6})});
   SessionOptions o;
   o.providers = {"cpu"};
@@ -145,7 +139,7 @@ TEST(BatchNormRelu, NormalizedValueReadElsewhereKeepsTheRelu) {
   g.opsets[""] = 15;
   g.inputs.push_back(ValueInfo{"x", DataType::kFloat, Shape::Of(dims)});
   AddNormParameters(g, 4);
-  g.nodes = {Make("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}), Make("Relu", {"n"}, {"y"})};
+  g.nodes = {PlainNode("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}), PlainNode("Relu", {"n"}, {"y"})};
   g.outputs = {ValueInfo{"y", DataType::kFloat, Shape::Of(dims)}, ValueInfo{"n", DataType::kFloat, Shape::Of(dims)}};
   SessionOptions o;
   o.providers = {"cpu"};

@@ -215,6 +215,15 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
+Node PlainNode(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  Node n;
+  n.name = outputs.at(0);
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
 Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,
                     const std::vector<std::string>& outputs) {
   Graph g;

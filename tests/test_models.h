@@ -49,6 +49,8 @@ void AddIntsAttribute(onnx::NodeProto* n, const std::string& name, std::vector<i
 void AddIntAttribute(onnx::NodeProto* n, const std::string& name, int64_t value);
 // Sets `v` to a float tensor called `name` of shape `dims`.
 void SetFloatType(onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims);
+// A standard-domain node `op` named after its first output.
+Node PlainNode(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
 // A graph (opset 17, ai.tandem 1) of one ai.tandem node `op` that reads every input and
 // writes `outputs` as graph outputs (their types left to the kernel).
 Graph TandemOpGraph(const std::string& op, const std::vector<ValueInfo>& inputs,

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/passes.h"
+#include "graph/static_shape.h"
 #include "graph/value_readers.h"
 
 namespace tandem::cpu {
@@ -28,15 +29,7 @@ const Node* SoleReader(const Graph& g, const ValueReaders& readers, const std::s
 // whose shapes inference left unrecorded still show these).
 std::optional<Dims> ScaleDims(const Graph& g, const std::map<std::string, size_t>& producers, const std::string& v,
                               int depth = 0) {
-  if (auto init = g.initializers.find(v); init != g.initializers.end()) return init->second.dims();
-  if (const ValueInfo* info = g.FindValueInfo(v); info && info->shape.rank_known) {
-    Dims dims;
-    for (const auto& d : info->shape.dims) {
-      if (!d.known()) return std::nullopt;
-      dims.push_back(d.value);
-    }
-    return dims;
-  }
+  if (std::optional<Dims> recorded = StaticDims(g, v)) return recorded;
   auto it = producers.find(v);
   if (it == producers.end() || depth > 2) return std::nullopt;
   const Node& n = g.nodes[it->second];

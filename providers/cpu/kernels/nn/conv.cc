@@ -341,42 +341,49 @@ dnnl::memory::dims Sub1(const std::vector<int64_t>& v) {
   return r;
 }
 
-// Shape checks shared by Conv and ConvTranspose; returns the kernel spatial shape.
-absl::StatusOr<std::vector<int64_t>> CheckConvInputs(const Node& node, const Tensor& x,
-                                                     const Tensor& w, const Tensor* b,
-                                                     int64_t group, bool transpose) {
-  if (x.rank() < 3)
-    return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " +
-                                      DimsToString(x.dims()));
-  if (w.rank() != x.rank())
-    return absl::InvalidArgumentError("W has shape " + DimsToString(w.dims()) +
-                                      ", expected rank " + std::to_string(x.rank()));
-  if (x.dtype() != w.dtype() || (b && b->dtype() != x.dtype()))
-    return absl::InvalidArgumentError("X, W and B must have the same element type");
+// Shape checks shared by Conv, ConvTranspose and ConvInteger (whose X and W may differ in
+// type: `types_match` is checked after the ranks); returns the kernel spatial shape.
+absl::StatusOr<std::vector<int64_t>> CheckConvShapes(const Node& node, const Dims& x, const Dims& w,
+                                                     const Dims* b, bool types_match, int64_t group,
+                                                     bool transpose) {
+  if (x.size() < 3)
+    return absl::InvalidArgumentError("X must have rank >= 3 (N, C, spatial...), got " + DimsToString(x));
+  if (w.size() != x.size())
+    return absl::InvalidArgumentError("W has shape " + DimsToString(w) + ", expected rank " +
+                                      std::to_string(x.size()));
+  if (!types_match) return absl::InvalidArgumentError("X, W and B must have the same element type");
   if (group <= 0) return absl::InvalidArgumentError("group must be positive");
-  const int64_t C = x.dim(1);
+  const int64_t C = x[1];
   if (C % group != 0)
     return absl::InvalidArgumentError("input channels " + std::to_string(C) +
                                       " are not divisible by group " + std::to_string(group));
   if (!transpose) {
-    if (w.dim(1) * group != C || w.dim(0) % group != 0)
-      return absl::InvalidArgumentError("W of shape " + DimsToString(w.dims()) + " does not fit " +
+    if (w[1] * group != C || w[0] % group != 0)
+      return absl::InvalidArgumentError("W of shape " + DimsToString(w) + " does not fit " +
                                         std::to_string(C) + " input channels in " +
                                         std::to_string(group) + " groups");
-  } else if (w.dim(0) != C) {
-    return absl::InvalidArgumentError("W of shape " + DimsToString(w.dims()) + " does not fit " +
+  } else if (w[0] != C) {
+    return absl::InvalidArgumentError("W of shape " + DimsToString(w) + " does not fit " +
                                       std::to_string(C) + " input channels");
   }
-  const int64_t M = transpose ? w.dim(1) * group : w.dim(0);
-  if (b && (b->rank() != 1 || b->dim(0) != M))
-    return absl::InvalidArgumentError("B has shape " + DimsToString(b->dims()) + ", expected [" +
+  const int64_t M = transpose ? w[1] * group : w[0];
+  if (b && (b->size() != 1 || (*b)[0] != M))
+    return absl::InvalidArgumentError("B has shape " + DimsToString(*b) + ", expected [" +
                                       std::to_string(M) + "]");
-  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
   std::vector<int64_t> ks = node.attr_ints("kernel_shape", kernel);
   if (ks != kernel)
     return absl::InvalidArgumentError("kernel_shape " + DimsToString(ks) +
-                                      " does not match W of shape " + DimsToString(w.dims()));
+                                      " does not match W of shape " + DimsToString(w));
   return kernel;
+}
+
+// The same for tensors of one element type (Conv, ConvTranspose).
+absl::StatusOr<std::vector<int64_t>> CheckConvInputs(const Node& node, const Tensor& x,
+                                                     const Tensor& w, const Tensor* b,
+                                                     int64_t group, bool transpose) {
+  const bool types_match = x.dtype() == w.dtype() && (!b || b->dtype() == x.dtype());
+  return CheckConvShapes(node, x.dims(), w.dims(), b ? &b->dims() : nullptr, types_match, group, transpose);
 }
 
 // Runs f on float views of x/w/b/y: directly for float, through float copies for halves.
@@ -812,7 +819,7 @@ class ConvTranspose : public Kernel {
 };
 
 // ConvInteger: int32 convolution of (X - x_zero_point) and (W - w_zero_point), the latter
-// per tensor or per output channel. Reference loops.
+// per tensor or per output channel. One group: products (RunAsProducts); more: reference loops.
 class ConvInteger : public Kernel {
  public:
   explicit ConvInteger(const KernelInfo& info)
@@ -823,9 +830,8 @@ class ConvInteger : public Kernel {
     const Tensor& w = *ctx.input(1);
     const Tensor* xzp = ctx.input(2);
     const Tensor* wzp = ctx.input(3);
-    // Shapes are checked on int32 copies (CheckConvInputs wants equal types).
-    Tensor xi = x.CastTo(DataType::kInt32), wi = w.CastTo(DataType::kInt32);
-    auto kernel = CheckConvInputs(node_, xi, wi, nullptr, group_, false);
+    // X and W may differ in type (uint8 and int8): their shapes are checked without copies.
+    auto kernel = CheckConvShapes(node_, x.dims(), w.dims(), nullptr, true, group_, false);
     if (!kernel.ok()) return kernel.status();
     const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
     if (xzp && xzp->numel() != 1)
@@ -846,6 +852,7 @@ class ConvInteger : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     const int32_t xz = xzp ? static_cast<int32_t>(xzp->ElementAsInt64(0)) : 0;
     if (group_ == 1 && C > 0) return RunAsProducts(x, w, wzp, xz, MakeGeo3(in, geo->out, *geo), y);
+    Tensor xi = x.CastTo(DataType::kInt32), wi = w.CastTo(DataType::kInt32);
     int32_t* px = xi.data<int32_t>();
     for (int64_t i = 0; i < xi.numel(); ++i) px[i] -= xz;
     int32_t* pw = wi.data<int32_t>();

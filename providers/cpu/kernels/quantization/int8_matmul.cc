@@ -43,6 +43,23 @@ bool Int8DotProductsExact() {
   return (isa & 0x40) != 0 || (isa & 0x400) != 0;
 }
 
+absl::Status Int8ZeroPoints(const Tensor* zp, DataType operand, int64_t count, const char* what, const char* per,
+                            std::vector<int32_t>* out) {
+  out->assign(1, 0);
+  if (!zp) return absl::OkStatus();
+  if (zp->dtype() != operand) return absl::InvalidArgumentError(std::string(what) + " differs from its operand's type");
+  if (zp->numel() == 1) {
+    (*out)[0] = static_cast<int32_t>(zp->ElementAsInt64(0));
+    return absl::OkStatus();
+  }
+  if (zp->rank() != 1 || zp->numel() != count)
+    return absl::InvalidArgumentError(std::string(what) + " of shape " + DimsToString(zp->dims()) +
+                                      " is neither a scalar nor per-" + per);
+  out->resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) (*out)[i] = static_cast<int32_t>(zp->ElementAsInt64(i));
+  return absl::OkStatus();
+}
+
 absl::Status Int8MatMul::SetB(const Tensor& b, const std::vector<int32_t>& b_zp, bool constant) {
   if (constant_ && ready_) return absl::OkStatus();
   if (b.rank() != 2 || !Is8Bit(b.dtype()))
@@ -65,12 +82,11 @@ absl::Status Int8MatMul::SetB(const Tensor& b, const std::vector<int32_t>& b_zp,
     b_zp_columns_[n] = static_cast<uint32_t>(z - (shift ? 128 : 0));
   }
   b_zp_zero_ = std::all_of(b_zp_columns_.begin(), b_zp_columns_.end(), [](uint32_t z) { return z == 0; });
-  std::vector<int32_t> colsum(static_cast<size_t>(N_), 0);
+  b_colsum_.assign(static_cast<size_t>(N_), 0u);
   for (int64_t k = 0; k < K_; ++k) {
     const int8_t* row = b8_.data() + k * N_;
-    for (int64_t n = 0; n < N_; ++n) colsum[n] += row[n];
+    for (int64_t n = 0; n < N_; ++n) b_colsum_[n] += static_cast<uint32_t>(static_cast<int32_t>(row[n]));
   }
-  b_colsum_.assign(colsum.begin(), colsum.end());
   use_onednn_ = Int8DotProductsExact();
   if (!use_onednn_) b_float_.assign(b8_.begin(), b8_.end());
   ready_ = true;

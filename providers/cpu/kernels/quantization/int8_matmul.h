@@ -23,6 +23,12 @@ namespace tandem::cpu {
 // Whether oneDNN's effective ISA has 8-bit dot products without intermediate saturation.
 bool Int8DotProductsExact();
 
+// A zero point of an 8-bit operand of type `operand`, as Int8MatMul takes it: none (0), one
+// value, or `count` values in a rank-1 tensor (one per `per`: "row" of A, "column" of B);
+// `what` names the input in errors.
+absl::Status Int8ZeroPoints(const Tensor* zp, DataType operand, int64_t count, const char* what, const char* per,
+                            std::vector<int32_t>* out);
+
 class Int8MatMul {
  public:
   // B [K, N], uint8 or int8; `constant`: the same values on every call (kept after the first).

@@ -25,7 +25,9 @@ class MatMulInteger : public Kernel {
     if (!shape.ok()) return shape.status();
     const MatMulShape& s = *shape;
     std::vector<int32_t> azp, bzp;
-    if (absl::Status st = ZeroPoints(ctx, a, b, s, &azp, &bzp); !st.ok()) return st;
+    if (absl::Status st = Int8ZeroPoints(ctx.input(2), a.dtype(), s.m, "a_zero_point", "row", &azp); !st.ok()) return st;
+    if (absl::Status st = Int8ZeroPoints(ctx.input(3), b.dtype(), s.n, "b_zero_point", "column", &bzp); !st.ok())
+      return st;
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
     if (y.numel() == 0) return absl::OkStatus();
     if (b.rank() == 2) {  // A's rows, whatever its batch dims, against one matrix
@@ -37,31 +39,6 @@ class MatMulInteger : public Kernel {
   }
 
  private:
-  // Zero points: scalar (per tensor), or per row of A ([M]) / per column of B ([N]); none: 0.
-  static absl::Status ZeroPoints(KernelContext& ctx, const Tensor& a, const Tensor& b, const MatMulShape& s,
-                                 std::vector<int32_t>* azp, std::vector<int32_t>* bzp) {
-    for (int which = 0; which < 2; ++which) {
-      const Tensor* zp = ctx.input(2 + which);
-      std::vector<int32_t>& dst = which == 0 ? *azp : *bzp;
-      dst.assign(1, 0);
-      if (!zp) continue;
-      if (zp->dtype() != (which == 0 ? a.dtype() : b.dtype()))
-        return absl::InvalidArgumentError("zero point type differs from its operand");
-      const int64_t per = which == 0 ? s.m : s.n;
-      if (zp->numel() == 1) {
-        dst[0] = static_cast<int32_t>(zp->ElementAsInt64(0));
-      } else if (zp->rank() == 1 && zp->numel() == per) {
-        dst.resize(static_cast<size_t>(per));
-        for (int64_t i = 0; i < per; ++i) dst[i] = static_cast<int32_t>(zp->ElementAsInt64(i));
-      } else {
-        return absl::InvalidArgumentError(std::string(which == 0 ? "a" : "b") + "_zero_point of shape " +
-                                          DimsToString(zp->dims()) + " is neither a scalar nor per-" +
-                                          (which == 0 ? "row" : "column"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
   // Batched B: int32 sums element by element.
   static void Reference(const Tensor& a, const Tensor& b, const MatMulShape& s, const std::vector<int32_t>& azp,
                         const std::vector<int32_t>& bzp, int32_t* py) {

@@ -15,24 +15,6 @@
 namespace tandem::cpu {
 namespace {
 
-// One zero point (or none: 0), or `count` of them.
-absl::Status ZeroPoints(const Tensor* zp, DataType operand, int64_t count, const char* what,
-                        std::vector<int32_t>* out) {
-  out->assign(1, 0);
-  if (!zp) return absl::OkStatus();
-  if (zp->dtype() != operand) return absl::InvalidArgumentError(std::string(what) + " differs from its operand's type");
-  if (zp->numel() == 1) {
-    (*out)[0] = static_cast<int32_t>(zp->ElementAsInt64(0));
-    return absl::OkStatus();
-  }
-  if (zp->rank() != 1 || zp->numel() != count)
-    return absl::InvalidArgumentError(std::string(what) + " of shape " + DimsToString(zp->dims()) +
-                                      " is neither one value nor " + std::to_string(count));
-  out->resize(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) (*out)[i] = static_cast<int32_t>(zp->ElementAsInt64(i));
-  return absl::OkStatus();
-}
-
 class MatMulIntegerToFloat : public Kernel {
  public:
   explicit MatMulIntegerToFloat(const KernelInfo& info) : b_constant_(info.constant_input(1) != nullptr) {}
@@ -51,10 +33,12 @@ class MatMulIntegerToFloat : public Kernel {
     if (bias && (bias->dtype() != DataType::kFloat || bias->numel() != N))
       return absl::InvalidArgumentError("bias must be float32 [" + std::to_string(N) + "]");
     std::vector<int32_t> azp, bzp;
-    if (absl::Status st = ZeroPoints(ctx.num_inputs() > 3 ? ctx.input(3) : nullptr, a.dtype(), shape->m, "a_zero_point", &azp);
+    if (absl::Status st = Int8ZeroPoints(ctx.num_inputs() > 3 ? ctx.input(3) : nullptr, a.dtype(), shape->m,
+                                         "a_zero_point", "row", &azp);
         !st.ok())
       return st;
-    if (absl::Status st = ZeroPoints(ctx.num_inputs() > 4 ? ctx.input(4) : nullptr, b.dtype(), N, "b_zero_point", &bzp);
+    if (absl::Status st = Int8ZeroPoints(ctx.num_inputs() > 4 ? ctx.input(4) : nullptr, b.dtype(), N, "b_zero_point",
+                                         "column", &bzp);
         !st.ok())
       return st;
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, shape->out);
