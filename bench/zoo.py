@@ -4,7 +4,7 @@
 usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
                     [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
                     [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
-                    [--baseline-env K=V,...] [--busy N] [--quantize none|dynamic] [--cache DIR]
+                    [--baseline-env K=V,...] [--busy N] [--quantize none|dynamic|static] [--cache DIR]
                     [--markdown FILE] [--list]
 (the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
 
@@ -28,7 +28,9 @@ after in the same run; --baseline-env runs the baseline (by default this build) 
 environment. --busy N keeps N cores busy with spinning processes while timing, as another
 program would. --quantize dynamic times each export after ONNX Runtime's quantize_dynamic
 (int8 weights: DynamicQuantizeLinear + MatMulInteger), the usual first step of CPU users,
-with PyTorch still float32: its error column is then each engine's quantization error.
+with PyTorch still float32: its error column is then each engine's quantization error;
+--quantize static after quantize_static (QDQ, per-channel int8 weights, uint8 activations
+calibrated on noisy copies of the case's inputs), what CPU users do to CNNs.
 A case an engine cannot run says why and the
 rest go on; the exit status is 1 if Tandem failed a case.
 """
@@ -190,6 +192,33 @@ def quantize_dynamic(float_path, path):
     os.replace(tmp, path)
 
 
+def quantize_static(float_path, path, feeds):
+    """Writes float_path's model statically quantized (onnxruntime.quantization.quantize_static: QDQ
+    format, per-channel int8 weights, uint8 activations, MinMax calibration on 8 noisy copies of the
+    case's inputs) to path."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType
+    from onnxruntime.quantization import quantize_static as ort_quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    rng = np.random.default_rng(0)
+    samples = [{k: v + (0.1 * v.std() * rng.standard_normal(v.shape)).astype(v.dtype) if v.dtype.kind == "f" else v
+                for k, v in feeds.items()} for _ in range(8)]
+
+    class Samples(CalibrationDataReader):
+        def __init__(self):
+            self.left = iter(samples)
+
+        def get_next(self):
+            return next(self.left, None)
+
+    tmp, pre = path + ".part", path + ".pre.part"
+    with contextlib.redirect_stdout(sys.stderr):
+        quant_pre_process(float_path, pre, skip_symbolic_shape=True)
+        ort_quantize_static(pre, tmp, Samples(), quant_format=QuantFormat.QDQ, per_channel=True,
+                            weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8)
+    os.remove(pre)
+    os.replace(tmp, path)
+
+
 # -- one engine, one case, in its own process -------------------------------------------------
 
 def make_runner(engine, name, onnx_path, feeds, threads):
@@ -268,10 +297,11 @@ def main():
                          "baseline is this build under that environment")
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="keep N cores busy with spinning processes while timing (a loaded machine)")
-    ap.add_argument("--quantize", choices=["none", "dynamic"], default="none",
+    ap.add_argument("--quantize", choices=["none", "dynamic", "static"], default="none",
                     help="dynamic: time each export after onnxruntime.quantization.quantize_dynamic (int8 "
-                         "weights, MatMulInteger); PyTorch stays float32, so the error column is each engine's "
-                         "quantization error")
+                         "weights, MatMulInteger); static: after quantize_static (QDQ, per-channel int8 weights, "
+                         "uint8 activations calibrated on the case's inputs); PyTorch stays float32, so the error "
+                         "column is each engine's quantization error")
     ap.add_argument("--list", action="store_true", help="list the models and their families")
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -329,13 +359,16 @@ def main():
                         traceback.print_exc(file=sys.stderr)
                         rows.append(f"| {case} | export failed: {first_line(e)} |")
                         continue
-                variant = "" if args.quantize == "none" else ".int8dyn"
+                variant = {"none": "", "dynamic": ".int8dyn", "static": ".int8static"}[args.quantize]
                 if variant:
-                    case += " int8 dynamic"
+                    case += f" int8 {args.quantize}"
                     float_path, path = path, path[:-len(".onnx")] + variant + ".onnx"
                     if not os.path.exists(path):
                         try:
-                            quantize_dynamic(float_path, path)
+                            if args.quantize == "dynamic":
+                                quantize_dynamic(float_path, path)
+                            else:
+                                quantize_static(float_path, path, MODELS[name][2](batch))
                         except Exception as e:  # a quantizer's failure is a row too
                             traceback.print_exc(file=sys.stderr)
                             rows.append(f"| {case} | quantization failed: {first_line(e)} |")

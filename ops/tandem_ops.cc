@@ -76,6 +76,12 @@ std::vector<TandemOpDecl> GraphOps() {
      "below 2^24 otherwise) and the two float roundings those of the Cast, Mul and Add it replaces. CPU only. "
      "Written by providers/cpu/rewrites/integer_matmul_to_float.cc from quantize_dynamic's MatMulInteger, "
      "Cast, Mul by the scales' product [, Add of the bias] on CPU-placed nodes."},
+    {"QLinearAdd", "A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point", "C", "",
+     "C = QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)) with one float32 scale and one 8-bit zero "
+     "point each (C's type is C_zero_point's), in one pass with the float32 arithmetic of the nodes it "
+     "replaces; A and B uint8 or int8, broadcast numpy-style. ONNX Runtime's contrib op's inputs. CPU only. "
+     "Written by providers/cpu/rewrites/quantized_add.cc from static QDQ quantization's DequantizeLinear x2, "
+     "Add, QuantizeLinear on CPU-placed nodes."},
     {"Gelu", "X", "Y", "approximate: string (\"none\")",
      "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
      "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "
@@ -93,9 +99,9 @@ std::vector<TandemOpDecl> GraphOps() {
      "it to the default domain (opset >= 17 only)."},
     {"FromBlocked", "X", "Y",
      "channel_block: int (0; must be the stored block B > 0, or -1)",
-     "Converts a channel-blocked float32 tensor [N, C/B, spatial..., B] (B = -1: channels-last, "
+     "Converts a channel-blocked float32 or 8-bit tensor [N, C/B, spatial..., B] (B = -1: channels-last, "
      "[N, 1, spatial..., C]) back to plain [N, C, spatial...]: Y[n, cb*B + k, s] = X[n, cb, s, k]. "
-     "float32, CPU only. Written by providers/cpu/rewrites/blocked_layout.cc where a blocked value "
+     "float32, uint8, int8; CPU only. Written by providers/cpu/rewrites/blocked_layout.cc where a blocked value "
      "has a plain reader or is pinned; providers/cpu/rewrites/blocked_flatten.cc removes it again "
      "before Flatten(axis 1) + Gemm/MatMul by permuting the constant weights."},
     {"ConcatBatchNorm", "scale, B, mean, var, X_1, ...", "Y",

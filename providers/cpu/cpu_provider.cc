@@ -20,6 +20,7 @@
 #include "providers/cpu/rewrites/integer_matmul_to_float.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
+#include "providers/cpu/rewrites/quantized_add.h"
 
 namespace tandem {
 
@@ -58,6 +59,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int add_norms = cpu::FuseAddLayerNorm(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
   const int int8_layers = cpu::FuseMatMulIntegerToFloat(graph, name());
+  const int int8_sums = cpu::FuseQuantizedAdd(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
   const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
@@ -67,7 +69,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int flattened = cpu::FlattenBlockedIntoDense(graph, name());
   const int sums = cpu::FuseConvResidualSum(graph, name());
   const int means = cpu::FuseConvChannelMean(graph, name());
-  return attentions + add_norms + biases + int8_layers + relus + gates + blocked + norms + flattened + sums + means;
+  return attentions + add_norms + biases + int8_layers + int8_sums + relus + gates + blocked + norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -42,6 +42,7 @@ void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_o
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
 void RegisterMatMulIntegerKernels(KernelRegistry& r);  // quantization/matmul_integer.cc: MatMulInteger
 void RegisterMatMulIntegerToFloatKernels(KernelRegistry& r);  // quantization/matmul_integer_to_float.cc: ai.tandem MatMulIntegerToFloat
+void RegisterQLinearAddKernels(KernelRegistry& r);  // quantization/qlinear_add.cc: ai.tandem QLinearAdd
 void RegisterConvKernels(KernelRegistry& r);         // nn/conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // tensor/blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // nn/pool.cc
@@ -107,6 +108,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterMatMulKernels(r);
   RegisterMatMulIntegerKernels(r);
   RegisterMatMulIntegerToFloatKernels(r);
+  RegisterQLinearAddKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);

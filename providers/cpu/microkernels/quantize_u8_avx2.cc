@@ -5,6 +5,6 @@
 #include "providers/cpu/microkernels/quantize_u8_impl.h"
 
 namespace tandem::cpu::quantize_u8 {
-extern const Kernels kAvx2Kernels = {"avx2", avx2::Range, avx2::Quantize};
+extern const Kernels kAvx2Kernels = {"avx2", avx2::Range, avx2::Quantize, avx2::AddU8};
 }  // namespace tandem::cpu::quantize_u8
 #endif

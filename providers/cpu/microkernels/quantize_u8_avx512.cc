@@ -5,6 +5,6 @@
 #include "providers/cpu/microkernels/quantize_u8_impl.h"
 
 namespace tandem::cpu::quantize_u8 {
-extern const Kernels kAvx512Kernels = {"avx512", avx512::Range, avx512::Quantize};
+extern const Kernels kAvx512Kernels = {"avx512", avx512::Range, avx512::Quantize, avx512::AddU8};
 }  // namespace tandem::cpu::quantize_u8
 #endif

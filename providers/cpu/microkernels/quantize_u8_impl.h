@@ -37,4 +37,20 @@ inline void Quantize(const float* x, int64_t n, float scale, float zero_point, u
   }
 }
 
+inline void AddU8(const uint8_t* a, const uint8_t* b, int64_t n, const AddParams& p, uint8_t* y) {
+  // Each product rounded to float before the sum, as the unfused nodes do: the terms go
+  // through memory, so that no build contracts a product and the sum into one FMA.
+  float fa[256], fb[256];
+  for (int64_t b0 = 0; b0 < n; b0 += 256) {
+    const int64_t m = n - b0 < 256 ? n - b0 : 256;
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) fa[i] = (static_cast<float>(a[b0 + i]) - p.a_zero) * p.a_scale;
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) fb[i] = (static_cast<float>(b[b0 + i]) - p.b_zero) * p.b_scale;
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) fa[i] += fb[i];
+    Quantize(fa, m, p.c_scale, p.c_zero, y + b0);
+  }
+}
+
 }  // namespace tandem::cpu::quantize_u8::QUANTIZE_U8_ISA

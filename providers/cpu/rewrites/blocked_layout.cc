@@ -8,6 +8,7 @@
 #include "graph/value_readers.h"
 #include "ops/reduce_axes.h"
 #include "providers/cpu/channel_block.h"
+#include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/rewrites/convolution_node.h"
 
 namespace tandem::cpu {
@@ -61,8 +62,18 @@ class BlockedLayoutPass {
     const bool onnx = n.domain.empty();
     const bool input_blocked = n.has_input(0) && IsBlocked(n.inputs[0]);
     if (IsConvolution(n)) return ConvBlockable(n);
+    if (onnx && n.op_type == "QLinearConv") return QLinearConvBlockable(n);
+    if (n.domain == kTandemDomain && n.op_type == "QLinearAdd")  // element-wise over A and B
+      return n.inputs.size() == 8 && IsBlocked(n.inputs[0]) && IsBlocked(n.inputs[3]);
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;
+    if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {  // per tensor: element by element
+      if (!n.has_input(1) || n.attr_int("block_size", 0) != 0) return false;
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        if (!n.inputs[i].empty() && !(IsScalarConstant(n.inputs[i]) && graph_.initializers.at(n.inputs[i]).rank() <= 1))
+          return false;
+      return true;
+    }
     if (kElementwise.count(n.op_type)) {
       for (const std::string& in : n.inputs)
         if (in.empty() || !(IsBlocked(in) || IsScalarConstant(in))) return false;
@@ -116,6 +127,23 @@ class BlockedLayoutPass {
     const Tensor* w = ConvWeights(n);
     return w && graph_.ValueType(n.inputs[0]) == DataType::kFloat &&
            (block_ == kChannelsLast || w->dim(0) % block_ == 0);
+  }
+
+  // A 2-D QLinearConv that runs on oneDNN's int8 convolution (constant int8 weights of zero
+  // point 0, a CPU with VNNI or AMX: quantized_ops.cc), whose kernels read and write
+  // channels-last: with that layout only.
+  bool QLinearConvBlockable(const Node& n) const {
+    if (block_ != kChannelsLast || n.outputs.size() != 1 || !n.has_input(0) || !n.has_input(3) ||
+        n.has_attr("channel_block") || !Int8DotProductsExact())
+      return false;
+    auto w = graph_.initializers.find(n.inputs[3]);
+    if (w == graph_.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DataType::kInt8) return false;
+    if (!n.has_input(5)) return true;
+    auto wz = graph_.initializers.find(n.inputs[5]);
+    if (wz == graph_.initializers.end()) return false;
+    for (int64_t i = 0; i < wz->second.numel(); ++i)
+      if (wz->second.ElementAsInt64(i) != 0) return false;
+    return true;
   }
 
   // A convolution that cannot write blocked (its output channels are not a multiple of

@@ -1,7 +1,8 @@
 // The linear (de)quantization ops: QuantizeLinear, DequantizeLinear (opsets 10-21: per
 // tensor, per axis and blocked scales; 8/16-bit, 4/2-bit and float8/float4 types) and
-// DynamicQuantizeLinear. Reference loops; QLinearConv and QLinearMatMul are in
-// quantized_ops.cc.
+// DynamicQuantizeLinear. Per-tensor float32 <-> 8-bit conversions on vector loops (the
+// QDQ models' activations), the rest on reference loops; QLinearConv and QLinearMatMul are
+// in quantized_ops.cc.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -82,6 +83,16 @@ absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale
   return q;
 }
 
+// Per-tensor DequantizeLinear of 8-bit values into float32: (x - zero_point) * scale in float,
+// as the reference loop below (x - zero_point is exact in float).
+template <typename T>
+void DequantizeFrom8Bit(const T* x, int64_t n, float zero_point, float scale, float* y) {
+  ParallelBlocks(n, [&](int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) y[i] = (static_cast<float>(x[i]) - zero_point) * scale;
+  });
+}
+
 // The integer range of a quantized type, or false for a type QuantizeLinear cannot write.
 bool QuantRange(DataType t, double* lo, double* hi) {
   switch (t) {
@@ -126,6 +137,15 @@ class QuantizeLinear : public Kernel {
     if (!q.ok()) return q.status();
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
     const int64_t n = x.numel();
+    if (x.dtype() == DataType::kFloat && (yt == DataType::kUint8 || yt == DataType::kInt8) && q->scale.size() == 1) {
+      const float scale = static_cast<float>(q->scale[0]), zero = static_cast<float>(q->zero[0]);
+      uint8_t* out = static_cast<uint8_t*>(y.raw());
+      ParallelBlocks(n, [&](int64_t begin, int64_t end) {
+        quantize_u8::QuantizeTo8Bit(x.data<float>() + begin, end - begin, scale, zero, yt == DataType::kInt8,
+                                    out + begin);
+      });
+      return absl::OkStatus();
+    }
     VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* in = x.data<T>();
@@ -187,6 +207,16 @@ class DequantizeLinear : public Kernel {
       return absl::InvalidArgumentError(std::string("output_dtype ") + DataTypeName(output_dtype_) +
                                         " differs from the scale's type " + DataTypeName(yt));
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
+    if (yt == DataType::kFloat && q->scale.size() == 1 && x.dtype() == DataType::kUint8) {
+      DequantizeFrom8Bit(x.data<uint8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
+                         y.data<float>());
+      return absl::OkStatus();
+    }
+    if (yt == DataType::kFloat && q->scale.size() == 1 && x.dtype() == DataType::kInt8) {
+      DequantizeFrom8Bit(x.data<int8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
+                         y.data<float>());
+      return absl::OkStatus();
+    }
     const bool float_input = IsLowPrecisionFloat(x.dtype());
     VisitNumericType(yt, [&](auto otag) {
       using O = decltype(otag);

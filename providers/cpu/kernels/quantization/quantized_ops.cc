@@ -4,12 +4,14 @@
 // integers (the same below 2^31). Each is requantized as saturate(round_half_even(acc *
 // a_scale * b_scale / y_scale) + y_zero_point), with the scale product formed in float as
 // the ONNX reference does.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/quantization/int8_conv.h"
 #include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/kernels/register.h"
 
@@ -92,13 +94,29 @@ absl::Status OutputZeroPoint(const Tensor* yzp, DataType* type, int32_t* zp) {
 // per-tensor or per-output-channel w params, optional int32 bias B[M] (scale x_scale *
 // w_scale, zero point 0).
 
+// 2-D convolutions with int8 weights of zero point 0 that do not change (what static
+// quantizers write, and optimizer/onnx_rewrites/qdq_conv_fusion.h makes) run on oneDNN's
+// int8 convolution (int8_conv.h) where the CPU has VNNI or AMX; the others on a reference
+// loop. With channel_block = kChannelsLast (the CPU provider's layout pass) x arrives
+// channels-last when it has 5 dims, and y is written so unless blocked_output = 0.
 class QLinearConv : public Kernel {
  public:
   explicit QLinearConv(const KernelInfo& info)
-      : node_(info.node), group_(info.node.attr_int("group", 1)) {}
+      : node_(info.node),
+        group_(info.node.attr_int("group", 1)),
+        w_constant_(info.constant_input(3) != nullptr),
+        channels_last_(info.node.attr_int("channel_block", 0) == kChannelsLast),
+        y_channels_last_(channels_last_ && info.node.attr_int("blocked_output", 1) != 0) {}
 
   absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& x = *ctx.input(0);
+    const bool x_channels_last = channels_last_ && ctx.input(0)->rank() == 5;
+    Tensor x_view;
+    if (x_channels_last) {
+      auto v = LogicalView(*ctx.input(0), kChannelsLast, 4);
+      if (!v.ok()) return v.status();
+      x_view = *v;
+    }
+    const Tensor& x = x_channels_last ? x_view : *ctx.input(0);
     const Tensor* w_t = ctx.input(3);
     if (!w_t) return absl::InvalidArgumentError("missing input 'w'");
     const Tensor& w = *w_t;
@@ -146,17 +164,46 @@ class QLinearConv : public Kernel {
     if (!geo.ok()) return geo.status();
     Dims out_dims = {N, M};
     out_dims.insert(out_dims.end(), geo->out.begin(), geo->out.end());
-    Tensor& y = ctx.AllocateOutput(0, y_type, out_dims);
+    Tensor& y = ctx.AllocateOutput(0, y_type, y_channels_last_ ? BlockedDims(out_dims, kChannelsLast) : out_dims);
     if (y.numel() == 0) return absl::OkStatus();
+    const bool w_zero = std::all_of(wz->begin(), wz->end(), [](int32_t z) { return z == 0; });
+    if (S == 2 && w.dtype() == DataType::kInt8 && w_zero && w_constant_ && Int8DotProductsExact()) {
+      std::vector<float> scales(ws->size());
+      for (size_t m = 0; m < scales.size(); ++m) scales[m] = ((*xs)[0] * (*ws)[m]) / (*ys)[0];
+      return conv_.Run(x.raw(), x.dtype(), x.dims(), x_channels_last, (*xz)[0], w, group_, bias, scales, yz, y,
+                       y_channels_last_, *geo);
+    }
+    // The reference loop reads and writes the plain layout.
+    Tensor x_plain, y_plain;
+    if (x_channels_last) {
+      x_plain = Tensor::Host(x.dtype(), x.dims());
+      if (absl::Status st = ReorderChannels8Bit(x.raw(), true, x_plain.raw(), x.dtype(), x.dims()); !st.ok())
+        return st;
+    }
+    if (y_channels_last_) y_plain = Tensor::Host(y_type, out_dims);
+    Reference(x_channels_last ? x_plain : x, w, bias, *xs, *ws, *ys, *xz, *wz, yz, *geo, kernel,
+              y_channels_last_ ? y_plain : y);
+    if (y_channels_last_) return ReorderChannels8Bit(y_plain.raw(), false, y.raw(), y_type, out_dims);
+    return absl::OkStatus();
+  }
 
+ private:
+  void Reference(const Tensor& x, const Tensor& w, const Tensor* bias, const std::vector<float>& xs,
+                 const std::vector<float>& ws, const std::vector<float>& ys, const std::vector<int32_t>& xz,
+                 const std::vector<int32_t>& wz, int32_t yz, const WindowGeometry& geo,
+                 const std::vector<int64_t>& kernel, Tensor& y) const {
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
+    const int S = x.rank() - 2;
+    const Dims in(x.dims().begin() + 2, x.dims().end());
+    const DataType y_type = y.dtype();
     std::vector<int32_t> xv = ToInt32(x), wv = ToInt32(w);
-    for (int32_t& v : xv) v -= (*xz)[0];
+    for (int32_t& v : xv) v -= xz[0];
     const int64_t w_per = DimProduct(w.dims(), 1, w.rank());
     for (int64_t m = 0; m < M; ++m) {
-      const int32_t z = (*wz)[wz->size() == 1 ? 0 : m];
+      const int32_t z = wz[wz.size() == 1 ? 0 : m];
       for (int64_t i = 0; i < w_per; ++i) wv[m * w_per + i] -= z;
     }
-    const int64_t in_size = DimProduct(in, 0, S), out_size = DimProduct(geo->out, 0, S);
+    const int64_t in_size = DimProduct(in, 0, S), out_size = DimProduct(geo.out, 0, S);
     const int64_t k_size = DimProduct(kernel, 0, S);
     const int64_t Cg = C / group_, Mg = M / group_;
     const std::vector<int64_t> in_strides = Strides(in);
@@ -164,7 +211,7 @@ class QLinearConv : public Kernel {
     std::vector<int64_t> koff(static_cast<size_t>(k_size * S));
     for (int64_t kp = 0; kp < k_size; ++kp)
       for (int d = S - 1, r = static_cast<int>(kp); d >= 0; --d) {
-        koff[kp * S + d] = (r % kernel[d]) * geo->dilations[d];
+        koff[kp * S + d] = (r % kernel[d]) * geo.dilations[d];
         r /= static_cast<int>(kernel[d]);
       }
     const bool y_unsigned = y_type == DataType::kUint8;
@@ -173,14 +220,14 @@ class QLinearConv : public Kernel {
     for (int64_t o = 0; o < out_size; ++o) {
       int64_t rem = o;
       for (int d = S - 1; d >= 0; --d) {
-        opos[d] = rem % geo->out[d];
-        rem /= geo->out[d];
+        opos[d] = rem % geo.out[d];
+        rem /= geo.out[d];
       }
       // Input offset (within one channel plane) per kernel position, -1 when in padding.
       for (int64_t kp = 0; kp < k_size; ++kp) {
         int64_t off = 0;
         for (int d = 0; d < S && off >= 0; ++d) {
-          const int64_t c = opos[d] * geo->strides[d] - geo->pads_begin[d] + koff[kp * S + d];
+          const int64_t c = opos[d] * geo.strides[d] - geo.pads_begin[d] + koff[kp * S + d];
           off = (c < 0 || c >= in[d]) ? -1 : off + c * in_strides[d];
         }
         src[kp] = off;
@@ -195,18 +242,19 @@ class QLinearConv : public Kernel {
             for (int64_t kp = 0; kp < k_size; ++kp)
               if (src[kp] >= 0) acc += static_cast<int64_t>(xp[src[kp]]) * wp[kp];
           }
-          const float mult = ((*xs)[0] * (*ws)[ws->size() == 1 ? 0 : m]) / (*ys)[0];
+          const float mult = (xs[0] * ws[ws.size() == 1 ? 0 : m]) / ys[0];
           yv[(n * M + m) * out_size + o] =
               Requantize(static_cast<double>(acc) * static_cast<double>(mult), yz, y_unsigned);
         }
     }
     StoreQuantized(yv, y);
-    return absl::OkStatus();
   }
 
- private:
   const Node node_;
   int64_t group_;
+  bool w_constant_;
+  bool channels_last_, y_channels_last_;
+  Int8Conv conv_;
 };
 
 // ---------------------------------------------------------------------------------------

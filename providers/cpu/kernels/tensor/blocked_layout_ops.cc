@@ -1,4 +1,5 @@
-// FromBlocked (ai.tandem, attribute channel_block = B): a channel-blocked float32 tensor
+// FromBlocked (ai.tandem, attribute channel_block = B): a channel-blocked float32 (or 8-bit:
+// quantized convolutions' outputs) tensor
 // [N, C/B, spatial..., B] (or channels-last, B = C: providers/cpu/channel_block.h) back
 // to plain [N, C, spatial...], where a chain of the CPU
 // provider's blocked-layout pass (providers/cpu/rewrites/blocked_layout.h) meets a reader of the
@@ -27,9 +28,10 @@ class FromBlocked : public Kernel {
     const size_t rank = plain->rank();
     if (x.numel() >= kReorderFrom && rank >= 3 && rank <= 5) {
       try {
-        Reorder& r = cache_.Get({plain->dims()}, [&] {
-          const auto from = BlockedDesc(plain->dims(), static_cast<int>(block_), dnnl::memory::data_type::f32);
-          const auto to = PlainDesc(plain->dims(), dnnl::memory::data_type::f32);
+        Reorder& r = cache_.Get({plain->dims(), {static_cast<int64_t>(x.dtype())}}, [&] {
+          const auto type = *ToDnnl(x.dtype());
+          const auto from = BlockedDesc(plain->dims(), static_cast<int>(block_), type);
+          const auto to = PlainDesc(plain->dims(), type);
           return Reorder{dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), from, DnnlEngine(), to)),
                          UnboundMemory(from), UnboundMemory(to)};
         });
@@ -42,10 +44,17 @@ class FromBlocked : public Kernel {
         return absl::InternalError(std::string("oneDNN reorder out of channel blocks failed: ") + e.what());
       }
     }
+    if (x.dtype() == DataType::kFloat) Transpose(x.data<float>(), x, y.data<float>());
+    else if (x.dtype() == DataType::kUint8) Transpose(x.data<uint8_t>(), x, y.data<uint8_t>());
+    else Transpose(x.data<int8_t>(), x, y.data<int8_t>());
+    return absl::OkStatus();
+  }
+
+ private:
+  template <typename T>
+  static void Transpose(const T* px, const Tensor& x, T* py) {
     const int64_t blocks = x.dim(0) * x.dim(1), S = DimProduct(x.dims(), 2, x.rank() - 1),
                   B = x.dims().back();
-    const float* px = x.data<float>();
-    float* py = y.data<float>();
     // Block (n, cb) holds channels cb*B.. of image n: x[s][k] -> y[k][s], both contiguous.
     // In tiles of kTile x kTile, so that reads and writes each stay on a few cache lines
     // (channels-last blocks are as wide as all channels), spread over the threads.
@@ -53,16 +62,14 @@ class FromBlocked : public Kernel {
     const int64_t tiles = (S + kTile - 1) / kTile;
     ParallelForIf(blocks * S * B >= (1 << 14), blocks * tiles, [&](int64_t task) {
       const int64_t blk = task / tiles, s0 = task % tiles * kTile, s1 = std::min(S, s0 + kTile);
-      const float* xb = px + blk * S * B;
-      float* yb = py + blk * S * B;
+      const T* xb = px + blk * S * B;
+      T* yb = py + blk * S * B;
       for (int64_t k0 = 0; k0 < B; k0 += kTile)
         for (int64_t k = k0; k < std::min(B, k0 + kTile); ++k)
           for (int64_t s = s0; s < s1; ++s) yb[k * S + s] = xb[s * B + k];
     });
-    return absl::OkStatus();
   }
 
- private:
   static constexpr int64_t kReorderFrom = int64_t{1} << 16;  // elements
   struct Reorder {
     dnnl::reorder prim;
@@ -75,7 +82,7 @@ class FromBlocked : public Kernel {
 }  // namespace
 
 void RegisterBlockedLayoutKernels(KernelRegistry& r) {
-  r.Add(TandemKernel("FromBlocked", {DataType::kFloat}, Make<FromBlocked>()));
+  r.Add(TandemKernel("FromBlocked", {DataType::kFloat, DataType::kUint8, DataType::kInt8}, Make<FromBlocked>()));
 }
 
 }  // namespace tandem::cpu

@@ -1,0 +1,176 @@
+#include "optimizer/onnx_rewrites/qdq_conv_fusion.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "graph/value_readers.h"
+#include "optimizer/onnx_rewrites/rewrite_util.h"
+
+namespace tandem {
+
+namespace {
+
+using rewrite::Constant;
+using rewrite::IsOnnx;
+
+bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
+
+// A float32 initializer of one value.
+const Tensor* ScalarScale(const Graph& graph, const std::string& value) {
+  const Tensor* t = Constant(graph, value);
+  return t && t->dtype() == DataType::kFloat && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
+}
+
+// An 8-bit initializer of one value.
+const Tensor* ScalarZeroPoint(const Graph& graph, const std::string& value) {
+  const Tensor* t = Constant(graph, value);
+  return t && Is8Bit(t->dtype()) && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
+}
+
+class QdqConvFusion {
+ public:
+  explicit QdqConvFusion(Graph& graph) : graph_(graph), producers_(Producers(graph)), readers_(graph) {}
+
+  int Run() {
+    if (graph_.opset("") < 10) return 0;
+    int fused = 0;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i)
+      if (IsOnnx(graph_.nodes[i], "Conv") && TryFuse(i)) ++fused;
+    if (!fused) return 0;
+    // The DequantizeLinear nodes only the fused convolutions read.
+    const ValueReaders after(graph_);
+    for (size_t d : dequantizers_) {
+      const std::string& out = graph_.nodes[d].outputs[0];
+      if (after.nodes(out).empty() && !after.pinned(out)) removed_.insert(d);
+    }
+    rewrite::RemoveNodes(graph_, removed_);
+    return fused;
+  }
+
+ private:
+  // The per-tensor DequantizeLinear writing `value`, or null.
+  const Node* Dequantizer(const std::string& value, size_t* index) const {
+    auto it = producers_.find(value);
+    if (it == producers_.end()) return nullptr;
+    const Node& n = graph_.nodes[it->second];
+    if (!IsOnnx(n, "DequantizeLinear") || n.attr_int("block_size", 0) != 0 || n.outputs.size() != 1) return nullptr;
+    *index = it->second;
+    return &n;
+  }
+
+  // The sole reader of `value` when it is an ONNX `op`, else null.
+  const Node* SoleReader(const std::string& value, const char* op) const {
+    const int r = readers_.Sole(value);
+    return r >= 0 && IsOnnx(graph_.nodes[r], op) ? &graph_.nodes[r] : nullptr;
+  }
+
+  // Weight scale and zero point per tensor or per output channel (axis 0 of w [M, ...]); the
+  // zero point's name (a new zeros initializer when absent) in *zp_name.
+  bool WeightParams(const Node& dw, const Tensor& w, std::vector<float>* scales, std::string* zp_name) {
+    const Tensor* ws = Constant(graph_, dw.inputs[1]);
+    const int64_t M = w.dim(0);
+    if (!ws || ws->dtype() != DataType::kFloat) return false;
+    const bool per_channel = ws->numel() != 1 || ws->rank() == 1;
+    if (per_channel) {
+      int64_t axis = dw.attr_int("axis", 1);
+      if (axis < 0) axis += w.rank();
+      if (ws->rank() != 1 || ws->numel() != M || axis != 0) return false;
+    }
+    scales->assign(ws->data<float>(), ws->data<float>() + ws->numel());
+    if (dw.has_input(2)) {
+      const Tensor* wz = Constant(graph_, dw.inputs[2]);
+      if (!wz || wz->dtype() != w.dtype() || wz->numel() != ws->numel()) return false;
+      *zp_name = dw.inputs[2];
+      return true;
+    }
+    *zp_name = rewrite::FreshName(graph_, dw.inputs[0] + "_zero_point");
+    graph_.initializers[*zp_name] = Tensor::Host(w.dtype(), {});
+    std::fill_n(static_cast<uint8_t*>(graph_.initializers[*zp_name].raw()), 1, uint8_t{0});
+    return true;
+  }
+
+  // An int32 bias [M] dequantized with scale x_scale * w_scale and zero point 0.
+  bool BiasMatches(const Node& db, int64_t M, float x_scale, const std::vector<float>& w_scales) const {
+    const Tensor* bq = Constant(graph_, db.inputs[0]);
+    const Tensor* bs = Constant(graph_, db.inputs[1]);
+    if (!bq || bq->dtype() != DataType::kInt32 || bq->rank() != 1 || bq->numel() != M) return false;
+    if (!bs || bs->dtype() != DataType::kFloat || (bs->numel() != 1 && bs->numel() != M)) return false;
+    if (db.has_input(2)) {
+      const Tensor* bz = Constant(graph_, db.inputs[2]);
+      if (!bz) return false;
+      for (int64_t i = 0; i < bz->numel(); ++i)
+        if (bz->ElementAsInt64(i) != 0) return false;
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      const float want = x_scale * w_scales[w_scales.size() == 1 ? 0 : m];
+      const float got = bs->data<float>()[bs->numel() == 1 ? 0 : m];
+      if (!(std::fabs(got - want) <= 1e-6f * std::fabs(want))) return false;
+    }
+    return true;
+  }
+
+  bool TryFuse(size_t ci) {
+    const Node& conv = graph_.nodes[ci];
+    if (conv.outputs.size() != 1 || !conv.has_input(0) || !conv.has_input(1) || readers_.pinned(conv.outputs[0]))
+      return false;
+    size_t ix = 0, iw = 0, ib = 0;
+    const Node* dx = Dequantizer(conv.inputs[0], &ix);
+    const Node* dw = Dequantizer(conv.inputs[1], &iw);
+    if (!dx || !dw || !dx->has_input(2) || !ScalarScale(graph_, dx->inputs[1])) return false;
+    const Tensor* xz = ScalarZeroPoint(graph_, dx->inputs[2]);
+    const Tensor* w = Constant(graph_, dw->inputs[0]);
+    if (!xz || !w || !Is8Bit(w->dtype()) || w->rank() < 3 || w->dim(0) <= 0) return false;
+    // The quantization of the output, through a Relu that changes nothing.
+    const Node* q = SoleReader(conv.outputs[0], "QuantizeLinear");
+    const Node* relu = q ? nullptr : SoleReader(conv.outputs[0], "Relu");
+    if (relu) {
+      if (relu->outputs.size() != 1 || readers_.pinned(relu->outputs[0])) return false;
+      q = SoleReader(relu->outputs[0], "QuantizeLinear");
+    }
+    if (!q || q->attr_int("block_size", 0) != 0 || !q->has_input(2) || !ScalarScale(graph_, q->inputs[1]))
+      return false;
+    const Tensor* yz = ScalarZeroPoint(graph_, q->inputs[2]);
+    if (!yz) return false;
+    if (relu && yz->ElementAsInt64(0) != (yz->dtype() == DataType::kUint8 ? 0 : -128)) return false;
+    const Node* db = nullptr;
+    if (conv.has_input(2) && !(db = Dequantizer(conv.inputs[2], &ib))) return false;
+    const size_t iq = static_cast<size_t>(&*q - graph_.nodes.data());
+    const size_t ir = relu ? static_cast<size_t>(&*relu - graph_.nodes.data()) : 0;
+
+    std::vector<float> w_scales;
+    std::string wz_name;
+    const float x_scale = Constant(graph_, dx->inputs[1])->data<float>()[0];
+    if (!WeightParams(*dw, *w, &w_scales, &wz_name)) return false;
+    if (db && !BiasMatches(*db, w->dim(0), x_scale, w_scales)) return false;
+
+    Node fused;
+    fused.name = conv.name;
+    fused.op_type = "QLinearConv";
+    fused.attributes = conv.attributes;
+    fused.inputs = {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_name,
+                    q->inputs[1],  q->inputs[2]};
+    if (db) fused.inputs.push_back(db->inputs[0]);
+    fused.outputs = {q->outputs[0]};
+    removed_.insert(iq);
+    if (relu) removed_.insert(ir);
+    dequantizers_.insert(ix);
+    dequantizers_.insert(iw);
+    if (db) dequantizers_.insert(ib);
+    graph_.nodes[ci] = std::move(fused);
+    return true;
+  }
+
+  Graph& graph_;
+  const std::map<std::string, size_t> producers_;
+  const ValueReaders readers_;
+  std::set<size_t> removed_;       // nodes to drop: the QuantizeLinear (and Relu) of each fusion
+  std::set<size_t> dequantizers_;  // DequantizeLinear nodes the fusions read through
+};
+
+}  // namespace
+
+int FuseQdqConvolutions(Graph& graph) { return QdqConvFusion(graph).Run(); }
+
+}  // namespace tandem
