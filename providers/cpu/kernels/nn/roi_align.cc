@@ -22,7 +22,8 @@ struct Sample {
 
 Sample BilinearSample(double y, double x, int64_t H, int64_t W) {
   Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-  if (y < -1.0 || y > static_cast<double>(H) || x < -1.0 || x > static_cast<double>(W)) return s;
+  // Outside the map, or NaN (a NaN box coordinate): no contribution.
+  if (!(y >= -1.0 && y <= static_cast<double>(H) && x >= -1.0 && x <= static_cast<double>(W))) return s;
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);
   int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
