@@ -38,6 +38,18 @@ OutputDifference Compare(const std::string& name, const Tensor& converted, const
     if (!is_float && a != b) mismatch = true;
   }
   d.within = !mismatch && (is_float ? d.max_abs <= options.atol + options.rtol * d.scale : true);
+  if (is_float && original.rank() == 2 && original.dim(1) > 1) {
+    const int64_t classes = original.dim(1);
+    d.rows = original.dim(0);
+    for (int64_t r = 0; r < d.rows; ++r) {
+      int64_t a = 0, b = 0;
+      for (int64_t c = 1; c < classes; ++c) {
+        if (converted.ElementAsDouble(r * classes + c) > converted.ElementAsDouble(r * classes + a)) a = c;
+        if (original.ElementAsDouble(r * classes + c) > original.ElementAsDouble(r * classes + b)) b = c;
+      }
+      d.top1_kept += a == b;
+    }
+  }
   return d;
 }
 

@@ -30,6 +30,8 @@ struct OutputDifference {
   double max_abs = 0;    // max |converted - original|
   double scale = 0;      // max |original|
   bool within = false;   // inside the tolerance
+  // A float output [rows, classes > 1]: rows whose largest value is in the same column.
+  int64_t rows = 0, top1_kept = 0;
   double max_rel() const { return scale > 0 ? max_abs / scale : max_abs; }
 };
 
