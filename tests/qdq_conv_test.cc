@@ -1,6 +1,7 @@
 // Static QDQ quantization on the CPU: convolutions (DequantizeLinear -> Conv -> QuantizeLinear,
 // optimizer/onnx_rewrites/qdq_conv_fusion.h) become QLinearConv on oneDNN's int8 convolution
-// (VNNI/AMX) or the reference loop, residual sums (DequantizeLinear x2 -> Add ->
+// (VNNI/AMX; with weights' zero points, exact products) or, without VNNI, a float32
+// convolution again (rewrites/qlinear_conv_in_float.h), residual sums (DequantizeLinear x2 -> Add ->
 // QuantizeLinear) one ai.tandem QLinearAdd, and per-tensor QuantizeLinear/DequantizeLinear
 // run on vector loops; on channels-last CPUs all of them read and write channels-last.
 // References are computed here from the quantized input the graph also returns: QLinearConv's
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "tests/gemm_test_util.h"
 #include "tests/test_models.h"
 
@@ -32,6 +34,7 @@ struct ConvCase {
   bool relu;    // a Relu between the Conv and its QuantizeLinear (y zero point 0: a no-op)
   int y_zero;   // the output's zero point (uint8)
   bool bias;
+  int w_zero = 0;  // the weights' zero point (not 0: exact products with VNNI, not oneDNN's int8 convolution)
 };
 
 Tensor Scalar(float v) { return Tensor::FromVector<float>({v}, {}); }
@@ -68,7 +71,7 @@ Graph QdqConvGraph(const ConvCase& c, float xs, int xz, const Tensor& w, const s
   std::vector<float> bs(ws.size());
   for (size_t m = 0; m < ws.size(); ++m) bs[m] = xs * ws[m] * bias_scale_factor;
   Tensor wz = Tensor::Host(DataType::kInt8, {c.M});
-  for (int64_t m = 0; m < c.M; ++m) wz.data<int8_t>()[m] = 0;
+  for (int64_t m = 0; m < c.M; ++m) wz.data<int8_t>()[m] = static_cast<int8_t>(c.w_zero ? c.w_zero + m % 3 : 0);
   g.initializers = {{"xs", Scalar(xs)}, {"xz", ScalarU8(xz)}, {"w", w},
                     {"ws", Tensor::FromVector<float>(ws, {c.M})}, {"wz", wz},
                     {"b", Tensor::FromVector<int32_t>(b, {c.M})}, {"bs", Tensor::FromVector<float>(bs, {c.M})},
@@ -102,7 +105,9 @@ TEST(QdqConv, FusedConvolutionsMatchQLinearConvsDefinition) {
                             ConvCase{"1x1, no bias", 64, 40, 7, 1, 1, 0, 1, false, 3, false},
                             ConvCase{"an image's first layer: 3 channels, 7x7, stride 2", 3, 16, 20, 7, 2, 3, 1, false, 100, true},
                             ConvCase{"depthwise 3x3", 24, 24, 10, 3, 1, 1, 24, false, 128, true},
-                            ConvCase{"2 groups", 16, 32, 9, 3, 1, 1, 2, false, 90, true}}) {
+                            ConvCase{"2 groups", 16, 32, 9, 3, 1, 1, 2, false, 90, true},
+                            ConvCase{"weights' zero points 5..7 per channel", 16, 24, 9, 3, 1, 1, 1, false, 110, true, 5},
+                            ConvCase{"depthwise, weights' zero points", 12, 12, 8, 3, 2, 1, 12, false, 128, true, -2}}) {
     SCOPED_TRACE(c.name);
     std::mt19937 rng(11);
     std::uniform_int_distribution<int> w8(-127, 127), b32(-3000, 3000);
@@ -120,8 +125,12 @@ TEST(QdqConv, FusedConvolutionsMatchQLinearConvsDefinition) {
     auto fused = Load(g, true);
     auto plain = Load(g, false);
     ASSERT_TRUE(fused && plain);
-    EXPECT_EQ(Count(*fused, "QLinearConv"), 1);
-    EXPECT_EQ(Count(*fused, "Conv") + Count(*fused, "FusedConv") + Count(*fused, "Relu"), 0);
+    // With VNNI/AMX one QLinearConv; without, its float form (rewrites/qlinear_conv_in_float.h):
+    // one float convolution between a DequantizeLinear and a QuantizeLinear, the Relu gone.
+    const int convs = Count(*fused, "Conv") + Count(*fused, "FusedConv");
+    EXPECT_EQ(Count(*fused, "QLinearConv"), cpu::Int8DotProductsExact() ? 1 : 0);
+    EXPECT_EQ(convs, cpu::Int8DotProductsExact() ? 0 : 1);
+    EXPECT_EQ(Count(*fused, "Relu"), 0);
     EXPECT_EQ(Count(*plain, "QLinearConv"), 0);
     std::vector<float> x(c.C * c.H * c.H);
     for (float& v : x) v = u(rng);
@@ -147,7 +156,7 @@ TEST(QdqConv, FusedConvolutionsMatchQLinearConvsDefinition) {
                 const int64_t iy = oy * c.stride - c.pad + ky, ix = ox * c.stride - c.pad + kx;
                 if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.H) continue;
                 acc += (static_cast<int64_t>(xq[((g0 + ci) * c.H + iy) * c.H + ix]) - xz) *
-                       w.data<int8_t>()[((m * Cg + ci) * c.k + ky) * c.k + kx];
+                       (w.data<int8_t>()[((m * Cg + ci) * c.k + ky) * c.k + kx] - (c.w_zero ? c.w_zero + m % 3 : 0));
               }
           const double want = std::min(255.0, std::max(0.0, std::nearbyint(acc * mult) + c.y_zero));
           const int64_t i = (m * O + oy) * O + ox;
@@ -318,7 +327,7 @@ TEST(QdqConv, ChannelsLastAndPlainLayoutsAgree) {
     auto s = Load(g, true);
     unsetenv("TANDEM_CPU_CONV_LAYOUT");
     ASSERT_NE(s, nullptr);
-    EXPECT_EQ(Count(*s, "QLinearConv"), 2);
+    EXPECT_EQ(Count(*s, "QLinearConv"), cpu::Int8DotProductsExact() ? 2 : 0);
     EXPECT_EQ(Count(*s, "QLinearAdd"), 1);
     auto out = s->Run({{"x", xt}});
     ASSERT_TRUE(out.ok()) << layout << ": " << out.status();

@@ -20,6 +20,7 @@
 #include "providers/cpu/rewrites/integer_matmul_to_float.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
+#include "providers/cpu/rewrites/qlinear_conv_in_float.h"
 #include "providers/cpu/rewrites/quantized_add.h"
 
 namespace tandem {
@@ -55,6 +56,7 @@ std::optional<double> CpuProvider::Capability(const KernelInfo& info) const {
 const KernelRegistry& CpuProvider::registry() const { return CpuKernelRegistry(); }
 
 int CpuProvider::OptimizeGraph(Graph& graph) {
+  const int float_convs = cpu::QLinearConvInFloat(graph, name());  // without VNNI only
   const int attentions = cpu::FuseAttention(graph, name());
   const int add_norms = cpu::FuseAddLayerNorm(graph, name());
   const int biases = cpu::FuseMatMulBias(graph, name());
@@ -69,7 +71,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int flattened = cpu::FlattenBlockedIntoDense(graph, name());
   const int sums = cpu::FuseConvResidualSum(graph, name());
   const int means = cpu::FuseConvChannelMean(graph, name());
-  return attentions + add_norms + biases + int8_layers + int8_sums + relus + gates + blocked + norms + flattened + sums + means;
+  return float_convs + attentions + add_norms + biases + int8_layers + int8_sums + relus + gates + blocked + norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

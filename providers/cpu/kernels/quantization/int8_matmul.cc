@@ -16,8 +16,10 @@ constexpr int64_t kExactFloatBlock = 512;
 
 bool Is8Bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
-int32_t At(const void* p, DataType t, int64_t i) {
-  return t == DataType::kUint8 ? static_cast<const uint8_t*>(p)[i] : static_cast<const int8_t*>(p)[i];
+template <typename T>
+void ToFloat(const T* p, int64_t n, float* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
 }
 
 template <typename T>
@@ -96,7 +98,10 @@ absl::Status Int8MatMul::SetB(const Tensor& b, const std::vector<int32_t>& b_zp,
 absl::Status Int8MatMul::Product(const void* a, DataType a_type, int64_t rows, int32_t* p) {
   if (!use_onednn_) {
     std::vector<float> af(static_cast<size_t>(rows * K_)), block(static_cast<size_t>(rows * N_));
-    ParallelFor(rows * K_, [&](int64_t i) { af[i] = static_cast<float>(At(a, a_type, i)); });
+    ParallelBlocks(rows * K_, [&](int64_t begin, int64_t end) {
+      if (a_type == DataType::kUint8) ToFloat(static_cast<const uint8_t*>(a) + begin, end - begin, af.data() + begin);
+      else ToFloat(static_cast<const int8_t*>(a) + begin, end - begin, af.data() + begin);
+    });
     for (int64_t k0 = 0; k0 < K_; k0 += kExactFloatBlock) {
       const int64_t kc = std::min(kExactFloatBlock, K_ - k0);
       absl::Status st = Sgemm('N', 'N', rows, N_, kc, 1.f, af.data() + k0, K_, b_float_.data() + k0 * N_, N_, 0.f,

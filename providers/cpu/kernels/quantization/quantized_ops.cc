@@ -1,9 +1,10 @@
 // Quantized linear kernels (opset 10): QLinearConv and QLinearMatMul on int8/uint8. The sums
 // of inputs minus their zero points are exact: from Int8MatMul (int8_matmul.h: int32, oneDNN
-// or float32 blocks) for a QLinearMatMul with a 2-D B, else from reference loops in 64-bit
-// integers (the same below 2^31). Each is requantized as saturate(round_half_even(acc *
-// a_scale * b_scale / y_scale) + y_zero_point), with the scale product formed in float as
-// the ONNX reference does.
+// or float32 blocks) for QLinearConv (im2col) and a QLinearMatMul with a 2-D B, else from
+// reference loops in 64-bit integers (the same below 2^31). Each is requantized as
+// saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zero_point), with the scale
+// product formed in float as the ONNX reference does; QLinearConv on oneDNN's int8
+// convolution (VNNI/AMX) requantizes in float32 instead (int8_conv.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/quantization/conv_columns.h"
 #include "providers/cpu/kernels/quantization/int8_conv.h"
 #include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/kernels/register.h"
@@ -96,8 +98,10 @@ absl::Status OutputZeroPoint(const Tensor* yzp, DataType* type, int32_t* zp) {
 
 // 2-D convolutions with int8 weights of zero point 0 that do not change (what static
 // quantizers write, and optimizer/onnx_rewrites/qdq_conv_fusion.h makes) run on oneDNN's
-// int8 convolution (int8_conv.h) where the CPU has VNNI or AMX; the others on a reference
-// loop. With channel_block = kChannelsLast (the CPU provider's layout pass) x arrives
+// int8 convolution (int8_conv.h) where the CPU has VNNI or AMX; the others (1-D and 3-D,
+// uint8 or non-zero-point weights, non-constant weights) on exact products (Products). Without
+// VNNI the CPU provider turns QLinearConvs with constant weights back into float32
+// convolutions first (rewrites/qlinear_conv_in_float.h). With channel_block = kChannelsLast (the CPU provider's layout pass) x arrives
 // channels-last when it has 5 dims, and y is written so unless blocked_output = 0.
 class QLinearConv : public Kernel {
  public:
@@ -173,7 +177,8 @@ class QLinearConv : public Kernel {
       return conv_.Run(x.raw(), x.dtype(), x.dims(), x_channels_last, (*xz)[0], w, group_, bias, scales, yz, y,
                        y_channels_last_, *geo);
     }
-    // The reference loop reads and writes the plain layout.
+    // The other routes read and write the plain layout.
+    if (S > 3) return absl::UnimplementedError("QLinearConv supports 1 to 3 spatial dimensions");
     Tensor x_plain, y_plain;
     if (x_channels_last) {
       x_plain = Tensor::Host(x.dtype(), x.dims());
@@ -181,73 +186,94 @@ class QLinearConv : public Kernel {
         return st;
     }
     if (y_channels_last_) y_plain = Tensor::Host(y_type, out_dims);
-    Reference(x_channels_last ? x_plain : x, w, bias, *xs, *ws, *ys, *xz, *wz, yz, *geo, kernel,
-              y_channels_last_ ? y_plain : y);
+    const Tensor& xp = x_channels_last ? x_plain : x;
+    Tensor& yp = y_channels_last_ ? y_plain : y;
+    if (absl::Status st = Products(xp, w, bias, *xs, *ws, *ys, (*xz)[0], *wz, yz, MakeGeo3(in, geo->out, *geo), yp);
+        !st.ok())
+      return st;
     if (y_channels_last_) return ReorderChannels8Bit(y_plain.raw(), false, y.raw(), y_type, out_dims);
     return absl::OkStatus();
   }
 
  private:
-  void Reference(const Tensor& x, const Tensor& w, const Tensor* bias, const std::vector<float>& xs,
-                 const std::vector<float>& ws, const std::vector<float>& ys, const std::vector<int32_t>& xz,
-                 const std::vector<int32_t>& wz, int32_t yz, const WindowGeometry& geo,
-                 const std::vector<int64_t>& kernel, Tensor& y) const {
-    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
-    const int S = x.rank() - 2;
-    const Dims in(x.dims().begin() + 2, x.dims().end());
-    const DataType y_type = y.dtype();
-    std::vector<int32_t> xv = ToInt32(x), wv = ToInt32(w);
-    for (int32_t& v : xv) v -= xz[0];
-    const int64_t w_per = DimProduct(w.dims(), 1, w.rank());
-    for (int64_t m = 0; m < M; ++m) {
-      const int32_t z = wz[wz.size() == 1 ? 0 : m];
-      for (int64_t i = 0; i < w_per; ++i) wv[m * w_per + i] -= z;
+  // Per image and group: the exact int32 sums (col_g - x_zp)^T (W_g - w_zp)^T from Int8MatMul
+  // (the columns padded with x_zp, conv_columns.h; W_g^T the constant operand, converted
+  // and packed once), then saturate(round_half_even((sum + bias) * mult) + y_zp) in double,
+  // mult formed in float as the ONNX reference does: bit for bit its definition.
+  absl::Status Products(const Tensor& x, const Tensor& w, const Tensor* bias, const std::vector<float>& xs,
+                        const std::vector<float>& ws, const std::vector<float>& ys, int32_t xz,
+                        const std::vector<int32_t>& wz, int32_t yz, const Geo3& g, Tensor& y) {
+    const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), Cg = C / group_, Mg = M / group_;
+    const int64_t K = Cg * g.k_size(), P = g.out_size();
+    if (!w_constant_ || per_group_.empty()) {  // W_g^T [K, Mg] per group, its zero points per column
+      per_group_.resize(static_cast<size_t>(group_));
+      Tensor wt = Tensor::Host(w.dtype(), {K, Mg});
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        const uint8_t* src = static_cast<const uint8_t*>(w.raw()) + gi * Mg * K;  // 8-bit values
+        uint8_t* dst = static_cast<uint8_t*>(wt.raw());
+        for (int64_t m = 0; m < Mg; ++m)
+          for (int64_t k = 0; k < K; ++k) dst[k * Mg + m] = src[m * K + k];
+        std::vector<int32_t> zp(static_cast<size_t>(Mg));
+        for (int64_t m = 0; m < Mg; ++m) zp[m] = wz[wz.size() == 1 ? 0 : gi * Mg + m];
+        if (absl::Status st = per_group_[gi].SetB(wt, zp, w_constant_); !st.ok()) return st;
+      }
     }
-    const int64_t in_size = DimProduct(in, 0, S), out_size = DimProduct(geo.out, 0, S);
-    const int64_t k_size = DimProduct(kernel, 0, S);
-    const int64_t Cg = C / group_, Mg = M / group_;
-    const std::vector<int64_t> in_strides = Strides(in);
-    // Per kernel position: offset along each spatial dim (k * dilation).
-    std::vector<int64_t> koff(static_cast<size_t>(k_size * S));
-    for (int64_t kp = 0; kp < k_size; ++kp)
-      for (int d = S - 1, r = static_cast<int>(kp); d >= 0; --d) {
-        koff[kp * S + d] = (r % kernel[d]) * geo.dilations[d];
-        r /= static_cast<int>(kernel[d]);
-      }
-    const bool y_unsigned = y_type == DataType::kUint8;
-    std::vector<int32_t> yv(static_cast<size_t>(y.numel()));
-    std::vector<int64_t> opos(S), src(k_size);
-    for (int64_t o = 0; o < out_size; ++o) {
-      int64_t rem = o;
-      for (int d = S - 1; d >= 0; --d) {
-        opos[d] = rem % geo.out[d];
-        rem /= geo.out[d];
-      }
-      // Input offset (within one channel plane) per kernel position, -1 when in padding.
-      for (int64_t kp = 0; kp < k_size; ++kp) {
-        int64_t off = 0;
-        for (int d = 0; d < S && off >= 0; ++d) {
-          const int64_t c = opos[d] * geo.strides[d] - geo.pads_begin[d] + koff[kp * S + d];
-          off = (c < 0 || c >= in[d]) ? -1 : off + c * in_strides[d];
-        }
-        src[kp] = off;
-      }
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t m = 0; m < M; ++m) {
-          const int64_t g = m / Mg;
-          int64_t acc = bias ? bias->data<int32_t>()[m] : 0;
-          for (int64_t c = 0; c < Cg; ++c) {
-            const int32_t* xp = xv.data() + (n * C + g * Cg + c) * in_size;
-            const int32_t* wp = wv.data() + (m * Cg + c) * k_size;
-            for (int64_t kp = 0; kp < k_size; ++kp)
-              if (src[kp] >= 0) acc += static_cast<int64_t>(xp[src[kp]]) * wp[kp];
+    const bool y_unsigned = y.dtype() == DataType::kUint8;
+    Tensor col = Tensor::Host(x.dtype(), {K, P}), col_t = Tensor::Host(x.dtype(), {P, K});
+    std::vector<int32_t> sums(static_cast<size_t>(P * Mg)), sums_t(sums.size());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        const int64_t x_off = (n * C + gi * Cg) * g.in_size();
+        if (x.dtype() == DataType::kUint8)
+          ConvColumns(x.data<uint8_t>() + x_off, Cg, g, static_cast<uint8_t>(xz), col.data<uint8_t>());
+        else
+          ConvColumns(x.data<int8_t>() + x_off, Cg, g, static_cast<int8_t>(xz), col.data<int8_t>());
+        const uint8_t* c = static_cast<const uint8_t*>(col.raw());
+        uint8_t* ct = static_cast<uint8_t*>(col_t.raw());
+        constexpr int64_t kTile = 32;  // transposed in tiles, each a few cache lines each way
+        const int64_t p_tiles = (P + kTile - 1) / kTile;
+        ParallelForIf(P * K >= (1 << 16), p_tiles, [&](int64_t t) {
+          const int64_t p0 = t * kTile, p1 = std::min(P, p0 + kTile);
+          for (int64_t k0 = 0; k0 < K; k0 += kTile)
+            for (int64_t p = p0; p < p1; ++p)
+              for (int64_t k = k0; k < std::min(K, k0 + kTile); ++k) ct[p * K + k] = c[k * P + p];
+        });
+        if (absl::Status st = per_group_[gi].Run(ct, x.dtype(), P, {xz}, sums.data()); !st.ok()) return st;
+        // sums [P, Mg] -> [Mg, P], in tiles, so that each channel is requantized from contiguous sums.
+        const int64_t m_tiles = (Mg + kTile - 1) / kTile;
+        ParallelForIf(P * Mg >= (1 << 16), m_tiles, [&](int64_t t) {
+          const int64_t m0 = t * kTile, m1 = std::min(Mg, m0 + kTile);
+          for (int64_t p0 = 0; p0 < P; p0 += kTile)
+            for (int64_t m = m0; m < m1; ++m)
+              for (int64_t p = p0; p < std::min(P, p0 + kTile); ++p) sums_t[m * P + p] = sums[p * Mg + m];
+        });
+        ParallelForIf(Mg * P >= (1 << 14), Mg, [&](int64_t mi) {
+          const int64_t m = gi * Mg + mi;
+          const double mult = (xs[0] * ws[ws.size() == 1 ? 0 : m]) / ys[0];
+          const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
+          const int64_t base = (n * M + m) * P;
+          if (!std::isfinite(mult)) {
+            for (int64_t p = 0; p < P; ++p) {
+              const int32_t v = Requantize(static_cast<double>(sums_t[mi * P + p] + b) * mult, yz, y_unsigned);
+              if (y_unsigned) y.data<uint8_t>()[base + p] = static_cast<uint8_t>(v);
+              else y.data<int8_t>()[base + p] = static_cast<int8_t>(v);
+            }
+            return;
           }
-          const float mult = (xs[0] * ws[ws.size() == 1 ? 0 : m]) / ys[0];
-          yv[(n * M + m) * out_size + o] =
-              Requantize(static_cast<double>(acc) * static_cast<double>(mult), yz, y_unsigned);
-        }
-    }
-    StoreQuantized(yv, y);
+          // Requantize's arithmetic without its libm call: values held within +-2^40 (they
+          // saturate anyway), rounded half to even by adding and taking away 1.5 * 2^52.
+          const double lo = y_unsigned ? 0.0 : -128.0, hi = y_unsigned ? 255.0 : 127.0, zp = yz;
+          for (int64_t p = 0; p < P; ++p) {
+            double v = static_cast<double>(sums_t[mi * P + p] + b) * mult;
+            v = v < -0x1p40 ? -0x1p40 : v > 0x1p40 ? 0x1p40 : v;
+            v = ((v + 0x1.8p52) - 0x1.8p52) + zp;
+            v = v < lo ? lo : v > hi ? hi : v;
+            if (y_unsigned) y.data<uint8_t>()[base + p] = static_cast<uint8_t>(v);
+            else y.data<int8_t>()[base + p] = static_cast<int8_t>(static_cast<int32_t>(v));
+          }
+        });
+      }
+    return absl::OkStatus();
   }
 
   const Node node_;
@@ -255,6 +281,7 @@ class QLinearConv : public Kernel {
   bool w_constant_;
   bool channels_last_, y_channels_last_;
   Int8Conv conv_;
+  std::vector<Int8MatMul> per_group_;  // Products: B = W_g^T of each group
 };
 
 // ---------------------------------------------------------------------------------------
