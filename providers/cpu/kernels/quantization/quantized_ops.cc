@@ -36,6 +36,18 @@ std::vector<int32_t> ToInt32(const Tensor& t) {
   return v;
 }
 
+// dst [cols, rows] = src [rows, cols] transposed, in tiles of a few cache lines each way.
+template <typename T>
+void Transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t kTile = 32;
+  ParallelForIf(rows * cols >= (1 << 16), (cols + kTile - 1) / kTile, [&](int64_t t) {
+    const int64_t c0 = t * kTile, c1 = std::min(cols, c0 + kTile);
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r) dst[c * rows + r] = src[r * cols + c];
+  });
+}
+
 // Values of a scale tensor as float (float16 and bfloat16 scales from opset 21).
 absl::StatusOr<std::vector<float>> ReadScales(const Tensor* t, const char* name) {
   if (!t) return absl::InvalidArgumentError(std::string("missing input '") + name + "'");
@@ -228,25 +240,9 @@ class QLinearConv : public Kernel {
           ConvColumns(x.data<uint8_t>() + x_off, Cg, g, static_cast<uint8_t>(xz), col.data<uint8_t>());
         else
           ConvColumns(x.data<int8_t>() + x_off, Cg, g, static_cast<int8_t>(xz), col.data<int8_t>());
-        const uint8_t* c = static_cast<const uint8_t*>(col.raw());
-        uint8_t* ct = static_cast<uint8_t*>(col_t.raw());
-        constexpr int64_t kTile = 32;  // transposed in tiles, each a few cache lines each way
-        const int64_t p_tiles = (P + kTile - 1) / kTile;
-        ParallelForIf(P * K >= (1 << 16), p_tiles, [&](int64_t t) {
-          const int64_t p0 = t * kTile, p1 = std::min(P, p0 + kTile);
-          for (int64_t k0 = 0; k0 < K; k0 += kTile)
-            for (int64_t p = p0; p < p1; ++p)
-              for (int64_t k = k0; k < std::min(K, k0 + kTile); ++k) ct[p * K + k] = c[k * P + p];
-        });
-        if (absl::Status st = per_group_[gi].Run(ct, x.dtype(), P, {xz}, sums.data()); !st.ok()) return st;
-        // sums [P, Mg] -> [Mg, P], in tiles, so that each channel is requantized from contiguous sums.
-        const int64_t m_tiles = (Mg + kTile - 1) / kTile;
-        ParallelForIf(P * Mg >= (1 << 16), m_tiles, [&](int64_t t) {
-          const int64_t m0 = t * kTile, m1 = std::min(Mg, m0 + kTile);
-          for (int64_t p0 = 0; p0 < P; p0 += kTile)
-            for (int64_t m = m0; m < m1; ++m)
-              for (int64_t p = p0; p < std::min(P, p0 + kTile); ++p) sums_t[m * P + p] = sums[p * Mg + m];
-        });
+        Transpose(static_cast<const uint8_t*>(col.raw()), K, P, static_cast<uint8_t*>(col_t.raw()));
+        if (absl::Status st = per_group_[gi].Run(col_t.raw(), x.dtype(), P, {xz}, sums.data()); !st.ok()) return st;
+        Transpose(sums.data(), P, Mg, sums_t.data());  // each channel's sums contiguous
         ParallelForIf(Mg * P >= (1 << 14), Mg, [&](int64_t mi) {
           const int64_t m = gi * Mg + mi;
           const double mult = (xs[0] * ws[ws.size() == 1 ? 0 : m]) / ys[0];
