@@ -20,7 +20,7 @@
 #include "optimizer/layer_norm_fusion.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
-#include "optimizer/onnx_rewrites/qdq_conv_fusion.h"
+#include "optimizer/onnx_rewrites/qdq_fusion.h"
 #include "placement/partitioner.h"
 #include "framework/env_switch.h"
 #include "runtime/run_queue_wait.h"
@@ -89,8 +89,8 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   }
   Graph& g = trial ? copy : graph;
   stats = SessionStats{};
-  // Quantized convolutions (QDQ) before folding turns their int8 weights into float ones.
-  const int qdq_convs = options.fusion ? FuseQdqConvolutions(g) : 0;
+  // Quantized convolutions and MatMuls (QDQ) before folding turns their int8 weights into float ones.
+  const int qdq_nodes = options.fusion ? FuseQdqNodes(g) : 0;
   if (options.constant_folding) {
     auto folded = FoldConstants(g, cpu);
     if (!folded.ok()) return folded.status();
@@ -105,7 +105,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // HardSwish, HardSigmoid, Gelu, Mish and SiLU likewise (only the CPU's kernels apply them), and
   // GELUs spelled out in element-wise nodes become one Gelu (no CUDA kernel).
   const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
-  stats.nodes_fused = qdq_convs;
+  stats.nodes_fused = qdq_nodes;
   if (options.fusion && cpu_alone) stats.nodes_fused += SplitConcatIntoConvs(g);
   if (options.fusion) {  // in this order: each pass sees the nodes the one before made
     if (providers.size() == 1) stats.nodes_fused += FuseDenseChains(g, 2);

@@ -1,5 +1,5 @@
 // Static QDQ quantization on the CPU: convolutions (DequantizeLinear -> Conv -> QuantizeLinear,
-// optimizer/onnx_rewrites/qdq_conv_fusion.h) become QLinearConv on oneDNN's int8 convolution
+// optimizer/onnx_rewrites/qdq_fusion.h) become QLinearConv on oneDNN's int8 convolution
 // (VNNI/AMX; with weights' zero points, exact products) or, without VNNI, a float32
 // convolution again (rewrites/qlinear_conv_in_float.h), residual sums (DequantizeLinear x2 -> Add ->
 // QuantizeLinear) one ai.tandem QLinearAdd, and per-tensor QuantizeLinear/DequantizeLinear
@@ -171,6 +171,53 @@ TEST(QdqConv, FusedConvolutionsMatchQLinearConvsDefinition) {
     EXPECT_LE(off_by_one * 100, y.numel()) << "more than 1% one level off";
     EXPECT_LE(unfused_differ * 20, y.numel()) << "more than 5% one level from the unfused graph";
   }
+}
+
+// DequantizeLinear(a), DequantizeLinear(b per column) -> MatMul -> QuantizeLinear is one
+// QLinearMatMul, whose exact sums and double requantization give its definition bit for bit.
+TEST(QdqConv, FusedMatMulsMatchQLinearMatMulsDefinition) {
+  constexpr int64_t B = 2, S = 5, K = 600, N = 40;  // K past one float32 block of 512
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> w8(-127, 127);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Tensor w = Tensor::Host(DataType::kInt8, {K, N});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w8(rng));
+  std::vector<float> ws(N);
+  for (int64_t j = 0; j < N; ++j) ws[j] = 0.001f + 0.0002f * static_cast<float>(j % 9);
+  Tensor wz = Tensor::Host(DataType::kInt8, {N});
+  for (int64_t j = 0; j < N; ++j) wz.data<int8_t>()[j] = 0;
+  const float xs = 2.f / 255.f, ys = 0.05f;
+  const int xz = 128, yz = 120;
+  Graph g;
+  g.name = "qdq_matmul";
+  g.opsets[""] = 17;
+  g.inputs = {ValueInfo{"x", DataType::kFloat, Shape::Of({B, S, K})}};
+  g.initializers = {{"xs", Scalar(xs)}, {"xz", ScalarU8(xz)}, {"w", w}, {"ws", Tensor::FromVector<float>(ws, {N})},
+                    {"wz", wz}, {"ys", Scalar(ys)}, {"yz", ScalarU8(yz)}};
+  g.nodes.push_back(PlainNode("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}));
+  g.nodes.push_back(PlainNode("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}));
+  g.nodes.push_back(PlainNode("DequantizeLinear", {"w", "ws", "wz"}, {"wd"}));  // axis 1: per column
+  g.nodes.push_back(PlainNode("MatMul", {"xd", "wd"}, {"m"}));
+  g.nodes.push_back(PlainNode("QuantizeLinear", {"m", "ys", "yz"}, {"yq"}));
+  g.outputs = {ValueInfo{"yq", DataType::kUint8, Shape::Unknown()}, ValueInfo{"xq", DataType::kUint8, Shape::Unknown()}};
+  auto s = Load(g, true);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(Count(*s, "QLinearMatMul"), 1);
+  EXPECT_EQ(Count(*s, "MatMul"), 0);
+  std::vector<float> x(B * S * K);
+  for (float& v : x) v = u(rng);
+  auto out = s->Run({{"x", Tensor::FromVector<float>(x, {B, S, K})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const uint8_t* xq = (*out)[1].data<uint8_t>();
+  ASSERT_EQ((*out)[0].dims(), (Dims{B, S, N}));
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t j = 0; j < N; ++j) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += (static_cast<int64_t>(xq[r * K + k]) - xz) * w.data<int8_t>()[k * N + j];
+      const double mult = static_cast<float>((xs * ws[j]) / ys);
+      const double want = std::min(255.0, std::max(0.0, std::nearbyint(static_cast<double>(acc) * mult) + yz));
+      ASSERT_EQ((*out)[0].data<uint8_t>()[r * N + j], want) << "row " << r << ", column " << j;
+    }
 }
 
 TEST(QdqConv, PatternsThatWouldChangeTheResultStayUnfused) {

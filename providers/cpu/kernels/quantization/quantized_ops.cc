@@ -78,6 +78,36 @@ int32_t Requantize(double v, int32_t zero_point, bool is_unsigned) {
   return static_cast<int32_t>(std::min(std::max(r, lo), hi));
 }
 
+// y[i] = saturate(round_half_even((sums[i] + bias) * mult[i or 0]) + zero_point) for n values
+// (mult: one per value, or `one_mult` for all), into uint8 or int8 `y`: Requantize's
+// arithmetic in double without its libm call where the multipliers are finite (values held
+// within +-2^40, which saturate anyway; rounded by adding and taking away 1.5 * 2^52).
+void RequantizeRun(const int32_t* sums, int64_t n, int64_t bias, const double* mult, double one_mult,
+                   int32_t zero_point, DataType y_type, void* y) {
+  const bool y_unsigned = y_type == DataType::kUint8;
+  uint8_t* yu = static_cast<uint8_t*>(y);
+  int8_t* ys = static_cast<int8_t*>(y);
+  bool finite = std::isfinite(one_mult);
+  for (int64_t i = 0; mult && finite && i < n; ++i) finite = std::isfinite(mult[i]);
+  if (!finite) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t v = Requantize(static_cast<double>(sums[i] + bias) * (mult ? mult[i] : one_mult), zero_point, y_unsigned);
+      if (y_unsigned) yu[i] = static_cast<uint8_t>(v);
+      else ys[i] = static_cast<int8_t>(v);
+    }
+    return;
+  }
+  const double lo = y_unsigned ? 0.0 : -128.0, hi = y_unsigned ? 255.0 : 127.0, zp = zero_point;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = static_cast<double>(sums[i] + bias) * (mult ? mult[i] : one_mult);
+    v = v < -0x1p40 ? -0x1p40 : v > 0x1p40 ? 0x1p40 : v;
+    v = ((v + 0x1.8p52) - 0x1.8p52) + zp;
+    v = v < lo ? lo : v > hi ? hi : v;
+    if (y_unsigned) yu[i] = static_cast<uint8_t>(v);
+    else ys[i] = static_cast<int8_t>(static_cast<int32_t>(v));
+  }
+}
+
 void StoreQuantized(const std::vector<int32_t>& v, Tensor& y) {
   if (y.dtype() == DataType::kUint8) {
     uint8_t* p = y.data<uint8_t>();
@@ -109,7 +139,7 @@ absl::Status OutputZeroPoint(const Tensor* yzp, DataType* type, int32_t* zp) {
 // w_scale, zero point 0).
 
 // 2-D convolutions with int8 weights of zero point 0 that do not change (what static
-// quantizers write, and optimizer/onnx_rewrites/qdq_conv_fusion.h makes) run on oneDNN's
+// quantizers write, and optimizer/onnx_rewrites/qdq_fusion.h makes) run on oneDNN's
 // int8 convolution (int8_conv.h) where the CPU has VNNI or AMX; the others (1-D and 3-D,
 // uint8 or non-zero-point weights, non-constant weights) on exact products (Products). Without
 // VNNI the CPU provider turns QLinearConvs with constant weights back into float32
@@ -230,7 +260,6 @@ class QLinearConv : public Kernel {
         if (absl::Status st = per_group_[gi].SetB(wt, zp, w_constant_); !st.ok()) return st;
       }
     }
-    const bool y_unsigned = y.dtype() == DataType::kUint8;
     Tensor col = Tensor::Host(x.dtype(), {K, P}), col_t = Tensor::Host(x.dtype(), {P, K});
     std::vector<int32_t> sums(static_cast<size_t>(P * Mg)), sums_t(sums.size());
     for (int64_t n = 0; n < N; ++n)
@@ -247,26 +276,8 @@ class QLinearConv : public Kernel {
           const int64_t m = gi * Mg + mi;
           const double mult = (xs[0] * ws[ws.size() == 1 ? 0 : m]) / ys[0];
           const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
-          const int64_t base = (n * M + m) * P;
-          if (!std::isfinite(mult)) {
-            for (int64_t p = 0; p < P; ++p) {
-              const int32_t v = Requantize(static_cast<double>(sums_t[mi * P + p] + b) * mult, yz, y_unsigned);
-              if (y_unsigned) y.data<uint8_t>()[base + p] = static_cast<uint8_t>(v);
-              else y.data<int8_t>()[base + p] = static_cast<int8_t>(v);
-            }
-            return;
-          }
-          // Requantize's arithmetic without its libm call: values held within +-2^40 (they
-          // saturate anyway), rounded half to even by adding and taking away 1.5 * 2^52.
-          const double lo = y_unsigned ? 0.0 : -128.0, hi = y_unsigned ? 255.0 : 127.0, zp = yz;
-          for (int64_t p = 0; p < P; ++p) {
-            double v = static_cast<double>(sums_t[mi * P + p] + b) * mult;
-            v = v < -0x1p40 ? -0x1p40 : v > 0x1p40 ? 0x1p40 : v;
-            v = ((v + 0x1.8p52) - 0x1.8p52) + zp;
-            v = v < lo ? lo : v > hi ? hi : v;
-            if (y_unsigned) y.data<uint8_t>()[base + p] = static_cast<uint8_t>(v);
-            else y.data<int8_t>()[base + p] = static_cast<int8_t>(static_cast<int32_t>(v));
-          }
+          uint8_t* out = static_cast<uint8_t*>(y.raw()) + (n * M + m) * P;  // 8-bit values
+          RequantizeRun(sums_t.data() + mi * P, P, b, nullptr, mult, yz, y.dtype(), out);
         });
       }
     return absl::OkStatus();
@@ -375,13 +386,16 @@ class QLinearMatMul : public Kernel {
       const int64_t rows = y.numel() / N;
       if (absl::Status st = product_.SetB(b.Reshaped(bd), *bz_e, b_constant_); !st.ok()) return st;
       if (absl::Status st = product_.Run(a.raw(), a.dtype(), rows, *az_e, yv.data()); !st.ok()) return st;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < N; ++j) {
-          const float mult = ((*as_e)[r] * (*bs_e)[j]) / (*ys)[0];
-          int32_t& v = yv[r * N + j];
-          v = Requantize(static_cast<double>(v) * static_cast<double>(mult), yz, y_unsigned);
-        }
-      StoreQuantized(yv, y);
+      // Per row, the multipliers of its columns (formed in float, as below), made once for
+      // every row when a's scale is one value.
+      const bool a_one = std::all_of(as_e->begin(), as_e->end(), [&](float v) { return v == (*as_e)[0]; });
+      std::vector<double> mult(static_cast<size_t>(N));
+      for (int64_t r = 0; r < rows; ++r) {
+        if (r == 0 || !a_one)
+          for (int64_t j = 0; j < N; ++j) mult[j] = static_cast<float>(((*as_e)[r] * (*bs_e)[j]) / (*ys)[0]);
+        RequantizeRun(yv.data() + r * N, N, 0, mult.data(), 0.0, yz, y_type,
+                      static_cast<uint8_t*>(y.raw()) + r * N);  // 8-bit values
+      }
       return absl::OkStatus();
     }
     const std::vector<int32_t> av = ToInt32(a), bv = ToInt32(b);

@@ -1,15 +1,16 @@
 // Statically quantized convolutions as quantizers write them in the QDQ format (ONNX
 // Runtime's quantize_static, QuantFormat.QDQ) become one QLinearConv:
-//   DequantizeLinear(xq, xs, xz) --\
-//   DequantizeLinear(wq, ws, wz) ---> Conv [-> Relu] -> QuantizeLinear(., ys, yz)  =>  QLinearConv
-//   DequantizeLinear(bq, bs)   --/   (bias optional)
+//   Conv(DequantizeLinear(xq, xs, xz), DequantizeLinear(wq, ws, wz) [, DequantizeLinear(bq, bs)])
+//     [-> Relu] -> QuantizeLinear(., ys, yz)   =>   QLinearConv
 // when: xs, xz, ys, yz are scalar initializers (8-bit zero points, float32 scales); wq is
 // an 8-bit initializer with ws per tensor or per output channel (axis 0) and wz likewise
 // (absent: zeros); bq an int32 initializer [M] whose scale is xs * ws (as float32, the
 // product quantizers write, to a relative 1e-6) and zero point 0; the Conv's output is
 // read only by the QuantizeLinear (or by a Relu read only by it, kept only where the
 // Relu changes nothing: yz the lowest value of its type, so saturation already clips at 0).
-// The fused node keeps the Conv's name and attributes and writes the QuantizeLinear's output;
+// Likewise DequantizeLinear(a) and DequantizeLinear(b, a constant 8-bit matrix [K, N] per tensor
+// or per column, axis 1) -> MatMul -> QuantizeLinear become one QLinearMatMul.
+// The fused node keeps the Conv's (MatMul's) name and attributes and writes the QuantizeLinear's output;
 // DequantizeLinear nodes nothing reads any more go. Results may differ from the QDQ graph by
 // one quantization level where the float32 convolution's rounding and QLinearConv's exact
 // integer sums fall on either side of a rounding boundary (what ONNX Runtime's own fusion does).
@@ -18,7 +19,7 @@
 
 namespace tandem {
 
-// Returns the number of convolutions fused.
-int FuseQdqConvolutions(Graph& graph);
+// Returns the number of Conv and MatMul nodes fused.
+int FuseQdqNodes(Graph& graph);
 
 }  // namespace tandem

@@ -1,4 +1,4 @@
-#include "optimizer/onnx_rewrites/qdq_conv_fusion.h"
+#include "optimizer/onnx_rewrites/qdq_fusion.h"
 
 #include <cmath>
 #include <map>
@@ -29,15 +29,15 @@ const Tensor* ScalarZeroPoint(const Graph& graph, const std::string& value) {
   return t && Is8Bit(t->dtype()) && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
 }
 
-class QdqConvFusion {
+class QdqFusion {
  public:
-  explicit QdqConvFusion(Graph& graph) : graph_(graph), producers_(Producers(graph)), readers_(graph) {}
+  explicit QdqFusion(Graph& graph) : graph_(graph), producers_(Producers(graph)), readers_(graph) {}
 
   int Run() {
     if (graph_.opset("") < 10) return 0;
     int fused = 0;
     for (size_t i = 0; i < graph_.nodes.size(); ++i)
-      if (IsOnnx(graph_.nodes[i], "Conv") && TryFuse(i)) ++fused;
+      if ((IsOnnx(graph_.nodes[i], "Conv") || IsOnnx(graph_.nodes[i], "MatMul")) && TryFuse(i)) ++fused;
     if (!fused) return 0;
     // The DequantizeLinear nodes only the fused convolutions read.
     const ValueReaders after(graph_);
@@ -66,17 +66,19 @@ class QdqConvFusion {
     return r >= 0 && IsOnnx(graph_.nodes[r], op) ? &graph_.nodes[r] : nullptr;
   }
 
-  // Weight scale and zero point per tensor or per output channel (axis 0 of w [M, ...]); the
-  // zero point's name (a new zeros initializer when absent) in *zp_name.
-  bool WeightParams(const Node& dw, const Tensor& w, std::vector<float>* scales, std::string* zp_name) {
+  // Weight scale and zero point per tensor or per output channel (`channel_axis` of w: 0 of a
+  // convolution's [M, ...], 1 of a MatMul's [K, N]); the zero point's name (a new zeros
+  // initializer when absent) in *zp_name.
+  bool WeightParams(const Node& dw, const Tensor& w, int channel_axis, std::vector<float>* scales,
+                    std::string* zp_name) {
     const Tensor* ws = Constant(graph_, dw.inputs[1]);
-    const int64_t M = w.dim(0);
+    const int64_t M = w.dim(channel_axis);
     if (!ws || ws->dtype() != DataType::kFloat) return false;
     const bool per_channel = ws->numel() != 1 || ws->rank() == 1;
     if (per_channel) {
       int64_t axis = dw.attr_int("axis", 1);
       if (axis < 0) axis += w.rank();
-      if (ws->rank() != 1 || ws->numel() != M || axis != 0) return false;
+      if (ws->rank() != 1 || ws->numel() != M || axis != channel_axis) return false;
     }
     scales->assign(ws->data<float>(), ws->data<float>() + ws->numel());
     if (dw.has_input(2)) {
@@ -121,7 +123,9 @@ class QdqConvFusion {
     if (!dx || !dw || !dx->has_input(2) || !ScalarScale(graph_, dx->inputs[1])) return false;
     const Tensor* xz = ScalarZeroPoint(graph_, dx->inputs[2]);
     const Tensor* w = Constant(graph_, dw->inputs[0]);
-    if (!xz || !w || !Is8Bit(w->dtype()) || w->rank() < 3 || w->dim(0) <= 0) return false;
+    const bool matmul = conv.op_type == "MatMul";
+    if (!xz || !w || !Is8Bit(w->dtype()) || (matmul ? w->rank() != 2 : w->rank() < 3) || w->dim(0) <= 0) return false;
+    const int channel_axis = matmul ? 1 : 0;
     // The quantization of the output, through a Relu that changes nothing.
     const Node* q = SoleReader(conv.outputs[0], "QuantizeLinear");
     const Node* relu = q ? nullptr : SoleReader(conv.outputs[0], "Relu");
@@ -135,19 +139,19 @@ class QdqConvFusion {
     if (!yz) return false;
     if (relu && yz->ElementAsInt64(0) != (yz->dtype() == DataType::kUint8 ? 0 : -128)) return false;
     const Node* db = nullptr;
-    if (conv.has_input(2) && !(db = Dequantizer(conv.inputs[2], &ib))) return false;
+    if (!matmul && conv.has_input(2) && !(db = Dequantizer(conv.inputs[2], &ib))) return false;
     const size_t iq = static_cast<size_t>(&*q - graph_.nodes.data());
     const size_t ir = relu ? static_cast<size_t>(&*relu - graph_.nodes.data()) : 0;
 
     std::vector<float> w_scales;
     std::string wz_name;
     const float x_scale = Constant(graph_, dx->inputs[1])->data<float>()[0];
-    if (!WeightParams(*dw, *w, &w_scales, &wz_name)) return false;
+    if (!WeightParams(*dw, *w, channel_axis, &w_scales, &wz_name)) return false;
     if (db && !BiasMatches(*db, w->dim(0), x_scale, w_scales)) return false;
 
     Node fused;
     fused.name = conv.name;
-    fused.op_type = "QLinearConv";
+    fused.op_type = matmul ? "QLinearMatMul" : "QLinearConv";
     fused.attributes = conv.attributes;
     fused.inputs = {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_name,
                     q->inputs[1],  q->inputs[2]};
@@ -171,6 +175,6 @@ class QdqConvFusion {
 
 }  // namespace
 
-int FuseQdqConvolutions(Graph& graph) { return QdqConvFusion(graph).Run(); }
+int FuseQdqNodes(Graph& graph) { return QdqFusion(graph).Run(); }
 
 }  // namespace tandem
