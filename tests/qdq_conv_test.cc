@@ -250,7 +250,9 @@ TEST(QdqConv, QuantizedAddMatchesItsNodesBitForBit) {
   };
   for (const AddCase& c : {AddCase{"same shapes, uint8", {2, 16, 9, 9}, false},
                            AddCase{"same shapes, int8 output", {2, 16, 9, 9}, true},
-                           AddCase{"B broadcast over the spatial dims", {1, 16, 1, 1}, false}}) {
+                           AddCase{"B broadcast over the spatial dims", {1, 16, 1, 1}, false},
+                           AddCase{"B over the trailing dims (a bias)", {9, 9}, false},
+                           AddCase{"B over the trailing dims, int8 output", {1, 16, 9, 9}, true}}) {
     SCOPED_TRACE(c.name);
     const Dims a_dims = {2, 16, 9, 9};
     const float as = 0.031f, bs = 0.017f, cs = 0.043f;
@@ -285,9 +287,9 @@ TEST(QdqConv, QuantizedAddMatchesItsNodesBitForBit) {
     ASSERT_TRUE(out.ok()) << out.status();
     const uint8_t* aq = (*out)[1].data<uint8_t>();
     const uint8_t* bq = (*out)[2].data<uint8_t>();
-    const int64_t plane = 81, b_per_channel = NumElements(c.b_dims) == 16;
+    const int64_t plane = 81, b_per_channel = NumElements(c.b_dims) == 16, nb = NumElements(c.b_dims);
     for (int64_t i = 0; i < NumElements(a_dims); ++i) {
-      const int64_t bi = b_per_channel ? i / plane % 16 : i;
+      const int64_t bi = b_per_channel ? i / plane % 16 : i % nb;
       const float fa = (static_cast<float>(aq[i]) - static_cast<float>(az)) * as;
       const float fb = (static_cast<float>(bq[bi]) - static_cast<float>(bz)) * bs;
       const float sum = fa + fb;

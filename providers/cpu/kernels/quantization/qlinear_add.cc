@@ -4,6 +4,7 @@
 // float32, the three nodes' own operations (no FMA: this file is built for the baseline ISA,
 // and quantize_u8's add, for uint8 throughout, keeps the terms apart), then quantize_u8's
 // rounding and saturation. Bit for bit the nodes it replaces. A and B broadcast numpy-style.
+#include <algorithm>
 #include <string>
 
 #include "providers/cpu/kernel_util.h"
@@ -43,6 +44,15 @@ void Dequantize(const T* x, int64_t n, Param p, float* out) {
 void Dequantize(const Tensor& t, int64_t begin, int64_t n, Param p, float* out) {
   if (t.dtype() == DataType::kUint8) Dequantize(t.data<uint8_t>() + begin, n, p, out);
   else Dequantize(t.data<int8_t>() + begin, n, p, out);
+}
+
+// Whether `part`, leading 1s aside, is the trailing dims of `whole`.
+bool IsTrailingPart(const Dims& part, const Dims& whole) {
+  size_t first = 0;
+  while (first < part.size() && part[first] == 1) ++first;
+  const size_t k = part.size() - first;
+  return k <= whole.size() && std::equal(part.begin() + static_cast<std::ptrdiff_t>(first), part.end(),
+                                         whole.end() - static_cast<std::ptrdiff_t>(k));
 }
 
 class QLinearAdd : public Kernel {
@@ -88,6 +98,29 @@ class QLinearAdd : public Kernel {
           quantize_u8::QuantizeTo8Bit(fa, m, pc->scale, pc->zero, to_int8, out + i0);
         }
       });
+      return absl::OkStatus();
+    }
+    // One operand spans the output and the other its trailing dims (a bias): each row of the
+    // one plus the other, dequantized once.
+    const Tensor* big = a->dims() == *dims ? a : b->dims() == *dims ? b : nullptr;
+    const Tensor* small = big == a ? b : a;
+    if (big && small->numel() >= 16 && IsTrailingPart(small->dims(), *dims)) {
+      const Param p_big = big == a ? *pa : *pb, p_small = big == a ? *pb : *pa;
+      const int64_t row = small->numel();
+      std::vector<float> fs(static_cast<size_t>(row));
+      Dequantize(*small, 0, row, p_small, fs.data());
+      ParallelBlocks(
+          n / row,
+          [&](int64_t r0, int64_t r1) {
+            std::vector<float> f(static_cast<size_t>(row));
+            for (int64_t r = r0; r < r1; ++r) {
+              Dequantize(*big, r * row, row, p_big, f.data());
+#pragma omp simd
+              for (int64_t i = 0; i < row; ++i) f[i] += fs[i];
+              quantize_u8::QuantizeTo8Bit(f.data(), row, pc->scale, pc->zero, to_int8, out + r * row);
+            }
+          },
+          row);
       return absl::OkStatus();
     }
     std::vector<float> sum(static_cast<size_t>(n));
