@@ -220,6 +220,61 @@ TEST(QdqConv, FusedMatMulsMatchQLinearMatMulsDefinition) {
     }
 }
 
+// DequantizeLinear(a), DequantizeLinear(b, transB) -> Gemm(+ int32 bias) is MatMulInteger ->
+// Cast -> Mul -> Add (one MatMulIntegerToFloat on the CPU): float(exact sum) * (a_scale *
+// b_scale) + bias, bit for bit.
+TEST(QdqConv, FusedGemmsAreExactIntegerProductsScaled) {
+  constexpr int64_t M = 3, K = 700, N = 24;
+  std::mt19937 rng(8);
+  std::uniform_int_distribution<int> w8(-127, 127), b32(-5000, 5000);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Tensor w = Tensor::Host(DataType::kInt8, {N, K});  // transB
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(w8(rng));
+  std::vector<float> ws(N), bs(N);
+  std::vector<int32_t> b(N);
+  const float xs = 2.f / 255.f;
+  for (int64_t n = 0; n < N; ++n) {
+    ws[n] = 0.002f + 0.0003f * static_cast<float>(n % 5);
+    bs[n] = xs * ws[n];
+    b[n] = b32(rng);
+  }
+  Graph g;
+  g.name = "qdq_gemm";
+  g.opsets[""] = 17;
+  g.inputs = {ValueInfo{"x", DataType::kFloat, Shape::Of({M, K})}};
+  g.initializers = {{"xs", Scalar(xs)}, {"xz", ScalarU8(128)}, {"w", w}, {"ws", Tensor::FromVector<float>(ws, {N})},
+                    {"b", Tensor::FromVector<int32_t>(b, {N})}, {"bs", Tensor::FromVector<float>(bs, {N})}};
+  g.nodes.push_back(PlainNode("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}));
+  g.nodes.push_back(PlainNode("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}));
+  Node dw = PlainNode("DequantizeLinear", {"w", "ws"}, {"wd"});
+  dw.attributes["axis"] = IntAttribute(0);
+  g.nodes.push_back(dw);
+  Node db = PlainNode("DequantizeLinear", {"b", "bs"}, {"bd"});
+  db.attributes["axis"] = IntAttribute(0);
+  g.nodes.push_back(db);
+  Node gemm = PlainNode("Gemm", {"xd", "wd", "bd"}, {"y"});
+  gemm.attributes["transB"] = IntAttribute(1);
+  g.nodes.push_back(gemm);
+  g.outputs = {ValueInfo{"y", DataType::kFloat, Shape::Unknown()}, ValueInfo{"xq", DataType::kUint8, Shape::Unknown()}};
+  auto s = Load(g, true);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(Count(*s, "Gemm") + Count(*s, "FusedGemm"), 0);
+  EXPECT_EQ(Count(*s, "MatMulIntegerToFloat"), 1);
+  std::vector<float> x(M * K);
+  for (float& v : x) v = u(rng);
+  auto out = s->Run({{"x", Tensor::FromVector<float>(x, {M, K})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const uint8_t* xq = (*out)[1].data<uint8_t>();
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += (static_cast<int64_t>(xq[r * K + k]) - 128) * w.data<int8_t>()[n * K + k];
+      const float bias = static_cast<float>(b[n]) * bs[n];
+      const float want = static_cast<float>(static_cast<int32_t>(acc)) * (xs * ws[n]) + bias;
+      ASSERT_EQ((*out)[0].data<float>()[r * N + n], want) << "row " << r << ", column " << n;
+    }
+}
+
 TEST(QdqConv, PatternsThatWouldChangeTheResultStayUnfused) {
   const ConvCase relu{"a Relu before a zero point of 10", 8, 8, 6, 3, 1, 1, 1, true, 10, true};
   const ConvCase plain{"a bias scale that is not x_scale * w_scale", 8, 8, 6, 3, 1, 1, 1, false, 10, true};

@@ -37,15 +37,31 @@ class QdqFusion {
     if (graph_.opset("") < 10) return 0;
     int fused = 0;
     for (size_t i = 0; i < graph_.nodes.size(); ++i)
-      if ((IsOnnx(graph_.nodes[i], "Conv") || IsOnnx(graph_.nodes[i], "MatMul")) && TryFuse(i)) ++fused;
+      if (((IsOnnx(graph_.nodes[i], "Conv") || IsOnnx(graph_.nodes[i], "MatMul")) && TryFuse(i)) ||
+          (IsOnnx(graph_.nodes[i], "Gemm") && TryGemm(i)))
+        ++fused;
     if (!fused) return 0;
-    // The DequantizeLinear nodes only the fused convolutions read.
-    const ValueReaders after(graph_);
-    for (size_t d : dequantizers_) {
-      const std::string& out = graph_.nodes[d].outputs[0];
-      if (after.nodes(out).empty() && !after.pinned(out)) removed_.insert(d);
+    std::vector<Node> nodes;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      if (removed_.count(i)) continue;
+      auto r = replacements_.find(i);
+      if (r == replacements_.end()) {
+        nodes.push_back(std::move(graph_.nodes[i]));
+      } else {
+        for (Node& n : r->second) nodes.push_back(std::move(n));
+      }
     }
-    rewrite::RemoveNodes(graph_, removed_);
+    graph_.nodes = std::move(nodes);
+    // The DequantizeLinear nodes only the fused nodes read.
+    const ValueReaders after(graph_);
+    std::set<size_t> unread;
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const Node& n = graph_.nodes[i];
+      if (IsOnnx(n, "DequantizeLinear") && dequantized_.count(n.outputs[0]) && after.nodes(n.outputs[0]).empty() &&
+          !after.pinned(n.outputs[0]))
+        unread.insert(i);
+    }
+    rewrite::RemoveNodes(graph_, unread);
     return fused;
   }
 
@@ -159,18 +175,99 @@ class QdqFusion {
     fused.outputs = {q->outputs[0]};
     removed_.insert(iq);
     if (relu) removed_.insert(ir);
-    dequantizers_.insert(ix);
-    dequantizers_.insert(iw);
-    if (db) dequantizers_.insert(ib);
+    dequantized_.insert(dx->outputs[0]);
+    dequantized_.insert(dw->outputs[0]);
+    if (db) dequantized_.insert(db->outputs[0]);
     graph_.nodes[ci] = std::move(fused);
+    return true;
+  }
+
+  // DequantizeLinear(a) -> Gemm(., DequantizeLinear(b), [DequantizeLinear(int32 c) or a float c]) with
+  // alpha = beta = 1, no transA, b a constant 8-bit matrix per tensor or per output column:
+  //   MatMulInteger(a_q, b_q [K, N], a_zp, b_zp) -> Cast -> Mul(a_scale * b_scale) [-> Add(c as float)]
+  // writing the Gemm's output (the CPU provider runs these as one MatMulIntegerToFloat).
+  bool TryGemm(size_t gi) {
+    const Node& gemm = graph_.nodes[gi];
+    if (gemm.outputs.size() != 1 || !gemm.has_input(0) || !gemm.has_input(1) || gemm.attr_float("alpha", 1.f) != 1.f ||
+        gemm.attr_float("beta", 1.f) != 1.f || gemm.attr_int("transA", 0) != 0)
+      return false;
+    size_t ix = 0, iw = 0, ib = 0;
+    const Node* dx = Dequantizer(gemm.inputs[0], &ix);
+    const Node* dw = Dequantizer(gemm.inputs[1], &iw);
+    if (!dx || !dw || !dx->has_input(2) || !ScalarScale(graph_, dx->inputs[1])) return false;
+    const Tensor* xz = ScalarZeroPoint(graph_, dx->inputs[2]);
+    const Tensor* w = Constant(graph_, dw->inputs[0]);
+    if (!xz || !w || !Is8Bit(w->dtype()) || w->rank() != 2 || w->numel() == 0) return false;
+    const bool trans_b = gemm.attr_int("transB", 0) != 0;
+    const int64_t K = w->dim(trans_b ? 1 : 0), N = w->dim(trans_b ? 0 : 1);
+    std::vector<float> w_scales;
+    std::string wz_name;
+    if (!WeightParams(*dw, *w, trans_b ? 0 : 1, &w_scales, &wz_name)) return false;
+    const float x_scale = Constant(graph_, dx->inputs[1])->data<float>()[0];
+    // The bias as float [N]: DequantizeLinear's own arithmetic on an int32 bias, or a float constant.
+    std::vector<float> bias;
+    const Node* db = nullptr;
+    if (gemm.has_input(2)) {
+      if ((db = Dequantizer(gemm.inputs[2], &ib))) {
+        if (!BiasMatches(*db, N, x_scale, w_scales)) return false;
+        const Tensor& bq = *Constant(graph_, db->inputs[0]);
+        const Tensor& bs = *Constant(graph_, db->inputs[1]);
+        for (int64_t n = 0; n < N; ++n)
+          bias.push_back(static_cast<float>(static_cast<double>(bq.data<int32_t>()[n])) *
+                         bs.data<float>()[bs.numel() == 1 ? 0 : n]);
+      } else {
+        const Tensor* c = Constant(graph_, gemm.inputs[2]);
+        if (!c || c->dtype() != DataType::kFloat || c->rank() != 1 || c->numel() != N) return false;
+        bias.assign(c->data<float>(), c->data<float>() + N);
+      }
+    }
+    const std::string base = gemm.name.empty() ? gemm.outputs[0] : gemm.name;
+    std::string b_name = dw->inputs[0];
+    if (trans_b) {  // MatMulInteger's B is [K, N]
+      Tensor t = Tensor::Host(w->dtype(), {K, N});
+      const uint8_t* src = static_cast<const uint8_t*>(w->raw());  // 8-bit values
+      uint8_t* dst = static_cast<uint8_t*>(t.raw());
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) dst[k * N + n] = src[n * K + k];
+      b_name = rewrite::FreshName(graph_, base + "_weights_KxN");
+      graph_.initializers[b_name] = std::move(t);
+    }
+    std::vector<float> scale(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) scale[n] = x_scale * w_scales[w_scales.size() == 1 ? 0 : n];
+    const std::string scale_name = rewrite::FreshName(graph_, base + "_scale");
+    graph_.initializers[scale_name] = Tensor::FromVector<float>(scale, {N});
+    const std::string sums = rewrite::FreshName(graph_, base + "_sums"), sums_f = rewrite::FreshName(graph_, base + "_sums_float");
+    const std::string scaled = bias.empty() ? gemm.outputs[0] : rewrite::FreshName(graph_, base + "_scaled");
+    std::vector<Node>& made = replacements_[gi];
+    auto add = [&](const char* op, std::vector<std::string> in, const std::string& out, const std::string& suffix) {
+      Node n;
+      n.name = base + suffix;
+      n.op_type = op;
+      n.inputs = std::move(in);
+      n.outputs = {out};
+      made.push_back(std::move(n));
+      return &made.back();
+    };
+    add("MatMulInteger", {dx->inputs[0], b_name, dx->inputs[2], wz_name}, sums, "");
+    add("Cast", {sums}, sums_f, "/cast")->attributes["to"] = IntAttribute(static_cast<int64_t>(DataType::kFloat));
+    add("Mul", {sums_f, scale_name}, scaled, "/scale");
+    if (!bias.empty()) {
+      const std::string bias_name = rewrite::FreshName(graph_, base + "_bias");
+      graph_.initializers[bias_name] = Tensor::FromVector<float>(bias, {N});
+      add("Add", {scaled, bias_name}, gemm.outputs[0], "/bias");
+    }
+    dequantized_.insert(dx->outputs[0]);
+    dequantized_.insert(dw->outputs[0]);
+    if (db) dequantized_.insert(db->outputs[0]);
     return true;
   }
 
   Graph& graph_;
   const std::map<std::string, size_t> producers_;
   const ValueReaders readers_;
-  std::set<size_t> removed_;       // nodes to drop: the QuantizeLinear (and Relu) of each fusion
-  std::set<size_t> dequantizers_;  // DequantizeLinear nodes the fusions read through
+  std::set<size_t> removed_;                   // nodes to drop: the QuantizeLinear (and Relu) of each fusion
+  std::map<size_t, std::vector<Node>> replacements_;  // a Gemm's index -> the nodes that replace it
+  std::set<std::string> dequantized_;          // outputs of DequantizeLinear nodes the fusions read through
 };
 
 }  // namespace

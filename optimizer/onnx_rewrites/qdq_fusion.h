@@ -9,7 +9,11 @@
 // read only by the QuantizeLinear (or by a Relu read only by it, kept only where the
 // Relu changes nothing: yz the lowest value of its type, so saturation already clips at 0).
 // Likewise DequantizeLinear(a) and DequantizeLinear(b, a constant 8-bit matrix [K, N] per tensor
-// or per column, axis 1) -> MatMul -> QuantizeLinear become one QLinearMatMul.
+// or per column, axis 1) -> MatMul -> QuantizeLinear become one QLinearMatMul, and
+// DequantizeLinear(a) -> Gemm(., DequantizeLinear(b constant, per output column) [, int32 bias
+// through DequantizeLinear with scale a_scale * b_scale, or a float one]) with alpha = beta = 1
+// and no transA becomes MatMulInteger -> Cast -> Mul(a_scale * b_scale) [-> Add(bias)] writing
+// the Gemm's float output (exact integer sums; what the CPU runs as one MatMulIntegerToFloat).
 // The fused node keeps the Conv's (MatMul's) name and attributes and writes the QuantizeLinear's output;
 // DequantizeLinear nodes nothing reads any more go. Results may differ from the QDQ graph by
 // one quantization level where the float32 convolution's rounding and QLinearConv's exact
@@ -19,7 +23,7 @@
 
 namespace tandem {
 
-// Returns the number of Conv and MatMul nodes fused.
+// Returns the number of Conv, MatMul and Gemm nodes rewritten.
 int FuseQdqNodes(Graph& graph);
 
 }  // namespace tandem
