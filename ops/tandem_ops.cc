@@ -82,6 +82,16 @@ std::vector<TandemOpDecl> GraphOps() {
      "replaces; A and B uint8 or int8, broadcast numpy-style. ONNX Runtime's contrib op's inputs. CPU only. "
      "Written by providers/cpu/rewrites/quantized_add.cc from static QDQ quantization's DequantizeLinear x2, "
      "Add, QuantizeLinear on CPU-placed nodes."},
+    {"QLinearMul", "A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point", "C", "",
+     "C = QuantizeLinear(DequantizeLinear(A) * DequantizeLinear(B)), as QLinearAdd with a product: the float32 "
+     "arithmetic of the nodes it replaces, A and B uint8 or int8 broadcast numpy-style. CPU only. Written by "
+     "providers/cpu/rewrites/quantized_add.cc from static QDQ quantization's DequantizeLinear x2, Mul, "
+     "QuantizeLinear on CPU-placed nodes (SiLU's and HardSwish's x * gate, squeeze-and-excitation scaling)."},
+    {"QLinearLookup", "X, Table", "Y", "",
+     "Y[i] = Table[X[i]] (X uint8: index x; int8: x + 128) for an 8-bit X and a 256-value 8-bit Table; Y has the "
+     "table's type. CPU only. Written by optimizer/qdq_lookup.cc for DequantizeLinear -> an element-wise function "
+     "(Sigmoid, HardSigmoid, Tanh, ...) -> QuantizeLinear, the table being those nodes on every 8-bit value, folded "
+     "to a constant at load."},
     {"Gelu", "X", "Y", "approximate: string (\"none\")",
      "The opset-20 op under ai.tandem for older graphs: Y = X * Phi(X) (approximate \"none\", Phi the "
      "normal CDF through erf) or 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))) (\"tanh\"). CPU float, "

@@ -18,6 +18,7 @@
 #include "optimizer/dense_chain_fusion.h"
 #include "optimizer/gelu_fusion.h"
 #include "optimizer/layer_norm_fusion.h"
+#include "optimizer/qdq_lookup.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/qdq_fusion.h"
@@ -90,7 +91,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   Graph& g = trial ? copy : graph;
   stats = SessionStats{};
   // Quantized convolutions and MatMuls (QDQ) before folding turns their int8 weights into float ones.
-  const int qdq_nodes = options.fusion ? FuseQdqNodes(g) : 0;
+  const int qdq_nodes = options.fusion ? FuseQdqNodes(g) + FuseQdqLookups(g) : 0;
   if (options.constant_folding) {
     auto folded = FoldConstants(g, cpu);
     if (!folded.ok()) return folded.status();

@@ -1,14 +1,15 @@
 // Static QDQ quantization on the CPU: convolutions (DequantizeLinear -> Conv -> QuantizeLinear,
 // optimizer/onnx_rewrites/qdq_fusion.h) become QLinearConv on oneDNN's int8 convolution
 // (VNNI/AMX; with weights' zero points, exact products) or, without VNNI, a float32
-// convolution again (rewrites/qlinear_conv_in_float.h), residual sums (DequantizeLinear x2 -> Add ->
-// QuantizeLinear) one ai.tandem QLinearAdd, and per-tensor QuantizeLinear/DequantizeLinear
-// run on vector loops; on channels-last CPUs all of them read and write channels-last.
-// References are computed here from the quantized input the graph also returns: QLinearConv's
-// definition with int64 sums (float32 requantization may put a value on the other side of a
-// rounding boundary: at most one level, on a few values), the unfused float graph (the same
-// bound), and the per-element float arithmetic of QuantizeLinear/DequantizeLinear/Add (bit
-// for bit).
+// convolution again (rewrites/qlinear_conv_in_float.h), MatMuls QLinearMatMul, Gemms exact
+// integer products, residual sums and products (DequantizeLinear x2 -> Add/Mul -> QuantizeLinear)
+// ai.tandem QLinearAdd/QLinearMul, functions between quantizations QLinearLookup tables, and
+// per-tensor QuantizeLinear/DequantizeLinear run on vector loops; on channels-last CPUs they
+// read and write channels-last. References are computed here from the quantized input the
+// graph also returns: QLinearConv's definition with int64 sums (float32 requantization may put a
+// value on the other side of a rounding boundary: at most one level, on a few values), the
+// unfused float graph (the same bound), and the per-element float arithmetic of
+// QuantizeLinear/DequantizeLinear/Add/Mul and the unfused functions (bit for bit).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -297,17 +298,21 @@ int QuantizeRef(float v, float scale, int zero, int lo, int hi) {
   return static_cast<int>(std::min<float>(hi, std::max<float>(lo, q)));
 }
 
-TEST(QdqConv, QuantizedAddMatchesItsNodesBitForBit) {
+TEST(QdqConv, QuantizedAddAndMulMatchTheirNodesBitForBit) {
   struct AddCase {
     std::string name;
     Dims b_dims;
     bool int8_out;
+    bool mul = false;  // QLinearMul
   };
   for (const AddCase& c : {AddCase{"same shapes, uint8", {2, 16, 9, 9}, false},
                            AddCase{"same shapes, int8 output", {2, 16, 9, 9}, true},
                            AddCase{"B broadcast over the spatial dims", {1, 16, 1, 1}, false},
                            AddCase{"B over the trailing dims (a bias)", {9, 9}, false},
-                           AddCase{"B over the trailing dims, int8 output", {1, 16, 9, 9}, true}}) {
+                           AddCase{"B over the trailing dims, int8 output", {1, 16, 9, 9}, true},
+                           AddCase{"a product, same shapes", {2, 16, 9, 9}, false, true},
+                           AddCase{"a product by a per-channel gate (squeeze-and-excitation)", {1, 16, 1, 1}, false, true},
+                           AddCase{"a product over the trailing dims, int8 output", {16, 9, 9}, true, true}}) {
     SCOPED_TRACE(c.name);
     const Dims a_dims = {2, 16, 9, 9};
     const float as = 0.031f, bs = 0.017f, cs = 0.043f;
@@ -325,14 +330,14 @@ TEST(QdqConv, QuantizedAddMatchesItsNodesBitForBit) {
     g.nodes.push_back(PlainNode("QuantizeLinear", {"b", "bs", "bz"}, {"bq"}));
     g.nodes.push_back(PlainNode("DequantizeLinear", {"aq", "as", "az"}, {"ad"}));
     g.nodes.push_back(PlainNode("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"}));
-    g.nodes.push_back(PlainNode("Add", {"ad", "bd"}, {"sum"}));
+    g.nodes.push_back(PlainNode(c.mul ? "Mul" : "Add", {"ad", "bd"}, {"sum"}));
     g.nodes.push_back(PlainNode("QuantizeLinear", {"sum", "cs", "cz"}, {"cq"}));
     g.outputs = {ValueInfo{"cq", czt.dtype(), Shape::Unknown()}, ValueInfo{"aq", DataType::kUint8, Shape::Unknown()},
                  ValueInfo{"bq", DataType::kUint8, Shape::Unknown()}};
     auto s = Load(g, true);
     ASSERT_NE(s, nullptr);
-    EXPECT_EQ(Count(*s, "QLinearAdd"), 1);
-    EXPECT_EQ(Count(*s, "Add"), 0);
+    EXPECT_EQ(Count(*s, c.mul ? "QLinearMul" : "QLinearAdd"), 1);
+    EXPECT_EQ(Count(*s, "Add") + Count(*s, "Mul"), 0);
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> u(-4.f, 4.f);
     std::vector<float> a(NumElements(a_dims)), b(NumElements(c.b_dims));
@@ -347,10 +352,68 @@ TEST(QdqConv, QuantizedAddMatchesItsNodesBitForBit) {
       const int64_t bi = b_per_channel ? i / plane % 16 : i % nb;
       const float fa = (static_cast<float>(aq[i]) - static_cast<float>(az)) * as;
       const float fb = (static_cast<float>(bq[bi]) - static_cast<float>(bz)) * bs;
-      const float sum = fa + fb;
+      const float sum = c.mul ? fa * fb : fa + fb;
       const int want = c.int8_out ? QuantizeRef(sum, cs, cz, -128, 127) : QuantizeRef(sum, cs, cz, 0, 255);
       const int have = c.int8_out ? (*out)[0].data<int8_t>()[i] : (*out)[0].data<uint8_t>()[i];
       ASSERT_EQ(have, want) << "element " << i;
+    }
+  }
+}
+
+// DequantizeLinear -> f -> QuantizeLinear is one QLinearLookup whose table constant folding
+// makes with the graph's own kernels: the unfused graph's bytes exactly, and within one level
+// of f evaluated here in double.
+TEST(QdqConv, FunctionsBetweenQuantizationsAreLookupsOfTheSameBytes) {
+  struct Fn {
+    std::string op;
+    double (*ref)(double);
+    bool int8;
+  };
+  for (const Fn& f : {Fn{"Sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, false},
+                      Fn{"HardSigmoid", [](double v) { return std::min(1.0, std::max(0.0, 0.2 * v + 0.5)); }, true},
+                      Fn{"Tanh", [](double v) { return std::tanh(v); }, true}}) {
+    SCOPED_TRACE(f.op);
+    const float xs = 0.05f, ys = 1.f / 255.f;
+    const int xz = f.int8 ? -3 : 120, yz = f.int8 ? -128 : 0;
+    auto zero = [&](int v) {
+      Tensor t = Tensor::Host(f.int8 ? DataType::kInt8 : DataType::kUint8, {});
+      static_cast<uint8_t*>(t.raw())[0] = static_cast<uint8_t>(v);
+      return t;
+    };
+    Graph g;
+    g.name = "qdq_lookup";
+    g.opsets[""] = 17;
+    g.inputs = {ValueInfo{"x", DataType::kFloat, Shape::Of({3, 700})}};
+    g.initializers = {{"xs", Scalar(xs)}, {"xz", zero(xz)}, {"ys", Scalar(f.op == "Tanh" ? 2.f / 255.f : ys)},
+                      {"yz", zero(f.op == "Tanh" ? 0 : yz)}};
+    g.nodes.push_back(PlainNode("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}));
+    g.nodes.push_back(PlainNode("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}));
+    g.nodes.push_back(PlainNode(f.op, {"xd"}, {"f"}));
+    g.nodes.push_back(PlainNode("QuantizeLinear", {"f", "ys", "yz"}, {"yq"}));
+    const DataType t = f.int8 ? DataType::kInt8 : DataType::kUint8;
+    g.outputs = {ValueInfo{"yq", t, Shape::Unknown()}, ValueInfo{"xq", t, Shape::Unknown()}};
+    auto fused = Load(g, true);
+    auto plain = Load(g, false);
+    ASSERT_TRUE(fused && plain);
+    EXPECT_EQ(Count(*fused, "QLinearLookup"), 1);
+    EXPECT_EQ(Count(*fused, f.op), 0);
+    std::vector<float> x(3 * 700);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = -7.f + 14.f * static_cast<float>(i) / static_cast<float>(x.size());
+    const Tensor xt = Tensor::FromVector<float>(x, {3, 700});
+    auto got = fused->Run({{"x", xt}});
+    auto want = plain->Run({{"x", xt}});
+    ASSERT_TRUE(got.ok() && want.ok());
+    const float out_scale = f.op == "Tanh" ? 2.f / 255.f : ys;
+    const int out_zero = f.op == "Tanh" ? 0 : yz;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const auto byte = [&](const Tensor& v, size_t k) {
+        return f.int8 ? static_cast<int>(v.data<int8_t>()[k]) : static_cast<int>(v.data<uint8_t>()[k]);
+      };
+      ASSERT_EQ(byte((*got)[0], i), byte((*want)[0], i)) << "x = " << x[i];
+      const double xv = (byte((*got)[1], i) - xz) * static_cast<double>(xs);
+      const double level = std::nearbyint(f.ref(xv) / out_scale) + out_zero;
+      const double lo = f.int8 ? -128 : 0, hi = f.int8 ? 127 : 255;
+      ASSERT_LE(std::fabs(byte((*got)[0], i) - std::min(hi, std::max(lo, level))), 1.0) << "x = " << x[i];
     }
   }
 }

@@ -42,7 +42,8 @@ void RegisterRecurrentStateKernels(KernelRegistry& r);  // rnn/recurrent_state_o
 void RegisterMatMulKernels(KernelRegistry& r);       // math/matmul.cc: MatMul, Gemm
 void RegisterMatMulIntegerKernels(KernelRegistry& r);  // quantization/matmul_integer.cc: MatMulInteger
 void RegisterMatMulIntegerToFloatKernels(KernelRegistry& r);  // quantization/matmul_integer_to_float.cc: ai.tandem MatMulIntegerToFloat
-void RegisterQLinearAddKernels(KernelRegistry& r);  // quantization/qlinear_add.cc: ai.tandem QLinearAdd
+void RegisterQLinearAddKernels(KernelRegistry& r);  // quantization/qlinear_add.cc: ai.tandem QLinearAdd, QLinearMul
+void RegisterQLinearLookupKernels(KernelRegistry& r);  // quantization/qlinear_lookup.cc: ai.tandem QLinearLookup
 void RegisterConvKernels(KernelRegistry& r);         // nn/conv.cc: Conv, ConvTranspose
 void RegisterBlockedLayoutKernels(KernelRegistry& r);  // tensor/blocked_layout_ops.cc: FromBlocked
 void RegisterPoolKernels(KernelRegistry& r);         // nn/pool.cc
@@ -109,6 +110,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterMatMulIntegerKernels(r);
   RegisterMatMulIntegerToFloatKernels(r);
   RegisterQLinearAddKernels(r);
+  RegisterQLinearLookupKernels(r);
   RegisterConvKernels(r);
   RegisterBlockedLayoutKernels(r);
   RegisterPoolKernels(r);

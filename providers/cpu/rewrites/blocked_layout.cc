@@ -63,7 +63,9 @@ class BlockedLayoutPass {
     const bool input_blocked = n.has_input(0) && IsBlocked(n.inputs[0]);
     if (IsConvolution(n)) return ConvBlockable(n);
     if (onnx && n.op_type == "QLinearConv") return QLinearConvBlockable(n);
-    if (n.domain == kTandemDomain && n.op_type == "QLinearAdd")  // element-wise over A and B
+    if (n.domain == kTandemDomain && n.op_type == "QLinearLookup")  // element by element, a constant table
+      return n.inputs.size() == 2 && IsBlocked(n.inputs[0]) && graph_.initializers.count(n.inputs[1]);
+    if (n.domain == kTandemDomain && (n.op_type == "QLinearAdd" || n.op_type == "QLinearMul"))  // element-wise
       return n.inputs.size() == 8 && IsBlocked(n.inputs[0]) && IsBlocked(n.inputs[3]);
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;

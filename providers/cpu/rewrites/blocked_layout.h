@@ -15,8 +15,9 @@
 //     (channel_block = B, blocked_output = 0);
 //   - with channels-last, a 2-D QLinearConv on oneDNN's int8 convolution (constant int8
 //     weights of zero point 0, VNNI or AMX) reads and writes 8-bit channels-last tensors;
-//   - element-wise unary ops (QuantizeLinear / DequantizeLinear per tensor among them), QLinearAdd
-//     (rewrites/quantized_add.h) of two blocked values, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
+//   - element-wise unary ops (QuantizeLinear / DequantizeLinear per tensor among them, and
+//     QLinearLookup with its constant table), QLinearAdd / QLinearMul (rewrites/quantized_add.h)
+//     of two blocked values, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
 //     are all blocked (or one-element constants), and Concat on the channel axis of
 //     blocked inputs run unchanged on the blocked tensors (the same elements, permuted
 //     alike; broadcasting between two blocked [N, C, H, W] values lines up the same way);

@@ -58,7 +58,8 @@ class QuantizedAddFusion {
 
   bool TryFuse(size_t ai) {
     const Node& add = graph_.nodes[ai];
-    if (!OnProvider(add, "Add") || add.inputs.size() != 2 || readers_.pinned(add.outputs[0])) return false;
+    const bool mul = OnProvider(add, "Mul");
+    if (!(mul || OnProvider(add, "Add")) || add.inputs.size() != 2 || readers_.pinned(add.outputs[0])) return false;
     size_t ia = 0, ib = 0;
     const Node* da = Dequantizer(add.inputs[0], &ia);
     const Node* db = Dequantizer(add.inputs[1], &ib);
@@ -68,7 +69,7 @@ class QuantizedAddFusion {
     if (!OnProvider(q, "QuantizeLinear") || !ScalarParams(q)) return false;
     Node fused;
     fused.name = add.name;
-    fused.op_type = "QLinearAdd";
+    fused.op_type = mul ? "QLinearMul" : "QLinearAdd";
     fused.domain = kTandemDomain;
     fused.provider = provider_;
     fused.inputs = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0],

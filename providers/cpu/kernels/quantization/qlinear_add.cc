@@ -1,5 +1,5 @@
-// ai.tandem QLinearAdd (providers/cpu/rewrites/quantized_add.h): C = QuantizeLinear(
-// DequantizeLinear(A) + DequantizeLinear(B)) with one scale and zero point each, in one pass
+// ai.tandem QLinearAdd and QLinearMul (providers/cpu/rewrites/quantized_add.h): C =
+// QuantizeLinear(DequantizeLinear(A) + (or *) DequantizeLinear(B)) with one scale and zero point each, in one pass
 // over 8-bit values: per element (float(a) - a_zp) * a_scale + (float(b) - b_zp) * b_scale in
 // float32, the three nodes' own operations (no FMA: this file is built for the baseline ISA,
 // and quantize_u8's add, for uint8 throughout, keeps the terms apart), then quantize_u8's
@@ -55,9 +55,12 @@ bool IsTrailingPart(const Dims& part, const Dims& whole) {
                                          whole.end() - static_cast<std::ptrdiff_t>(k));
 }
 
+template <bool kMul>
 class QLinearAdd : public Kernel {
  public:
   explicit QLinearAdd(const KernelInfo&) {}
+
+  static float Combine(float a, float b) { return kMul ? a * b : a + b; }
 
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor* a = ctx.input(0);
@@ -77,7 +80,8 @@ class QLinearAdd : public Kernel {
     Tensor& c = ctx.AllocateOutput(0, cz->dtype(), *dims);
     uint8_t* out = static_cast<uint8_t*>(c.raw());
     const int64_t n = c.numel();
-    if (a->dims() == b->dims() && a->dtype() == DataType::kUint8 && b->dtype() == DataType::kUint8 && !to_int8) {
+    if (!kMul && a->dims() == b->dims() && a->dtype() == DataType::kUint8 && b->dtype() == DataType::kUint8 &&
+        !to_int8) {
       const quantize_u8::AddParams p{pa->scale, pa->zero, pb->scale, pb->zero, pc->scale, pc->zero};
       const quantize_u8::Kernels& k = quantize_u8::Builds().best();
       ParallelBlocks(n, [&](int64_t begin, int64_t end) {
@@ -94,7 +98,7 @@ class QLinearAdd : public Kernel {
           Dequantize(*a, i0, m, *pa, fa);
           Dequantize(*b, i0, m, *pb, fb);
 #pragma omp simd
-          for (int64_t i = 0; i < m; ++i) fa[i] += fb[i];
+          for (int64_t i = 0; i < m; ++i) fa[i] = Combine(fa[i], fb[i]);
           quantize_u8::QuantizeTo8Bit(fa, m, pc->scale, pc->zero, to_int8, out + i0);
         }
       });
@@ -116,7 +120,7 @@ class QLinearAdd : public Kernel {
             for (int64_t r = r0; r < r1; ++r) {
               Dequantize(*big, r * row, row, p_big, f.data());
 #pragma omp simd
-              for (int64_t i = 0; i < row; ++i) f[i] += fs[i];
+              for (int64_t i = 0; i < row; ++i) f[i] = Combine(f[i], fs[i]);
               quantize_u8::QuantizeTo8Bit(f.data(), row, pc->scale, pc->zero, to_int8, out + r * row);
             }
           },
@@ -128,7 +132,7 @@ class QLinearAdd : public Kernel {
                      [&](int64_t i, const std::vector<int64_t>& off) {
                        const float va = (ValueAt(*a, off[0]) - pa->zero) * pa->scale;
                        const float vb = (ValueAt(*b, off[1]) - pb->zero) * pb->scale;
-                       sum[i] = va + vb;
+                       sum[i] = Combine(va, vb);
                      });
     quantize_u8::QuantizeTo8Bit(sum.data(), n, pc->scale, pc->zero, to_int8, out);
     return absl::OkStatus();
@@ -138,7 +142,8 @@ class QLinearAdd : public Kernel {
 }  // namespace
 
 void RegisterQLinearAddKernels(KernelRegistry& r) {
-  r.Add(TandemKernel("QLinearAdd", {DataType::kUint8, DataType::kInt8}, Make<QLinearAdd>()));
+  r.Add(TandemKernel("QLinearAdd", {DataType::kUint8, DataType::kInt8}, Make<QLinearAdd<false>>()));
+  r.Add(TandemKernel("QLinearMul", {DataType::kUint8, DataType::kInt8}, Make<QLinearAdd<true>>()));
 }
 
 }  // namespace tandem::cpu
