@@ -17,17 +17,12 @@ const std::set<std::string> kFunctions = {
     "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus",
     "Softsign", "Erf", "Gelu", "Mish", "Exp", "Neg", "Abs", "Sqrt", "ThresholdedRelu", "Clip"};
 
-bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
 // Inputs 1 and 2 of a per-tensor (De)QuantizeLinear: a one-value float32 scale and a one-value
 // 8-bit zero point, both initializers; the zero point's type in *type.
 bool OneValueParams(const Graph& g, const Node& n, DataType* type) {
   if (n.outputs.size() != 1 || !n.has_input(1) || !n.has_input(2) || n.attr_int("block_size", 0) != 0) return false;
-  const Tensor* s = Constant(g, n.inputs[1]);
-  const Tensor* z = Constant(g, n.inputs[2]);
-  if (!s || !z || s->dtype() != DataType::kFloat || s->numel() != 1 || s->rank() > 1 || !Is8Bit(z->dtype()) ||
-      z->numel() != 1 || z->rank() > 1)
-    return false;
+  const Tensor* z = rewrite::OneValueZeroPoint(g, n.inputs[2]);
+  if (!rewrite::OneValueScale(g, n.inputs[1]) || !z) return false;
   *type = z->dtype();
   return true;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -15,19 +16,10 @@ namespace {
 using rewrite::Constant;
 using rewrite::IsOnnx;
 
+using rewrite::OneValueScale;
+using rewrite::OneValueZeroPoint;
+
 bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
-// A float32 initializer of one value.
-const Tensor* ScalarScale(const Graph& graph, const std::string& value) {
-  const Tensor* t = Constant(graph, value);
-  return t && t->dtype() == DataType::kFloat && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
-}
-
-// An 8-bit initializer of one value.
-const Tensor* ScalarZeroPoint(const Graph& graph, const std::string& value) {
-  const Tensor* t = Constant(graph, value);
-  return t && Is8Bit(t->dtype()) && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
-}
 
 class QdqFusion {
  public:
@@ -67,13 +59,30 @@ class QdqFusion {
 
  private:
   // The per-tensor DequantizeLinear writing `value`, or null.
-  const Node* Dequantizer(const std::string& value, size_t* index) const {
+  const Node* Dequantizer(const std::string& value) const {
     auto it = producers_.find(value);
     if (it == producers_.end()) return nullptr;
     const Node& n = graph_.nodes[it->second];
     if (!IsOnnx(n, "DequantizeLinear") || n.attr_int("block_size", 0) != 0 || n.outputs.size() != 1) return nullptr;
-    *index = it->second;
     return &n;
+  }
+
+  // A layer's operands: x through a per-tensor DequantizeLinear with a one-value scale and
+  // zero point, w a constant 8-bit tensor through a DequantizeLinear.
+  struct Operands {
+    const Node* dx = nullptr;
+    const Node* dw = nullptr;
+    const Tensor* w = nullptr;
+  };
+  std::optional<Operands> QuantizedOperands(const Node& layer) const {
+    if (layer.outputs.size() != 1 || !layer.has_input(0) || !layer.has_input(1)) return std::nullopt;
+    Operands o{Dequantizer(layer.inputs[0]), Dequantizer(layer.inputs[1]), nullptr};
+    if (!o.dx || !o.dw || !o.dx->has_input(2) || !OneValueScale(graph_, o.dx->inputs[1]) ||
+        !OneValueZeroPoint(graph_, o.dx->inputs[2]))
+      return std::nullopt;
+    o.w = Constant(graph_, o.dw->inputs[0]);
+    if (!o.w || !Is8Bit(o.w->dtype()) || o.w->numel() == 0) return std::nullopt;
+    return o;
   }
 
   // The sole reader of `value` when it is an ONNX `op`, else null.
@@ -83,10 +92,9 @@ class QdqFusion {
   }
 
   // Weight scale and zero point per tensor or per output channel (`channel_axis` of w: 0 of a
-  // convolution's [M, ...], 1 of a MatMul's [K, N]); the zero point's name (a new zeros
-  // initializer when absent) in *zp_name.
-  bool WeightParams(const Node& dw, const Tensor& w, int channel_axis, std::vector<float>* scales,
-                    std::string* zp_name) {
+  // convolution's [M, ...], 1 of a MatMul's [K, N]); the scales in *scales, and whether the
+  // zero point is given (else zeros: WeightZeroPoint makes them once the rewrite is certain).
+  bool WeightParams(const Node& dw, const Tensor& w, int channel_axis, std::vector<float>* scales) const {
     const Tensor* ws = Constant(graph_, dw.inputs[1]);
     const int64_t M = w.dim(channel_axis);
     if (!ws || ws->dtype() != DataType::kFloat) return false;
@@ -97,16 +105,19 @@ class QdqFusion {
       if (ws->rank() != 1 || ws->numel() != M || axis != channel_axis) return false;
     }
     scales->assign(ws->data<float>(), ws->data<float>() + ws->numel());
-    if (dw.has_input(2)) {
-      const Tensor* wz = Constant(graph_, dw.inputs[2]);
-      if (!wz || wz->dtype() != w.dtype() || wz->numel() != ws->numel()) return false;
-      *zp_name = dw.inputs[2];
-      return true;
-    }
-    *zp_name = rewrite::FreshName(graph_, dw.inputs[0] + "_zero_point");
-    graph_.initializers[*zp_name] = Tensor::Host(w.dtype(), {});
-    std::fill_n(static_cast<uint8_t*>(graph_.initializers[*zp_name].raw()), 1, uint8_t{0});
-    return true;
+    if (!dw.has_input(2)) return true;
+    const Tensor* wz = Constant(graph_, dw.inputs[2]);
+    return wz && wz->dtype() == w.dtype() && wz->numel() == ws->numel();
+  }
+
+  // The weights' zero point: the DequantizeLinear's, or a new one-value zeros initializer.
+  std::string WeightZeroPoint(const Node& dw, DataType type) {
+    if (dw.has_input(2)) return dw.inputs[2];
+    const std::string name = rewrite::FreshName(graph_, dw.inputs[0] + "_zero_point");
+    Tensor zero = Tensor::Host(type, {});
+    static_cast<uint8_t*>(zero.raw())[0] = 0;
+    graph_.initializers[name] = std::move(zero);
+    return name;
   }
 
   // An int32 bias [M] dequantized with scale x_scale * w_scale and zero point 0.
@@ -131,16 +142,12 @@ class QdqFusion {
 
   bool TryFuse(size_t ci) {
     const Node& conv = graph_.nodes[ci];
-    if (conv.outputs.size() != 1 || !conv.has_input(0) || !conv.has_input(1) || readers_.pinned(conv.outputs[0]))
-      return false;
-    size_t ix = 0, iw = 0, ib = 0;
-    const Node* dx = Dequantizer(conv.inputs[0], &ix);
-    const Node* dw = Dequantizer(conv.inputs[1], &iw);
-    if (!dx || !dw || !dx->has_input(2) || !ScalarScale(graph_, dx->inputs[1])) return false;
-    const Tensor* xz = ScalarZeroPoint(graph_, dx->inputs[2]);
-    const Tensor* w = Constant(graph_, dw->inputs[0]);
+    const std::optional<Operands> ops = QuantizedOperands(conv);
+    if (!ops || readers_.pinned(conv.outputs[0])) return false;
+    const Node *dx = ops->dx, *dw = ops->dw;
+    const Tensor* w = ops->w;
     const bool matmul = conv.op_type == "MatMul";
-    if (!xz || !w || !Is8Bit(w->dtype()) || (matmul ? w->rank() != 2 : w->rank() < 3) || w->dim(0) <= 0) return false;
+    if (matmul ? w->rank() != 2 : w->rank() < 3) return false;
     const int channel_axis = matmul ? 1 : 0;
     // The quantization of the output, through a Relu that changes nothing.
     const Node* q = SoleReader(conv.outputs[0], "QuantizeLinear");
@@ -149,28 +156,27 @@ class QdqFusion {
       if (relu->outputs.size() != 1 || readers_.pinned(relu->outputs[0])) return false;
       q = SoleReader(relu->outputs[0], "QuantizeLinear");
     }
-    if (!q || q->attr_int("block_size", 0) != 0 || !q->has_input(2) || !ScalarScale(graph_, q->inputs[1]))
+    if (!q || q->attr_int("block_size", 0) != 0 || !q->has_input(2) || !OneValueScale(graph_, q->inputs[1]))
       return false;
-    const Tensor* yz = ScalarZeroPoint(graph_, q->inputs[2]);
+    const Tensor* yz = OneValueZeroPoint(graph_, q->inputs[2]);
     if (!yz) return false;
     if (relu && yz->ElementAsInt64(0) != (yz->dtype() == DataType::kUint8 ? 0 : -128)) return false;
     const Node* db = nullptr;
-    if (!matmul && conv.has_input(2) && !(db = Dequantizer(conv.inputs[2], &ib))) return false;
+    if (!matmul && conv.has_input(2) && !(db = Dequantizer(conv.inputs[2]))) return false;
     const size_t iq = static_cast<size_t>(&*q - graph_.nodes.data());
     const size_t ir = relu ? static_cast<size_t>(&*relu - graph_.nodes.data()) : 0;
 
     std::vector<float> w_scales;
-    std::string wz_name;
     const float x_scale = Constant(graph_, dx->inputs[1])->data<float>()[0];
-    if (!WeightParams(*dw, *w, channel_axis, &w_scales, &wz_name)) return false;
+    if (!WeightParams(*dw, *w, channel_axis, &w_scales)) return false;
     if (db && !BiasMatches(*db, w->dim(0), x_scale, w_scales)) return false;
 
     Node fused;
     fused.name = conv.name;
     fused.op_type = matmul ? "QLinearMatMul" : "QLinearConv";
     fused.attributes = conv.attributes;
-    fused.inputs = {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_name,
-                    q->inputs[1],  q->inputs[2]};
+    fused.inputs = {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1],
+                    WeightZeroPoint(*dw, w->dtype()), q->inputs[1], q->inputs[2]};
     if (db) fused.inputs.push_back(db->inputs[0]);
     fused.outputs = {q->outputs[0]};
     removed_.insert(iq);
@@ -188,27 +194,22 @@ class QdqFusion {
   // writing the Gemm's output (the CPU provider runs these as one MatMulIntegerToFloat).
   bool TryGemm(size_t gi) {
     const Node& gemm = graph_.nodes[gi];
-    if (gemm.outputs.size() != 1 || !gemm.has_input(0) || !gemm.has_input(1) || gemm.attr_float("alpha", 1.f) != 1.f ||
-        gemm.attr_float("beta", 1.f) != 1.f || gemm.attr_int("transA", 0) != 0)
+    if (gemm.attr_float("alpha", 1.f) != 1.f || gemm.attr_float("beta", 1.f) != 1.f || gemm.attr_int("transA", 0) != 0)
       return false;
-    size_t ix = 0, iw = 0, ib = 0;
-    const Node* dx = Dequantizer(gemm.inputs[0], &ix);
-    const Node* dw = Dequantizer(gemm.inputs[1], &iw);
-    if (!dx || !dw || !dx->has_input(2) || !ScalarScale(graph_, dx->inputs[1])) return false;
-    const Tensor* xz = ScalarZeroPoint(graph_, dx->inputs[2]);
-    const Tensor* w = Constant(graph_, dw->inputs[0]);
-    if (!xz || !w || !Is8Bit(w->dtype()) || w->rank() != 2 || w->numel() == 0) return false;
+    const std::optional<Operands> ops = QuantizedOperands(gemm);
+    if (!ops || ops->w->rank() != 2) return false;
+    const Node *dx = ops->dx, *dw = ops->dw;
+    const Tensor* w = ops->w;
     const bool trans_b = gemm.attr_int("transB", 0) != 0;
     const int64_t K = w->dim(trans_b ? 1 : 0), N = w->dim(trans_b ? 0 : 1);
     std::vector<float> w_scales;
-    std::string wz_name;
-    if (!WeightParams(*dw, *w, trans_b ? 0 : 1, &w_scales, &wz_name)) return false;
+    if (!WeightParams(*dw, *w, trans_b ? 0 : 1, &w_scales)) return false;
     const float x_scale = Constant(graph_, dx->inputs[1])->data<float>()[0];
     // The bias as float [N]: DequantizeLinear's own arithmetic on an int32 bias, or a float constant.
     std::vector<float> bias;
     const Node* db = nullptr;
     if (gemm.has_input(2)) {
-      if ((db = Dequantizer(gemm.inputs[2], &ib))) {
+      if ((db = Dequantizer(gemm.inputs[2]))) {
         if (!BiasMatches(*db, N, x_scale, w_scales)) return false;
         const Tensor& bq = *Constant(graph_, db->inputs[0]);
         const Tensor& bs = *Constant(graph_, db->inputs[1]);
@@ -248,7 +249,7 @@ class QdqFusion {
       made.push_back(std::move(n));
       return &made.back();
     };
-    add("MatMulInteger", {dx->inputs[0], b_name, dx->inputs[2], wz_name}, sums, "");
+    add("MatMulInteger", {dx->inputs[0], b_name, dx->inputs[2], WeightZeroPoint(*dw, w->dtype())}, sums, "");
     add("Cast", {sums}, sums_f, "/cast")->attributes["to"] = IntAttribute(static_cast<int64_t>(DataType::kFloat));
     add("Mul", {sums_f, scale_name}, scaled, "/scale");
     if (!bias.empty()) {

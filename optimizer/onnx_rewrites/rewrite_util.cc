@@ -9,6 +9,17 @@ const Tensor* Constant(const Graph& graph, const std::string& value) {
   return it == graph.initializers.end() ? nullptr : &it->second;
 }
 
+const Tensor* OneValueScale(const Graph& graph, const std::string& value) {
+  const Tensor* t = Constant(graph, value);
+  return t && t->dtype() == DataType::kFloat && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
+}
+
+const Tensor* OneValueZeroPoint(const Graph& graph, const std::string& value) {
+  const Tensor* t = Constant(graph, value);
+  const bool eight_bit = t && (t->dtype() == DataType::kInt8 || t->dtype() == DataType::kUint8);
+  return eight_bit && t->numel() == 1 && t->rank() <= 1 ? t : nullptr;
+}
+
 std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::string& value,
                                                 int64_t max_elements) {
   const Tensor* t = Constant(graph, value);

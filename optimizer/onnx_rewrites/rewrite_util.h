@@ -19,6 +19,10 @@ const Tensor* Constant(const Graph& graph, const std::string& value);
 // The values of a 1-D (or scalar) int32/int64 initializer of at most `max_elements`, else nullopt.
 std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::string& value,
                                                 int64_t max_elements);
+// A one-value initializer (rank 0 or 1) of a per-tensor QuantizeLinear/DequantizeLinear: the
+// float32 scale, or the uint8/int8 zero point; else null.
+const Tensor* OneValueScale(const Graph& graph, const std::string& value);
+const Tensor* OneValueZeroPoint(const Graph& graph, const std::string& value);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...

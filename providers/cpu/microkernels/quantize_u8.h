@@ -33,6 +33,16 @@ struct Kernels {
 // The builds this process may run (baseline first) and the widest of them.
 const IsaBuilds<Kernels>& Builds();
 
+// DequantizeLinear's per-tensor float32 result for 8-bit x, y[i] = (x[i] - zero_point) * scale
+// (x - zero_point is exact in float), on the calling thread. Baseline code for the kernels'
+// own files: the per-ISA builds keep their loops in their namespaces (one inline copy would
+// serve every build).
+template <typename T>
+inline void DequantizeFrom8Bit(const T* x, int64_t n, float zero_point, float scale, float* y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zero_point) * scale;
+}
+
 // QuantizeLinear's per-tensor 8-bit result on the widest build, on the calling thread:
 // uint8 as `quantize` writes it, or int8 (zero point in [-128, 127]) as the uint8 result for
 // the zero point + 128, less 128 (the same saturation and rounding).

@@ -34,16 +34,10 @@ absl::StatusOr<Param> ReadParam(const KernelContext& ctx, int scale_input, const
   return Param{s->data<float>()[0], static_cast<float>(z->ElementAsInt64(0))};
 }
 
-// (x[i] - zero) * scale for 8-bit x of type T into out[0, n).
-template <typename T>
-void Dequantize(const T* x, int64_t n, Param p, float* out) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(x[i]) - p.zero) * p.scale;
-}
-
+// Values [begin, begin + n) of 8-bit t, dequantized into out.
 void Dequantize(const Tensor& t, int64_t begin, int64_t n, Param p, float* out) {
-  if (t.dtype() == DataType::kUint8) Dequantize(t.data<uint8_t>() + begin, n, p, out);
-  else Dequantize(t.data<int8_t>() + begin, n, p, out);
+  if (t.dtype() == DataType::kUint8) quantize_u8::DequantizeFrom8Bit(t.data<uint8_t>() + begin, n, p.zero, p.scale, out);
+  else quantize_u8::DequantizeFrom8Bit(t.data<int8_t>() + begin, n, p.zero, p.scale, out);
 }
 
 // Whether `part`, leading 1s aside, is the trailing dims of `whole`.

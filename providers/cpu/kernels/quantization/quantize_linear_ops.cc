@@ -83,13 +83,12 @@ absl::StatusOr<QuantParams> ReadQuantParams(const Tensor& x, const Tensor* scale
   return q;
 }
 
-// Per-tensor DequantizeLinear of 8-bit values into float32: (x - zero_point) * scale in float,
-// as the reference loop below (x - zero_point is exact in float).
+// Per-tensor DequantizeLinear of 8-bit values into float32 (the reference loop's arithmetic),
+// spread over the threads.
 template <typename T>
-void DequantizeFrom8Bit(const T* x, int64_t n, float zero_point, float scale, float* y) {
+void DequantizeInParallel(const T* x, int64_t n, float zero_point, float scale, float* y) {
   ParallelBlocks(n, [&](int64_t begin, int64_t end) {
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) y[i] = (static_cast<float>(x[i]) - zero_point) * scale;
+    quantize_u8::DequantizeFrom8Bit(x + begin, end - begin, zero_point, scale, y + begin);
   });
 }
 
@@ -208,12 +207,12 @@ class DequantizeLinear : public Kernel {
                                         " differs from the scale's type " + DataTypeName(yt));
     Tensor& y = ctx.AllocateOutput(0, yt, x.dims());
     if (yt == DataType::kFloat && q->scale.size() == 1 && x.dtype() == DataType::kUint8) {
-      DequantizeFrom8Bit(x.data<uint8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
+      DequantizeInParallel(x.data<uint8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
                          y.data<float>());
       return absl::OkStatus();
     }
     if (yt == DataType::kFloat && q->scale.size() == 1 && x.dtype() == DataType::kInt8) {
-      DequantizeFrom8Bit(x.data<int8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
+      DequantizeInParallel(x.data<int8_t>(), x.numel(), static_cast<float>(q->zero[0]), static_cast<float>(q->scale[0]),
                          y.data<float>());
       return absl::OkStatus();
     }
