@@ -1,10 +1,7 @@
 #!/bin/bash
-# Creates the benchmarks' virtual environment (default .venv-bench in the source tree,
-# or $TANDEM_BENCH_VENV): Debian's python3 with its system packages visible (torch 1.13
-# with OpenBLAS, onnx, numpy — the tests' own) plus onnxruntime from PyPI. Nothing is
-# installed into the system Python (python3-venv comes from tools/setup.sh). Prints the
-# environment's python on its last line.
+# Makes the benchmarks' environment (default .venv-bench in the source tree, or
+# $TANDEM_BENCH_VENV) from its lock: Debian's python3 with its system packages visible
+# (torch 1.13, onnx, numpy: the tests' own) plus ONNX Runtime (tools/python_envs/bench.in).
+# Prints the python on its last line.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-exec bash "$ROOT/tools/python_env.sh" bench-env "${TANDEM_BENCH_VENV:-$ROOT/.venv-bench}" \
-  --system-site-packages "import onnxruntime" -- onnxruntime
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../tools/python_env.sh" bench

@@ -4,7 +4,7 @@
 usage: bench/transformer_training_bench.sh [--models bert-tiny,minilm,gpt2-tiny,gpt2-mini]
            [--engines eager,compile,tandem] [--batch 8] [--seq 128] [--steps 8] [--threads 2]
            [--rounds 3] [--tandem build/tandem] [--markdown FILE]
-(the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
+(the .sh builds Tandem and makes the environment: bench/setup_torch2_env.sh)
 
 Each model (models/hf_training_models.py: BERT and GPT-2 at two sizes each, random weights
 from their Hugging Face configs, dropout 0) is seeded once, its weights saved and exported

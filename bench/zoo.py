@@ -6,7 +6,7 @@ usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters d
                     [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
                     [--baseline-env K=V,...] [--busy N] [--quantize none|dynamic|static] [--cache DIR]
                     [--markdown FILE] [--list]
-(the .sh builds Tandem and makes the environment: bench/setup_zoo_env.sh)
+(the .sh builds Tandem and makes the environment: bench/setup_torch2_env.sh)
 
 Each model is built from its library's own definition with random weights (torchvision,
 timm, Hugging Face transformers from a config: nothing is downloaded), seeded, and

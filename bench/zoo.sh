@@ -1,6 +1,6 @@
 #!/bin/bash
 # One command for the model zoo benchmark (bench/zoo.py): installs what is missing
-# (tools/setup.sh), builds Tandem, makes the environment (bench/setup_zoo_env.sh: PyTorch
+# (tools/setup.sh), builds Tandem, makes the environment (bench/setup_torch2_env.sh: PyTorch
 # 2.x, timm, transformers, ONNX Runtime and OpenVINO from PyPI) and runs the zoo with the
 # given options (--help lists them; --list the models).
 set -euo pipefail
@@ -9,5 +9,5 @@ case " $* " in
   *" --help "*|*" -h "*|*" --list "*) ;;
   *) bash "$ROOT/tools/setup.sh" >&2; bash "$ROOT/tools/build.sh" >&2 ;;
 esac
-PY="$(bash "$ROOT/bench/setup_zoo_env.sh" | tail -1)"
+PY="$(bash "$ROOT/bench/setup_torch2_env.sh" | tail -1)"
 exec "$PY" "$ROOT/bench/zoo.py" "$@"

@@ -15,7 +15,7 @@ of one class among neutral ones; the label is that class. Then:
     batches.
 Exits 1 when the accuracy stays below 0.9 or PyTorch disagrees.
 
-Needs numpy, torch, onnx and transformers (bench/setup_zoo_env.sh makes such an
+Needs numpy, torch, onnx and transformers (bench/setup_torch2_env.sh makes such an
 environment) and the tandem module (PYTHONPATH/TANDEM_LIBRARY of a build, or installed).
 usage: python_text_classifier.py [OUT_DIR] [EPOCHS]
 """

@@ -160,15 +160,20 @@ double LowPrecisionToDouble(DataType t, uint8_t stored) {
 uint8_t LowPrecisionFromDouble(DataType t, double v, bool saturate, E8M0Rounding e8m0) {
   int bits;
   bool is_signed;
-  if (IntFormat(t, &bits, &is_signed)) {
-    const int64_t whole = std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
-    const uint64_t low = static_cast<uint64_t>(whole) & ((1u << bits) - 1);
-    if (is_signed && (low >> (bits - 1))) return static_cast<uint8_t>(static_cast<int8_t>(low - (1u << bits)));
-    return static_cast<uint8_t>(low);
-  }
+  if (IntFormat(t, &bits, &is_signed))
+    return LowPrecisionFromInt64(t, std::isfinite(v) && std::fabs(v) < 0x1p63 ? static_cast<int64_t>(v) : 0);
   if (t == DataType::kFloat8E8M0) return EncodeE8M0(v, saturate, e8m0);
   const Format* f = FormatOf(t);
   return f ? EncodeFloat(*f, v, saturate) : 0;
+}
+
+uint8_t LowPrecisionFromInt64(DataType t, int64_t v) {
+  int bits;
+  bool is_signed;
+  if (!IntFormat(t, &bits, &is_signed)) return 0;
+  const uint64_t low = static_cast<uint64_t>(v) & ((1u << bits) - 1);
+  if (is_signed && (low >> (bits - 1))) return static_cast<uint8_t>(static_cast<int8_t>(low - (1u << bits)));
+  return static_cast<uint8_t>(low);
 }
 
 }  // namespace tandem

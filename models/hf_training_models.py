@@ -10,7 +10,7 @@ training parity test (tests/parity/transformer_training_parity.py).
   dynamic batch: what `tandem train` imports.
 - token_batch(): random ids with a third of the rows padded (attention_mask 0) past 3/4 of
   the sequence, as variable-length batches are.
-Needs torch and transformers (bench/setup_zoo_env.sh or tests/parity/setup_transformers_env.sh).
+Needs torch and transformers (bench/setup_torch2_env.sh makes such an environment).
 """
 import contextlib
 import sys

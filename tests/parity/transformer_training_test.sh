@@ -10,7 +10,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tandem=$1 library=$2 work=$3
 mkdir -p "$work"
-PY="$(bash "$ROOT/tests/parity/setup_transformers_env.sh" | tail -1)"
+PY="$(bash "$ROOT/bench/setup_torch2_env.sh" | tail -1)"
 "$PY" -W ignore "$ROOT/tests/parity/transformer_training_parity.py" "$tandem" "$work/parity"
 # The module from the source tree on this build's library; its compiled fast path is built
 # against Debian's numpy, so the environment's numpy takes the ctypes path.

@@ -33,7 +33,8 @@ echo "PASS  the Debian root has none of the libraries the wheel carries"
 mkdir -p "$rootfs/w"
 cp "$wheel" "$from"/{cnn.onnx,cnn_x.npy,cnn_y.npy,mlp.onnx,mlp_x.npy,mlp_y.npy,mlp_adam_losses.json} "$rootfs/w/"
 cp "$root/tests/python/wheel_check.py" "$rootfs/w/"
-"$root/.venv-wheel/bin/pip" download -q --only-binary=:all: --python-version 3.11 -d "$rootfs/w" "numpy>=1.22"
+numpy_pin=$(grep -i '^numpy==' "$root/tools/python_envs/wheel.lock")
+"$root/.venv-wheel/bin/pip" download -q --only-binary=:all: --python-version 3.11 -d "$rootfs/w" "$numpy_pin"
 mount -t proc proc "$rootfs/proc"
 trap 'umount "$rootfs/proc" 2>/dev/null || true' EXIT
 chroot "$rootfs" /bin/bash -c 'set -e

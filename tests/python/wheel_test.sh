@@ -26,7 +26,8 @@ case $(basename "$wheel") in
 esac
 
 /usr/bin/python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q "$wheel"
+# NumPy, the wheel's one dependency, at the version of the wheel environment's lock.
+"$work/venv/bin/pip" install -q -c "$root/tools/python_envs/wheel.lock" "$wheel"
 site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 if "$work/venv/bin/python" -c 'import sys; sys.exit(any(p.startswith("/usr/lib/python3/dist-packages") for p in sys.path))'; then
   echo "PASS  the environment does not see the system's site-packages"

@@ -140,14 +140,42 @@ struct CastMode {
   }
 };
 
+// An integer (or bool) x cast to int4/uint4/int2/uint2 keeps each value's low bits, read
+// from the value itself (a double would round int64s beyond 2^53). False, with nothing
+// written, when x is not of an integer type.
+bool NarrowIntegers(const Tensor& x, Tensor& y) {
+  const int64_t n = x.numel();
+  uint8_t* out = y.data<uint8_t>();
+  if (IsLowPrecision(x.dtype())) {
+    if (IsLowPrecisionFloat(x.dtype())) return false;
+    const uint8_t* in = x.data<uint8_t>();
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = LowPrecisionFromInt64(y.dtype(), static_cast<int64_t>(LowPrecisionToDouble(x.dtype(), in[i])));
+    return true;
+  }
+  bool integral = false;
+  VisitNumericType(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      integral = true;
+      const T* in = x.data<T>();
+      for (int64_t i = 0; i < n; ++i) out[i] = LowPrecisionFromInt64(y.dtype(), static_cast<int64_t>(in[i]));
+    }
+  });
+  return integral;
+}
+
 // Casts from or to a narrow type (graph/low_precision.h) go through double, which holds
-// every value of both sides exactly (strings parse as double).
+// every value of both sides exactly (strings parse as double), but for integers into the
+// narrow integer types (NarrowIntegers).
 absl::Status CastNarrow(const Tensor& x, Tensor& y, const CastMode& mode) {
   const int64_t n = x.numel();
   auto value = [&](int64_t i) {
     return x.dtype() == DataType::kString ? std::strtod(x.data<std::string>()[i].c_str(), nullptr)
                                           : x.ElementAsDouble(i);
   };
+  if (IsLowPrecision(y.dtype()) && !IsLowPrecisionFloat(y.dtype()) && NarrowIntegers(x, y))
+    return absl::OkStatus();
   if (IsLowPrecision(y.dtype())) {
     for (int64_t i = 0; i < n; ++i)
       y.data<uint8_t>()[i] = LowPrecisionFromDouble(y.dtype(), value(i), mode.saturate, mode.e8m0);
