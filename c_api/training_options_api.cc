@@ -1,6 +1,6 @@
 // Training options set by name, spelled like `tandem train`'s flags.
-#include "absl/strings/numbers.h"
 #include "c_api/handles.h"
+#include "graph/parse_number.h"
 #include "training/losses.h"
 #include "training/optimizer.h"
 
@@ -9,14 +9,20 @@ using namespace tandem::capi;
 namespace {
 
 absl::Status Number(const std::string& key, const std::string& value, double* out) {
-  if (!absl::SimpleAtod(value, out))
-    return absl::InvalidArgumentError("'" + key + "' wants a number, got '" + value + "'");
+  auto v = tandem::ParseFiniteDouble(value);
+  if (!v.ok())
+    return absl::InvalidArgumentError("'" + key + "' wants a number, got '" + value + "': " +
+                                      std::string(v.status().message()));
+  *out = *v;
   return absl::OkStatus();
 }
 
 absl::Status Integer(const std::string& key, const std::string& value, int64_t* out) {
-  if (!absl::SimpleAtoi(value, out) || *out < 0)
-    return absl::InvalidArgumentError("'" + key + "' wants an integer >= 0, got '" + value + "'");
+  auto v = tandem::ParseInt64(value, 0);
+  if (!v.ok())
+    return absl::InvalidArgumentError("'" + key + "' wants an integer >= 0, got '" + value + "': " +
+                                      std::string(v.status().message()));
+  *out = *v;
   return absl::OkStatus();
 }
 

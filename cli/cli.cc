@@ -12,8 +12,6 @@
 namespace tandem::cli {
 namespace {
 
-const std::vector<std::string> kLimitFlags = {"--max-memory", "--max-loop-iterations"};
-
 void ApplyLimitFlags(const Args& a) {
   ResourceLimits limits = GetResourceLimits();
   if (a.has("--max-memory")) {
@@ -24,94 +22,26 @@ void ApplyLimitFlags(const Args& a) {
     }
     limits.max_memory_bytes = *bytes;
   }
-  const long iterations = a.get_int("--max-loop-iterations", static_cast<long>(limits.max_loop_iterations));
-  if (iterations < 1) {
-    std::fprintf(stderr, "error: --max-loop-iterations must be at least 1\n");
-    std::exit(2);
-  }
-  limits.max_loop_iterations = iterations;
+  limits.max_loop_iterations =
+      a.get_int("--max-loop-iterations", static_cast<long>(limits.max_loop_iterations), 1);
   SetResourceLimits(limits);
 }
 
 }  // namespace
 
-std::string Args::get(const std::string& flag, const std::string& fallback) const {
-  auto it = flags.find(flag);
-  return it == flags.end() ? fallback : it->second;
-}
-
-std::vector<std::string> Args::all(const std::string& flag) const {
-  std::vector<std::string> out;
-  auto range = flags.equal_range(flag);
-  for (auto it = range.first; it != range.second; ++it) out.push_back(it->second);
-  return out;
-}
-
-long Args::get_int(const std::string& flag, long fallback) const {
-  if (!has(flag)) return fallback;
-  std::string v = get(flag);
-  char* end = nullptr;
-  long r = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end) {
-    std::fprintf(stderr, "error: %s expects an integer, got '%s'\n", flag.c_str(), v.c_str());
-    std::exit(2);
-  }
-  return r;
-}
-
-double Args::get_double(const std::string& flag, double fallback) const {
-  if (!has(flag)) return fallback;
-  std::string v = get(flag);
-  char* end = nullptr;
-  double r = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end) {
-    std::fprintf(stderr, "error: %s expects a number, got '%s'\n", flag.c_str(), v.c_str());
-    std::exit(2);
-  }
-  return r;
-}
-
 Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
            const std::vector<std::string>& bool_flags, const char* usage) {
-  Args a;
-  auto is = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(usage, stdout);
-      std::exit(0);
-    }
-    if (arg.rfind("--", 0) != 0 || arg == "--") {
-      a.positional.push_back(arg);
-      continue;
-    }
-    std::string value;
-    size_t eq = arg.find('=');
-    bool has_value = eq != std::string::npos;
-    if (has_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    if (is(bool_flags, arg)) {
-      a.flags.emplace(arg, has_value ? value : "1");
-    } else if (is(value_flags, arg) || is(kLimitFlags, arg)) {
-      if (!has_value) {
-        if (i + 1 >= argc) {
-          std::fprintf(stderr, "error: %s needs a value\n\n%s", arg.c_str(), usage);
-          std::exit(2);
-        }
-        value = argv[++i];
-      }
-      a.flags.emplace(arg, value);
-    } else {
-      std::fprintf(stderr, "error: unknown option %s\n\n%s", arg.c_str(), usage);
-      std::exit(2);
-    }
+  auto a = ParseArgs(argc, argv, value_flags, bool_flags);
+  if (a.ok() && a->help) {
+    std::fputs(usage, stdout);
+    std::exit(0);
   }
-  ApplyLimitFlags(a);
-  return a;
+  if (!a.ok()) {
+    std::fprintf(stderr, "error: %s\n\n%s", std::string(a.status().message()).c_str(), usage);
+    std::exit(2);
+  }
+  ApplyLimitFlags(*a);
+  return *std::move(a);
 }
 
 DeviceChoice DeviceFromFlags(const Args& a, const std::string& fallback) {

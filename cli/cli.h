@@ -1,10 +1,12 @@
-// Tiny argument parsing shared by the `tandem` subcommands: `--flag value`,
-// `--flag=value`, boolean `--flag`, repeated flags and positional arguments.
+// What the `tandem` subcommands share: argument parsing that prints and exits (over
+// cli/lib/args.h), the device, precision and limit flags, and the common printouts.
 #pragma once
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "cli/lib/args.h"
 #include "framework/plugin/provider_options.h"
 #include "placement/device_selection.h"
 #include "runtime/plan.h"
@@ -15,19 +17,14 @@ class Session;
 
 namespace tandem::cli {
 
-struct Args {
-  std::vector<std::string> positional;
-  std::multimap<std::string, std::string> flags;  // "--repeat" -> "10"
 
-  bool has(const std::string& flag) const { return flags.count(flag) != 0; }
-  std::string get(const std::string& flag, const std::string& fallback = "") const;
-  std::vector<std::string> all(const std::string& flag) const;
-  // Parses an integer/float flag; on a malformed value prints an error and exits(2).
-  long get_int(const std::string& flag, long fallback) const;
-  double get_double(const std::string& flag, double fallback) const;
-};
+// The most --threads a command takes (0 means every core).
+constexpr long kMaxThreads = 4096;
+// The largest float: the bound of flags a float32 optimizer takes (--lr, --gamma, ...).
+constexpr double kMaxFloat = std::numeric_limits<float>::max();
 
-// `bool_flags` take no value. Unknown flags are an error (exit 2) naming the flag.
+// ParseArgs for a command: --help prints `usage` and exits(0), an error prints it and
+// exits(2); then --max-memory and --max-loop-iterations are applied.
 Args Parse(int argc, char** argv, const std::vector<std::string>& value_flags,
            const std::vector<std::string>& bool_flags, const char* usage);
 

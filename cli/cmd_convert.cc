@@ -159,8 +159,8 @@ int Convert(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  const long target_opset = a.get_int("--opset", 0);
-  const long threshold = a.get_int("--external-threshold", 1024);
+  const long target_opset = a.get_int("--opset", 0, 0);
+  const long threshold = a.get_int("--external-threshold", 1024, 0);
   if (a.has("--opset") && target_opset < 1) {
     std::fprintf(stderr, "error: --opset expects a positive opset number\n");
     return 2;
@@ -211,7 +211,7 @@ int Convert(int argc, char** argv) {
   if (!feeds.ok()) return Fail(feeds.status());
   std::map<std::string, int64_t> verify_dims = *dims;
   for (const auto& [name, value] : *fixed) verify_dims.emplace(name, value);
-  const unsigned seed = static_cast<unsigned>(a.get_int("--seed", 0));
+  const unsigned seed = static_cast<unsigned>(a.get_int("--seed", 0, 0, UINT32_MAX));
   if (quantize == "dynamic") {
     auto report = convert::QuantizeDynamic(*graph);
     if (!report.ok()) return Fail(report.status());
@@ -229,7 +229,7 @@ int Convert(int argc, char** argv) {
                 report->layers, report->activations);
   }
   if (weights != DataType::kUndefined) {
-    const int n = convert::StoreWeightsAs(*graph, weights, a.get_int("--min-elements", 16));
+    const int n = convert::StoreWeightsAs(*graph, weights, a.get_int("--min-elements", 16, 0));
     std::printf("weights: %d float32 initializers stored as %s\n", n, DataTypeName(weights));
   }
 
@@ -248,8 +248,9 @@ int Convert(int argc, char** argv) {
   verify.rtol = a.get_double("--rtol", !quantize.empty()                ? 1e-1
                                        : weights == DataType::kFloat16  ? 1e-2
                                        : weights == DataType::kBfloat16 ? 5e-2
-                                                                        : 1e-4);
-  verify.atol = a.get_double("--atol", 1e-5);
+                                                                        : 1e-4,
+                               DoubleRange{0});
+  verify.atol = a.get_double("--atol", 1e-5, DoubleRange{0});
   auto diffs = convert::CompareModels(in, staging.file.string(), verify);
   if (!diffs.ok()) return Fail(absl::Status(diffs.status().code(), "verification: " + std::string(diffs.status().message())));
   bool ok = true;

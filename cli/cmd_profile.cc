@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "cli/cli.h"
 #include "cli/lib/profile_report.h"
@@ -237,8 +236,8 @@ int Profile(int argc, char** argv) {
     return 2;
   }
   const std::string model = a.positional[0];
-  const long repeat = std::max(1L, a.get_int("--repeat", 10));
-  const unsigned seed = static_cast<unsigned>(a.get_int("--seed", 0));
+  const long repeat = a.get_int("--repeat", 10, 1);
+  const unsigned seed = static_cast<unsigned>(a.get_int("--seed", 0, 0, UINT32_MAX));
   auto files = ParseAssignments(a.all("--input"), "--input", "NAME=FILE.npy");
   auto dims = ParseDimSpecs(a.all("--dim"), "--dim");
   if (!files.ok() || !dims.ok()) {
@@ -247,13 +246,13 @@ int Profile(int argc, char** argv) {
   }
   std::vector<int64_t> batches;
   for (absl::string_view b : absl::StrSplit(a.get("--batch-sizes"), ',', absl::SkipEmpty())) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(b, &v) || v <= 0) {
+    auto v = ParseInt64(std::string_view(b.data(), b.size()), 1);
+    if (!v.ok()) {
       std::fprintf(stderr, "error: --batch-sizes expects positive integers like 1,8,64, got '%s'\n",
                    a.get("--batch-sizes").c_str());
       return 2;
     }
-    batches.push_back(v);
+    batches.push_back(*v);
   }
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -278,7 +277,7 @@ int Profile(int argc, char** argv) {
     return Fail(absl::InvalidArgumentError("--x, --y and --batch-size profile training steps: add --train"));
   training::TrainerOptions trainer_options;
   if (auto st = TrainSpecFromFlags(a, &trainer_options); !st.ok()) return Fail(st);
-  trainer_options.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  trainer_options.num_threads = static_cast<int>(a.get_int("--threads", 0, 0, kMaxThreads));
   trainer_options.provider_options = ProviderOptionsFromFlags(a);
   trainer_options.device_graphs = DeviceGraphsFromFlags(a);
   auto graph = ImportModelFile(model);
@@ -297,7 +296,7 @@ int Profile(int argc, char** argv) {
     if (!given.ok()) return Fail(given.status());
     given_inputs = std::move(*given);
   }
-  const int64_t batch = train ? std::max<long>(1, a.get_int("--batch-size", 32)) : 0;
+  const int64_t batch = train ? a.get_int("--batch-size", 32, 1) : 0;
   auto step_for = [&](Workload& w, int64_t b) {
     return StepFor(w, *graph, given_inputs, train_data ? &*train_data : nullptr, trainer_options.spec.loss, *dims,
                    seed, b);
@@ -317,7 +316,7 @@ int Profile(int argc, char** argv) {
     } else {
       SessionOptions so;
       so.providers = providers;
-      so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+      so.num_threads = static_cast<int>(a.get_int("--threads", 0, 0, kMaxThreads));
       so.provider_options = trainer_options.provider_options;
       so.device_graphs = trainer_options.device_graphs;
       auto s = Session::FromGraph(*graph, so);

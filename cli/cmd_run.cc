@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/cli.h"
+#include "cli/lib/output_file_names.h"
 #include "cli/lib/run_inputs.h"
 #include "framework/execution_provider.h"
 #include "runtime/npy.h"
@@ -23,7 +24,9 @@ const char kUsage[] =
     "options:\n"
     "  --input NAME=FILE.npy   an input (repeatable); inputs not given are random\n"
     "  --dim SYMBOL=N          value for a symbolic dimension of random inputs (default 1)\n"
-    "  --output-dir DIR        write each output as DIR/<name>.npy (DIR is created)\n"
+    "  --output-dir DIR        write each output as DIR/<name>.npy (DIR is created; a name\n"
+    "                          with '/', '..' or control characters is made a safe file\n"
+    "                          name inside DIR, and a note says so)\n"
     "  --repeat N              timed runs after one warm-up run (default 10)\n"
     "  --threads N             threads (default: all cores); while other programs keep\n"
     "                          cores busy, runs use fewer where that measures faster\n"
@@ -66,7 +69,7 @@ int Run(int argc, char** argv) {
     }
   }
   SessionOptions so;
-  so.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  so.num_threads = static_cast<int>(a.get_int("--threads", 0, 0, kMaxThreads));
   so.adaptive_threads = !a.has("--fixed-threads");
   so.profiling = a.has("--profile");
   so.tracing = a.has("--trace");
@@ -92,7 +95,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(read.status().message()).c_str());
     return 1;
   }
-  auto completed = AddRandomInputs(graph->inputs, *read, *dims, static_cast<unsigned>(a.get_int("--seed", 0)));
+  auto completed = AddRandomInputs(graph->inputs, *read, *dims, static_cast<unsigned>(a.get_int("--seed", 0, 0, UINT32_MAX)));
   if (!completed.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(completed.status().message()).c_str());
     return 1;
@@ -117,12 +120,18 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(first.status().message()).c_str());
     return 1;
   }
+  std::vector<std::string> output_names;
+  for (const ValueInfo& vi : s.outputs()) output_names.push_back(vi.name);
+  const std::vector<OutputFileName> files_out = OutputFileNames(output_names, ".npy");
   for (size_t i = 0; i < first->size(); ++i) {
     const Tensor& t = (*first)[i];
     std::printf("output %s: %s%s [%s]\n", s.outputs()[i].name.c_str(), DataTypeName(t.dtype()),
                 DimsToString(t.dims()).c_str(), Preview(t).c_str());
     if (a.has("--output-dir")) {
-      std::string file = a.get("--output-dir") + "/" + s.outputs()[i].name + ".npy";
+      if (files_out[i].changed)
+        std::printf("note: output '%s' is written as %s (a model's names stay inside --output-dir)\n",
+                    s.outputs()[i].name.c_str(), files_out[i].file.c_str());
+      std::string file = a.get("--output-dir") + "/" + files_out[i].file;
       auto st = WriteNpy(file, t);
       if (!st.ok()) {
         std::fprintf(stderr, "error: %s\n", std::string(st.message()).c_str());
@@ -132,7 +141,7 @@ int Run(int argc, char** argv) {
   }
   // The table covers the timed runs: the warm-up built the primitives (JIT code included).
   if (so.profiling || so.tracing) s.ResetProfile();
-  const long repeat = a.get_int("--repeat", 10);
+  const long repeat = a.get_int("--repeat", 10, 0);
   auto time_runs = [&](const std::map<std::string, Tensor>& in, const char* what) -> bool {
     std::vector<double> ms;
     for (long r = 0; r < repeat; ++r) {

@@ -52,15 +52,15 @@ int TestOnnx(int argc, char** argv) {
     return 2;
   }
   BackendTestOptions o;
-  o.rtol = a.get_double("--rtol", o.rtol);
-  o.atol = a.get_double("--atol", o.atol);
-  o.scale_tol = a.get_double("--scale-tol", 0);
-  o.peer_ratio = a.get_double("--peer-ratio", 0);
+  o.rtol = a.get_double("--rtol", o.rtol, DoubleRange{0});
+  o.atol = a.get_double("--atol", o.atol, DoubleRange{0});
+  o.scale_tol = a.get_double("--scale-tol", 0, DoubleRange{0});
+  o.peer_ratio = a.get_double("--peer-ratio", 0, DoubleRange{0});
   if (o.scale_tol < 0 || o.peer_ratio < 0 || o.rtol < 0 || o.atol < 0) {
     std::fprintf(stderr, "error: tandem test-onnx: tolerances must not be negative\n");
     return 2;
   }
-  o.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  o.num_threads = static_cast<int>(a.get_int("--threads", 0, 0, kMaxThreads));
   o.providers = DeviceFromFlags(a, "cpu").providers;
   std::map<std::string, int> nodes_per_provider;
   std::map<std::string, std::string> expected;

@@ -148,17 +148,17 @@ int Train(int argc, char** argv) {
   o.trainer.communicator = dist->comm;
   auto& spec = o.trainer.spec;
   if (auto s = TrainSpecFromFlags(a, &o.trainer); !s.ok()) return Fail(s);
-  o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0));
+  o.trainer.num_threads = static_cast<int>(a.get_int("--threads", 0, 0, kMaxThreads));
   o.trainer.profiling = a.has("--profile");
   o.trainer.tracing = a.has("--trace");
   o.trainer.fusion = !a.has("--no-fusion");
-  o.epochs = a.get_int("--epochs", 1);
-  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0));
+  o.epochs = a.get_int("--epochs", 1, 1);
+  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0, 0));
   spec.seed = o.seed;
   o.shuffle = !a.has("--no-shuffle");
   o.drop_last = a.has("--drop-last");
   o.quiet = a.has("--quiet");
-  o.val_split = a.get_double("--val-split", 0);
+  o.val_split = a.get_double("--val-split", 0, DoubleRange{0, 1, false, true});
   const DeviceChoice device_choice = DeviceFromFlags(a);
   o.trainer.providers = device_choice.providers;
   o.trainer.placement = device_choice.placement;
@@ -231,7 +231,7 @@ int Train(int argc, char** argv) {
     if (!val.ok()) return Fail(val.status());
     validation = std::move(*val);
   }
-  const int64_t k_fold = a.get_int("--k-fold", 0);
+  const int64_t k_fold = a.get_int("--k-fold", 0, 2);
   if (a.has("--k-fold")) {  // K models, each validated on its own fold
     if (dist->size > 1) return Fail(absl::InvalidArgumentError("--k-fold does not run data-parallel (--distributed)"));
     for (const char* flag : {"--val-split", "--val-x", "--val-y", "--val-input", "--checkpoint-dir", "--resume",
@@ -256,7 +256,7 @@ int Train(int argc, char** argv) {
   }
   // A fold trains on the rows outside its held-out block (at most N - N/K of them).
   const int64_t train_rows = k_fold ? train.size() - train.size() / k_fold : train.size();
-  o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32), train_rows);
+  o.batch_size = std::min<int64_t>(a.get_int("--batch-size", 32, 1), train_rows);
 
   training::BatchIterator batches(train, o.batch_size, o.shuffle, o.seed, o.drop_last);
   o.trainer.schedule.total_steps =

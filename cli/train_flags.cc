@@ -25,18 +25,18 @@ absl::Status TrainSpecFromFlags(const Args& a, training::TrainerOptions* o) {
   auto opt = training::OptimizerFromString(a.get("--optimizer", "adam"));
   if (!opt.ok()) return opt.status();
   spec.optimizer.kind = *opt;
-  spec.optimizer.lr = static_cast<float>(a.get_double("--lr", 1e-3));
-  spec.optimizer.momentum = static_cast<float>(a.get_double("--momentum", 0.9));
+  spec.optimizer.lr = static_cast<float>(a.get_double("--lr", 1e-3, DoubleRange{0, kMaxFloat, true, false}));
+  spec.optimizer.momentum = static_cast<float>(a.get_double("--momentum", 0.9, DoubleRange{0, 1}));
   spec.optimizer.nesterov = a.has("--nesterov");
-  spec.optimizer.weight_decay = static_cast<float>(a.get_double("--weight-decay", 0));
-  spec.optimizer.clip_norm = static_cast<float>(a.get_double("--clip-norm", 0));
+  spec.optimizer.weight_decay = static_cast<float>(a.get_double("--weight-decay", 0, DoubleRange{0, kMaxFloat}));
+  spec.optimizer.clip_norm = static_cast<float>(a.get_double("--clip-norm", 0, DoubleRange{0, kMaxFloat}));
   spec.freeze = a.all("--freeze");
   auto sched = training::ScheduleFromString(a.get("--schedule", "constant"));
   if (!sched.ok()) return sched.status();
   o->schedule.kind = *sched;
-  o->schedule.warmup_steps = a.get_int("--warmup-steps", 0);
-  o->schedule.step_size = a.get_int("--step-size", 1000);
-  o->schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1));
+  o->schedule.warmup_steps = a.get_int("--warmup-steps", 0, 0);
+  o->schedule.step_size = a.get_int("--step-size", 1000, 1);
+  o->schedule.gamma = static_cast<float>(a.get_double("--gamma", 0.1, DoubleRange{0, kMaxFloat, true, false}));
   return absl::OkStatus();
 }
 

@@ -9,8 +9,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "graph/parse_number.h"
 
 namespace tandem {
 namespace {
@@ -138,12 +138,11 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
       s.pop_back();
     }
   }
-  double v = 0;
-  if (s.empty() || !absl::SimpleAtod(s, &v) || !std::isfinite(v) || std::ldexp(v, shift) < 1 ||
-      std::ldexp(v, shift) > 0x1p62)
+  auto v = ParseFiniteDouble(s);
+  if (!v.ok() || std::ldexp(*v, shift) < 1 || std::ldexp(*v, shift) > 0x1p62)
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "' is not a size between 1 byte and 4 EiB (e.g. 512M, 8G)"));
-  return static_cast<uint64_t>(std::ldexp(v, shift));
+  return static_cast<uint64_t>(std::ldexp(*v, shift));
 }
 
 }  // namespace tandem

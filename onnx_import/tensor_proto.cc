@@ -1,15 +1,21 @@
 #include "onnx_import/tensor_proto.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "absl/strings/str_cat.h"
 #include "graph/low_precision.h"
+#include "graph/parse_number.h"
+#include "graph/regular_file.h"
 #include "graph/resource_limits.h"
 
 namespace tandem {
@@ -52,26 +58,38 @@ absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
-    char* end = nullptr;
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::strtoll(kv.value().c_str(), &end, 10);
-    else if (kv.key() == "length") length = std::strtoll(kv.value().c_str(), &end, 10);
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      auto v = ParseInt64(kv.value(), 0);
+      if (!v.ok()) return Bad(p, "external data " + kv.key() + ": " + std::string(v.status().message()));
+      (kv.key() == "offset" ? offset : length) = *v;
+    }
   }
   auto path = ResolveExternalPath(p, location, model_dir);
   if (!path.ok()) return path.status();
-  std::ifstream in(*path, std::ios::binary | std::ios::ate);
-  if (!in) return Bad(p, "cannot open external data file " + *path);
-  int64_t file_size = static_cast<int64_t>(in.tellg());
+  auto fd = OpenRegularFileNoFollow(*path);
+  if (!fd.ok()) return Bad(p, "external data: " + std::string(fd.status().message()));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{*fd};
+  struct stat st {};
+  fstat(*fd, &st);
+  const int64_t file_size = static_cast<int64_t>(st.st_size);
   if (length < 0) length = file_size - offset;
-  if (offset < 0 || offset > file_size || length > file_size - offset)
+  if (offset > file_size || length > file_size - offset)
     return Bad(p, absl::StrCat("external data range offset=", offset, " length=", length,
                                " exceeds file ", *path, " of ", file_size, " bytes"));
   if (static_cast<size_t>(length) != expected)
     return Bad(p, absl::StrCat("external data has ", length, " bytes, expected ", expected));
   std::string bytes(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(bytes.data(), length);
-  if (!in) return Bad(p, "short read from external data file " + *path);
+  for (int64_t done = 0; done < length;) {
+    const ssize_t got = pread(*fd, bytes.data() + done, static_cast<size_t>(length - done), offset + done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return Bad(p, "short read from external data file " + *path);
+    done += got;
+  }
   return bytes;
 }
 

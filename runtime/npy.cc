@@ -1,12 +1,15 @@
 #include "runtime/npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <vector>
 
-#include "absl/strings/numbers.h"
+#include "graph/regular_file.h"
 #include "graph/resource_limits.h"
+#include "runtime/npy_header.h"
 
 namespace tandem {
 
@@ -20,56 +23,57 @@ const std::map<std::string, DataType>& DescrToType() {
   return m;
 }
 
-// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
-std::string DictValue(const std::string& header, const std::string& key) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) return "";
-  size_t colon = header.find(':', k);
-  size_t start = header.find_first_not_of(" ", colon + 1);
-  if (start == std::string::npos) return "";
-  if (header[start] == '\'') return header.substr(start + 1, header.find('\'', start + 1) - start - 1);
-  if (header[start] == '(') return header.substr(start + 1, header.find(')', start) - start - 1);
-  size_t end = header.find_first_of(",}", start);
-  return header.substr(start, end - start);
+// Reverses the bytes of each element (big-endian data to this machine's order).
+void SwapBytes(Tensor& t) {
+  const size_t size = SizeOf(t.dtype());
+  char* p = static_cast<char*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i, p += size) std::reverse(p, p + size);
+}
+
+// The C-order copy of data stored in Fortran order (the first axis fastest).
+Tensor FromFortranOrder(const Tensor& f) {
+  Tensor c = Tensor::Host(f.dtype(), f.dims());
+  const size_t size = SizeOf(f.dtype());
+  const Dims& dims = f.dims();
+  std::vector<int64_t> index(dims.size(), 0);
+  const char* from = static_cast<const char*>(f.raw());
+  char* to = static_cast<char*>(c.raw());
+  for (int64_t i = 0; i < c.numel(); ++i) {  // i walks C order; `index` is its multi-index
+    int64_t offset = 0;
+    for (size_t d = dims.size(); d-- > 0;) offset = offset * dims[d] + index[d];
+    std::memcpy(to + i * size, from + offset * size, size);
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return c;
 }
 }  // namespace
 
 absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   auto bad = [&](const std::string& what) { return absl::InvalidArgumentError(path + ": " + what); };
+  if (auto s = RequireRegularFile(path); !s.ok()) return s;
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(path + ": cannot open file");
-  char magic[8];
-  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) return bad("not a .npy file");
-  uint32_t header_len = 0;
-  if (magic[6] == 1) {
-    uint16_t l;
-    in.read(reinterpret_cast<char*>(&l), 2);
-    header_len = l;
-  } else {
-    in.read(reinterpret_cast<char*>(&header_len), 4);
-  }
-  if (!in || header_len > (1u << 20)) return bad("corrupt header");
-  std::string header(header_len, '\0');
-  if (!in.read(header.data(), header_len)) return bad("truncated header");
-  std::string descr = DictValue(header, "descr");
-  auto type = DescrToType().find(descr);
-  if (type == DescrToType().end()) return bad("unsupported dtype '" + descr + "'");
-  if (DictValue(header, "fortran_order") == "True") return bad("Fortran-order arrays are not supported");
-  Dims dims;
-  std::string shape = DictValue(header, "shape");
-  for (size_t p = 0; p < shape.size();) {
-    size_t q = shape.find(',', p);
-    std::string part = shape.substr(p, q == std::string::npos ? std::string::npos : q - p);
-    if (part.find_first_not_of(" ") != std::string::npos) {
-      int64_t d = 0;
-      if (!absl::SimpleAtoi(part, &d)) return bad("corrupt header: shape '" + shape + "'");
-      dims.push_back(d);
-    }
-    if (q == std::string::npos) break;
-    p = q + 1;
-  }
+  unsigned char magic[8];
+  if (!in.read(reinterpret_cast<char*>(magic), 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    return bad("not a .npy file");
+  const int major = magic[6], minor = magic[7];
+  if (major < 1 || major > 3 || minor != 0)
+    return bad("format version " + std::to_string(major) + "." + std::to_string(minor) +
+               " (numpy writes 1.0, 2.0 and 3.0)");
+  unsigned char length[4] = {0, 0, 0, 0};
+  if (!in.read(reinterpret_cast<char*>(length), major == 1 ? 2 : 4)) return bad("truncated header");
+  const uint32_t header_len = length[0] | (uint32_t{length[1]} << 8) | (uint32_t{length[2]} << 16) |
+                              (uint32_t{length[3]} << 24);
+  if (header_len > (1u << 20)) return bad("corrupt header: " + std::to_string(header_len) + " bytes long");
+  std::string text(header_len, '\0');
+  if (!in.read(text.data(), header_len)) return bad("truncated header");
+  auto header = ParseNpyHeader(text);
+  if (!header.ok()) return bad(std::string(header.status().message()));
   // The size is checked against the limits and the file before memory is asked for.
-  auto bytes = CheckedTensorBytes(type->second, dims);
+  auto bytes = CheckedTensorBytes(header->dtype, header->shape);
   if (!bytes.ok()) return bad(std::string(bytes.status().message()));
   const std::streamoff data_start = in.tellg();
   in.seekg(0, std::ios::end);
@@ -78,10 +82,11 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   if (static_cast<uint64_t>(left) < *bytes)
     return bad("truncated data: expected " + std::to_string(*bytes) + " bytes, the file has " +
                std::to_string(left));
-  Tensor t = Tensor::Host(type->second, dims);
+  Tensor t = Tensor::Host(header->dtype, header->shape);
   if (t.bytes() && !in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.bytes())))
     return bad("truncated data: expected " + std::to_string(t.bytes()) + " bytes");
-  return t;
+  if (header->big_endian) SwapBytes(t);
+  return header->fortran_order && t.rank() > 1 ? FromFortranOrder(t) : t;
 }
 
 absl::Status WriteNpy(const std::string& path, const Tensor& t) {

@@ -1,4 +1,7 @@
-// NumPy .npy files (format 1.0/2.0, little-endian, C order) <-> Tensor.
+// NumPy .npy files <-> Tensor. ReadNpy takes what numpy writes and reads (format 1.0, 2.0
+// and 3.0, runtime/npy_header.h; either byte order; C or Fortran order, returned in C
+// order) from a regular file, and refuses anything else naming the file and what is wrong;
+// WriteNpy writes format 1.0, little-endian, C order.
 #pragma once
 #include <string>
 

@@ -80,7 +80,7 @@ TEST(Data, CsvBadRowsNameTheLine) {
   std::string p = TempPath("bad.csv");
   struct Case { std::string text, expect; };
   for (const Case& c : std::vector<Case>{
-           {"x,y\n1,2\n3,abc\n", ":3: field 2 ('abc') is not a number"},
+           {"x,y\n1,2\n3,abc\n", ":3: field 2: 'abc' is not a number"},
            {"1,2\n3,4,5\n", ":2: has 3 fields, expected 2"},
            {"1,2\n\n3,0.5\n", ":3: label field 2 ('0.5') is not an integer"},
            {"h1,h2\n", "has no data rows"}}) {

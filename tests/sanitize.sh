@@ -6,7 +6,8 @@
 #   - every GoogleTest unit (tandem_tests),
 #   - the ONNX conformance suite's node and simple tests (test-onnx, expected failures as
 #     in the main run),
-#   - the bad-model checks (tests/reliability/bad_models_test.sh),
+#   - the bad-model and hostile-input checks (tests/reliability/bad_models_test.sh,
+#     hostile_inputs_test.sh),
 #   - each fuzz target for FUZZ_RUNS executions from its seed corpus (run_fuzzers.sh).
 # The CUDA plugin, the C API library and the Python/install tests are not built here
 # (ASan cannot be preloaded into Python; the C API has its own ASan test in ctest).
@@ -19,7 +20,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Re
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DTANDEM_SANITIZE=address,undefined \
   -DTANDEM_FUZZ=ON -DTANDEM_WITH_CUDA=OFF >/dev/null
 ninja -C "$build" ${NINJA_JOBS:+-j$NINJA_JOBS} tandem tandem_tests fuzz_import fuzz_run fuzz_npy \
-  fuzz_checkpoint
+  fuzz_checkpoint fuzz_csv fuzz_idx fuzz_flags
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -38,6 +39,9 @@ step "bad models under ASan+UBSan"
 # (no address-space limit: ASan reserves terabytes of shadow memory)
 TANDEM_TEST_VMEM_KB=unlimited bash "$root/tests/reliability/bad_models_test.sh" "$build/tandem" \
   "$build/bad_models" >/dev/null
+step "hostile files and flags under ASan+UBSan"
+TANDEM_TEST_VMEM_KB=unlimited bash "$root/tests/reliability/hostile_inputs_test.sh" "$build/tandem" \
+  "$build/hostile_inputs" | grep -v '^PASS'
 
 step "fuzz targets"
 bash "$root/tests/fuzz/run_fuzzers.sh" "$build" "${FUZZ_RUNS:-20000}"

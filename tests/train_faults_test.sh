@@ -64,8 +64,9 @@ grep -q "loss is .*; stopping. No checkpoint has been written yet.$" "$work/nan0
 [ ! -e "$work/nan0/checkpoint.tdm" ] || fail "diverged first epoch: a checkpoint was written"
 echo "PASS NaN loss in the first epoch: no checkpoint written"
 
-# Full batch, lr 1e39 (inf as a float): step 3's loss is finite, the weights it leaves are not.
-diverge_after_two_good_epochs "diverged weights" nan_weights 2000 1e39 3 \
+# Full batch, lr 3.4e38 (the largest float is 3.40282e38): step 3's loss is finite, the
+# update overflows, so the weights it leaves are not.
+diverge_after_two_good_epochs "diverged weights" nan_weights 2000 3.4e38 3 \
   "^error: \[train\] epoch 3, step 3: parameter '[^']+' holds NaN or Inf; no checkpoint written; stopping\. The last good checkpoint is $work/nan_weights/checkpoint.tdm \(step 2\)\.$"
 echo "PASS NaN weights after a finite loss: no checkpoint written over the good one"
 

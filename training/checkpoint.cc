@@ -6,6 +6,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/parse_number.h"
+#include "graph/regular_file.h"
 #include "onnx_import/atomic_file.h"
 #include "onnx_import/tensor_proto.h"
 
@@ -57,6 +59,7 @@ absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path) {
   auto fail = [&](const std::string& what) {
     return absl::InvalidArgumentError("[checkpoint] " + path + ": " + what);
   };
+  if (auto s = RequireRegularFile(path); !s.ok()) return absl::Status(s.code(), "[checkpoint] " + std::string(s.message()));
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError("[checkpoint] " + path + ": cannot open file");
   std::stringstream ss;
@@ -68,11 +71,13 @@ absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path) {
   for (const auto& kv : m.metadata_props()) meta[kv.key()] = kv.value();
   if (meta[kMagic] != "1") return fail("not a Tandem checkpoint");
   Checkpoint c;
-  try {
-    c.step = std::stoll(meta.at("step"));
-    c.epoch = std::stoll(meta.at("epoch"));
-  } catch (const std::exception&) {
-    return fail("step/epoch missing or malformed");
+  // Counters a run adds to: far below where int64 arithmetic on them could overflow.
+  constexpr int64_t kMaxCount = int64_t{1} << 53;
+  for (const auto& [field, value] : {std::pair<const char*, int64_t*>{"step", &c.step}, {"epoch", &c.epoch}}) {
+    if (!meta.count(field)) return fail(std::string("field '") + field + "' is missing");
+    auto v = ParseInt64(meta[field], 0, kMaxCount);
+    if (!v.ok()) return fail(std::string("field '") + field + "': " + std::string(v.status().message()));
+    *value = *v;
   }
   c.rng_state = meta["rng_state"];
   const std::string prefix = kStatePrefix;

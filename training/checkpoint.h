@@ -23,7 +23,8 @@ struct Checkpoint {
 
 // Errors name the file and errno's text; on failure the file at `path` is unchanged.
 absl::Status SaveCheckpoint(const std::string& path, const Checkpoint& c);
-// Errors name the file and what is wrong (not a checkpoint, truncated, missing fields).
+// Errors name the file and what is wrong (not a checkpoint, truncated, a missing field, a
+// step or epoch that is not an integer in [0, 2^53]).
 absl::StatusOr<Checkpoint> LoadCheckpoint(const std::string& path);
 
 // "" when every parameter and state tensor of `c` is finite, else the first that holds

@@ -9,6 +9,9 @@
 #include <fstream>
 #include <set>
 
+#include "graph/parse_number.h"
+#include "graph/regular_file.h"
+#include "graph/resource_limits.h"
 #include "runtime/npy.h"
 
 namespace tandem::training {
@@ -63,62 +66,73 @@ std::vector<std::string> SplitFields(const std::string& line, char delim) {
   return f;
 }
 
-bool ParseNumber(const std::string& s, double* v) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  *v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && errno != ERANGE;
-}
 
 // ---- IDX ----
-
-absl::StatusOr<std::vector<uint8_t>> ReadGzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return absl::NotFoundError("cannot open '" + path + "'");
-  std::vector<uint8_t> data;
-  std::vector<uint8_t> chunk(1 << 20);
-  while (true) {
-    int got = gzread(f, chunk.data(), static_cast<unsigned>(chunk.size()));
-    if (got < 0) {
-      int code = 0;
-      std::string msg = gzerror(f, &code);
-      gzclose(f);
-      return absl::DataLossError("'" + path + "': gzip read error: " + msg);
-    }
-    if (got == 0) break;
-    data.insert(data.end(), chunk.begin(), chunk.begin() + got);
-  }
-  gzclose(f);
-  return data;
-}
 
 uint32_t BigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
-// Parses an IDX ubyte file of `rank` dims; returns dims and the offset of the data.
-absl::StatusOr<std::pair<Dims, size_t>> IdxHeader(const std::vector<uint8_t>& b,
-                                                  const std::string& path, int rank) {
-  if (b.size() < 4 || b[0] != 0 || b[1] != 0)
-    return absl::InvalidArgumentError("'" + path + "' is not an IDX file (bad magic)");
-  if (b[2] != 0x08)
-    return absl::InvalidArgumentError("'" + path + "': only unsigned byte IDX data is supported");
-  if (b[3] != rank)
-    return absl::InvalidArgumentError("'" + path + "' has " + std::to_string(b[3]) +
-                                      " dimensions, expected " + std::to_string(rank));
-  size_t off = 4 + 4 * static_cast<size_t>(rank);
-  if (b.size() < off) return absl::InvalidArgumentError("'" + path + "': truncated IDX header");
+struct IdxFile {
   Dims dims;
-  uint64_t total = 1;
-  for (int i = 0; i < rank; ++i) {
-    dims.push_back(BigEndian32(b.data() + 4 + 4 * i));
-    total *= static_cast<uint64_t>(dims.back());
-  }
-  if (b.size() - off != total)
+  std::vector<uint8_t> data;
+};
+
+// An IDX ubyte file of `rank` dims, gzip or plain (zlib reads both): the header first, then
+// exactly the bytes it declares, in bounded chunks, after their size has passed the
+// resource limits; less or more data than that is refused. A 3 MB archive that inflates
+// to gigabytes is refused once it passes what its header promised.
+absl::StatusOr<IdxFile> ReadIdx(const std::string& path, int rank) {
+  if (auto s = RequireRegularFile(path); !s.ok()) return s;
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) return absl::NotFoundError("cannot open '" + path + "'");
+  struct Closer {
+    gzFile f;
+    ~Closer() { gzclose(f); }
+  } closer{f};
+  // Reads up to n bytes; the count read, or an error for a corrupt stream.
+  auto read = [&](uint8_t* into, uint64_t n) -> absl::StatusOr<uint64_t> {
+    uint64_t done = 0;
+    while (done < n) {
+      const unsigned chunk = static_cast<unsigned>(std::min<uint64_t>(n - done, 1u << 20));
+      const int got = gzread(f, into + done, chunk);
+      if (got < 0) {
+        int code = 0;
+        return absl::DataLossError("'" + path + "': gzip read error: " + gzerror(f, &code));
+      }
+      if (got == 0) break;
+      done += static_cast<uint64_t>(got);
+    }
+    return done;
+  };
+  uint8_t head[4 + 4 * 4];
+  auto got = read(head, 4);
+  if (!got.ok()) return got.status();
+  if (*got < 4 || head[0] != 0 || head[1] != 0)
+    return absl::InvalidArgumentError("'" + path + "' is not an IDX file (bad magic)");
+  if (head[2] != 0x08) return absl::InvalidArgumentError("'" + path + "': only unsigned byte IDX data is supported");
+  if (head[3] != rank)
+    return absl::InvalidArgumentError("'" + path + "' has " + std::to_string(head[3]) + " dimensions, expected " +
+                                      std::to_string(rank));
+  got = read(head + 4, 4 * static_cast<uint64_t>(rank));
+  if (!got.ok()) return got.status();
+  if (*got < 4 * static_cast<uint64_t>(rank)) return absl::InvalidArgumentError("'" + path + "': truncated IDX header");
+  IdxFile idx;
+  for (int i = 0; i < rank; ++i) idx.dims.push_back(BigEndian32(head + 4 + 4 * i));
+  // The images become float32: that size is what has to fit.
+  auto bytes = CheckedTensorBytes(DataType::kFloat, idx.dims);
+  if (!bytes.ok()) return absl::InvalidArgumentError("'" + path + "': " + std::string(bytes.status().message()));
+  const uint64_t total = *bytes / sizeof(float);
+  idx.data.resize(total);
+  got = read(idx.data.data(), total);
+  if (!got.ok()) return got.status();
+  uint8_t extra;
+  auto more = *got == total ? read(&extra, 1) : absl::StatusOr<uint64_t>(0);
+  if (!more.ok()) return more.status();
+  if (*got != total || *more != 0)
     return absl::InvalidArgumentError("'" + path + "': header says " + std::to_string(total) +
-                                      " bytes of data, file has " + std::to_string(b.size() - off));
-  return std::make_pair(dims, off);
+                                      " bytes of data, file has " + (*more ? "more" : std::to_string(*got)));
+  return idx;
 }
 
 }  // namespace
@@ -192,6 +206,7 @@ absl::StatusOr<Dataset> LoadNpyDataset(const std::string& x_path, const std::str
 }
 
 absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& options) {
+  if (auto s = RequireRegularFile(path); !s.ok()) return s;
   std::ifstream in(path);
   if (!in) return absl::NotFoundError("cannot open '" + path + "'");
   std::vector<double> xs, ys;
@@ -227,20 +242,21 @@ absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& optio
       if (static_cast<int64_t>(label_order.size()) == num_fields)
         return absl::InvalidArgumentError(where(line_no) + "every column is a label column");
       bool header = options.header == CsvOptions::Header::kYes;
-      if (options.header == CsvOptions::Header::kAuto) {
-        double v;
-        for (const std::string& s : f) header |= !ParseNumber(s, &v);
-      }
+      if (options.header == CsvOptions::Header::kAuto)
+        for (const std::string& s : f) header |= !ParseFiniteDouble(s).ok();
       if (header) continue;
     }
     if (static_cast<int64_t>(f.size()) != num_fields)
       return absl::InvalidArgumentError(where(line_no) + "has " + std::to_string(f.size()) +
                                         " fields, expected " + std::to_string(num_fields));
     std::vector<double> vals(f.size());
-    for (size_t i = 0; i < f.size(); ++i)
-      if (!ParseNumber(f[i], &vals[i]))
-        return absl::InvalidArgumentError(where(line_no) + "field " + std::to_string(i + 1) +
-                                          " ('" + f[i] + "') is not a number");
+    for (size_t i = 0; i < f.size(); ++i) {
+      auto v = ParseFiniteDouble(f[i]);
+      if (!v.ok())
+        return absl::InvalidArgumentError(where(line_no) + "field " + std::to_string(i + 1) + ": " +
+                                          std::string(v.status().message()));
+      vals[i] = *v;
+    }
     for (size_t i = 0; i < f.size(); ++i)
       if (!is_label[i]) xs.push_back(vals[i]);
     for (int c : label_order) {
@@ -269,28 +285,22 @@ absl::StatusOr<Dataset> LoadCsv(const std::string& path, const CsvOptions& optio
 }
 
 absl::StatusOr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {
-  auto ib = ReadGzip(images_path);
-  if (!ib.ok()) return ib.status();
-  auto lb = ReadGzip(labels_path);
-  if (!lb.ok()) return lb.status();
-  auto ih = IdxHeader(*ib, images_path, 3);
-  if (!ih.ok()) return ih.status();
-  auto lh = IdxHeader(*lb, labels_path, 1);
-  if (!lh.ok()) return lh.status();
-  const Dims& id = ih->first;
+  auto images = ReadIdx(images_path, 3);
+  if (!images.ok()) return images.status();
+  auto labels = ReadIdx(labels_path, 1);
+  if (!labels.ok()) return labels.status();
+  const Dims& id = images->dims;
   const int64_t n = id[0];
-  if (lh->first[0] != n)
-    return absl::InvalidArgumentError("'" + images_path + "' holds " + std::to_string(n) +
-                                      " images but '" + labels_path + "' " +
-                                      std::to_string(lh->first[0]) + " labels");
+  if (labels->dims[0] != n)
+    return absl::InvalidArgumentError("'" + images_path + "' holds " + std::to_string(n) + " images but '" +
+                                      labels_path + "' " + std::to_string(labels->dims[0]) + " labels");
   Dataset d;
   d.x = Tensor::Host(DataType::kFloat, {n, 1, id[1], id[2]});
-  const uint8_t* px = ib->data() + ih->second;
+  const uint8_t* px = images->data.data();
   float* x = d.x.data<float>();
   for (int64_t i = 0; i < d.x.numel(); ++i) x[i] = px[i] / 255.0f;
   d.y = Tensor::Host(DataType::kInt64, {n});
-  const uint8_t* lab = lb->data() + lh->second;
-  for (int64_t i = 0; i < n; ++i) d.y.data<int64_t>()[i] = lab[i];
+  for (int64_t i = 0; i < n; ++i) d.y.data<int64_t>()[i] = labels->data[i];
   return d;
 }
 

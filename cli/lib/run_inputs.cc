@@ -1,6 +1,6 @@
 #include "cli/lib/run_inputs.h"
 
-#include "absl/strings/numbers.h"
+#include "graph/parse_number.h"
 #include "graph/resource_limits.h"
 #include "runtime/npy.h"
 
@@ -36,10 +36,10 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<s
   if (!values.ok()) return values.status();
   std::map<std::string, int64_t> dims;
   for (const auto& [symbol, text] : *values) {
-    int64_t n = 0;
-    if (!absl::SimpleAtoi(text, &n) || n < 0)
+    auto n = ParseInt64(text, 0);
+    if (!n.ok())
       return absl::InvalidArgumentError(flag + " expects " + form + ", got '" + symbol + "=" + text + "'");
-    dims[symbol] = n;
+    dims[symbol] = *n;
   }
   return dims;
 }

@@ -2,16 +2,22 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "cli/lib/args.h"
+#include "cli/lib/run_inputs.h"
+#include "graph/parse_number.h"
 #include "graph/resource_limits.h"
 #include "onnx_import/import.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
 #include "tests/remove_at_exit.h"
 #include "training/checkpoint.h"
+#include "training/data.h"
 
 namespace tandem::fuzz {
 namespace {
@@ -99,11 +105,39 @@ void LoadCheckpointFile(const uint8_t* data, size_t size) {
   training::LoadCheckpoint(AsFile(data, size, ".tdm")).IgnoreError();
 }
 
+void LoadCsvFile(const uint8_t* data, size_t size) {
+  training::LoadCsv(AsFile(data, size, ".csv")).IgnoreError();
+}
+
+void LoadIdxFiles(const uint8_t* data, size_t size) {
+  training::LoadIdx(AsFile(data, size, "-images.idx"), AsFile(data, size, "-labels.idx")).IgnoreError();
+}
+
+void ParseFlags(const uint8_t* data, size_t size) {
+  std::vector<std::string> words = {"tandem"};
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  for (size_t start = 0; start <= text.size() && words.size() < 64;) {
+    const size_t end = std::min(text.find('\0', start), text.size());
+    words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  auto args = cli::ParseArgs(static_cast<int>(argv.size()), argv.data(),
+                             {"--batch-size", "--epochs", "--lr", "--val-split", "--input", "--dim"}, {"--quiet"});
+  if (!args.ok()) return;
+  for (const auto& [flag, value] : args->flags) {
+    ParseInt64(value, 1).IgnoreError();
+    ParseFiniteDouble(value, DoubleRange{0, 1, false, true}).IgnoreError();
+    ParseByteSize(value).IgnoreError();
+  }
+  cli::ParseAssignments(args->all("--input"), "--input", "NAME=FILE.npy").IgnoreError();
+}
+
 Entry EntryFor(const std::string& target) {
-  static const std::map<std::string, Entry> entries = {{"import", ImportModel},
-                                                       {"run", ImportAndRun},
-                                                       {"npy", ReadNpyFile},
-                                                       {"checkpoint", LoadCheckpointFile}};
+  static const std::map<std::string, Entry> entries = {
+      {"import", ImportModel}, {"run", ImportAndRun}, {"npy", ReadNpyFile}, {"checkpoint", LoadCheckpointFile},
+      {"csv", LoadCsvFile},    {"idx", LoadIdxFiles}, {"flags", ParseFlags}};
   auto it = entries.find(target);
   return it == entries.end() ? nullptr : it->second;
 }

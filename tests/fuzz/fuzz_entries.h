@@ -25,7 +25,16 @@ void ReadNpyFile(const uint8_t* data, size_t size);
 // Bytes -> a checkpoint file -> LoadCheckpoint.
 void LoadCheckpointFile(const uint8_t* data, size_t size);
 
-// The entry for a target name ("import", "run", "npy", "checkpoint"), or nullptr.
+// Bytes -> a CSV file -> LoadCsv (the last column the labels, a header guessed).
+void LoadCsvFile(const uint8_t* data, size_t size);
+// Bytes -> an images and a labels file (the same bytes, gzip or plain) -> LoadIdx.
+void LoadIdxFiles(const uint8_t* data, size_t size);
+// Bytes split at NULs -> argv -> cli::ParseArgs, then every flag's value through the
+// number, size and NAME=VALUE parsers the commands use.
+void ParseFlags(const uint8_t* data, size_t size);
+
+// The entry for a target name ("import", "run", "npy", "checkpoint", "csv", "idx",
+// "flags"), or nullptr.
 using Entry = void (*)(const uint8_t*, size_t);
 Entry EntryFor(const std::string& target);
 

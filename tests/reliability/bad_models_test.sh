@@ -26,23 +26,13 @@ PY
 m=$work
 peaks=$here/../../models/peaks_mlp.onnx
 failures=0
-# expect NAME STATUS SUBSTRING ARGS...: exit STATUS (1: bad content, 2: bad usage), one
-# stderr line starting "error:" that holds SUBSTRING.
+# expect NAME STATUS SUBSTRING ARGS...: `tandem run --repeat 0 ARGS` must exit STATUS (1:
+# bad content, 2: bad usage) with one stderr line starting "error:" that holds SUBSTRING.
+source "$here/expect_error.sh"
+VMEM_KB=${TANDEM_TEST_VMEM_KB:-16777216} TIMEOUT_S=120
 expect() {
   local name=$1 status=$2 want=$3; shift 3
-  (ulimit -v "${TANDEM_TEST_VMEM_KB:-16777216}"; timeout 120 "$tandem" run --repeat 0 "$@" >"$work/$name.out" 2>"$work/$name.err")
-  local rc=$?
-  local errors
-  errors=$(grep -v '^\[tandem\] no accelerator' "$work/$name.err")
-  if [ "$rc" -ne "$status" ]; then
-    echo "FAIL $name: exit status $rc (want $status)"; sed 's/^/    /' "$work/$name.err" | head -5; failures=$((failures + 1))
-  elif [ "$(printf '%s\n' "$errors" | grep -c .)" -ne 1 ] || [[ "$errors" != error:* ]]; then
-    echo "FAIL $name: want one 'error:' line, got:"; printf '%s\n' "$errors" | sed 's/^/    /' | head -5; failures=$((failures + 1))
-  elif [[ "$errors" != *"$want"* ]]; then
-    echo "FAIL $name: the message lacks '$want': $errors"; failures=$((failures + 1))
-  else
-    echo "PASS $name: $errors"
-  fi
+  expect_error "$name" "$status" "$want" "$tandem" run --repeat 0 "$@"
 }
 expect huge_input 1 "4.0 TiB, over the memory limit" "$m/huge_input.onnx"
 expect overflow_input 1 "more elements than fit in 64 bits" "$m/overflow_input.onnx"

@@ -13,43 +13,32 @@ namespace tandem::cpu {
 
 namespace {
 
-// Decodes UTF-8 into code points. A byte that is not valid UTF-8 becomes the lone
-// surrogate U+DC80+byte (as Python's surrogateescape does), which case mapping leaves alone
-// and EncodeUtf8 turns back into the original byte.
-std::u32string DecodeUtf8(const std::string& s) {
-  std::u32string out;
+// Decodes UTF-8 into code points; false at the first byte that does not start a valid
+// sequence (a stray continuation byte, a truncated or overlong sequence, a surrogate, a
+// code point past U+10FFFF), whose offset goes to *bad.
+bool DecodeUtf8(const std::string& s, std::u32string* out, size_t* bad) {
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (extra <= 0 || i + extra >= s.size()) {  // ASCII, stray byte or truncated sequence
-      out.push_back(c < 0x80 ? c : 0xDC00 + c);
-      ++i;
-      continue;
-    }
-    char32_t cp = c & (0x3F >> extra);
-    bool ok = true;
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (extra < 0 || (extra > 0 && i + extra >= s.size())) return *bad = i, false;
+    char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
     for (int k = 1; k <= extra; ++k) {
-      unsigned char d = static_cast<unsigned char>(s[i + k]);
-      if ((d >> 6) != 0x2) { ok = false; break; }
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return *bad = i, false;
       cp = (cp << 6) | (d & 0x3F);
     }
-    if (!ok) {
-      out.push_back(0xDC00 + c);
-      ++i;
-      continue;
-    }
-    out.push_back(cp);
+    static constexpr char32_t kLeast[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kLeast[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return *bad = i, false;
+    out->push_back(cp);
     i += extra + 1;
   }
-  return out;
+  return true;
 }
 
 std::string EncodeUtf8(const std::u32string& s) {
   std::string out;
   for (char32_t cp : s) {
-    if (cp >= 0xDC80 && cp <= 0xDCFF) {  // escaped invalid byte
-      out.push_back(static_cast<char>(cp - 0xDC00));
-    } else if (cp < 0x80) {
+    if (cp < 0x80) {
       out.push_back(static_cast<char>(cp));
     } else if (cp < 0x800) {
       out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
@@ -86,8 +75,10 @@ class StringNormalizer : public Kernel {
       locale_ = newlocale(LC_CTYPE_MASK, name.c_str(), static_cast<locale_t>(0));
       if (locale_) break;
     }
-    for (const std::string& w : info.node.attr_strings("stopwords"))
-      stopwords_.insert(case_sensitive_ ? w : Convert(w, Case::kLower));
+    for (const std::string& w : info.node.attr_strings("stopwords")) {
+      auto lower = case_sensitive_ ? absl::StatusOr<std::string>(w) : Convert(w, Case::kLower);
+      if (lower.ok()) stopwords_.insert(*lower);  // a stop word that is not UTF-8 matches nothing
+    }
   }
   ~StringNormalizer() override {
     if (locale_) freelocale(locale_);
@@ -109,10 +100,12 @@ class StringNormalizer : public Kernel {
     const std::string* in = x->data<std::string>();
     std::vector<std::string> kept;
     for (int64_t i = 0; i < x->numel(); ++i) {
-      if (!stopwords_.empty() &&
-          stopwords_.count(case_sensitive_ ? in[i] : Convert(in[i], Case::kLower)))
-        continue;
-      kept.push_back(case_ == Case::kNone ? in[i] : Convert(in[i], case_));
+      auto lower = stopwords_.empty() || case_sensitive_ ? absl::StatusOr<std::string>(in[i]) : Convert(in[i], Case::kLower);
+      if (!lower.ok()) return Element(i, lower.status());
+      if (!stopwords_.empty() && stopwords_.count(*lower)) continue;
+      auto converted = case_ == Case::kNone ? absl::StatusOr<std::string>(in[i]) : Convert(in[i], case_);
+      if (!converted.ok()) return Element(i, converted.status());
+      kept.push_back(*std::move(converted));
     }
     if (kept.empty()) kept.push_back("");  // all dropped: one empty string
     const int64_t c = static_cast<int64_t>(kept.size());
@@ -122,21 +115,27 @@ class StringNormalizer : public Kernel {
   }
 
  private:
-  std::string Convert(const std::string& s, Case to) const {
-    bool ascii = true;
-    for (char ch : s) ascii &= static_cast<unsigned char>(ch) < 0x80;
-    if (ascii || !locale_) {
-      std::string out = s;
-      for (char& ch : out) {
-        if (to == Case::kLower && ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-        if (to == Case::kUpper && ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
+  static absl::Status Element(int64_t i, const absl::Status& s) {
+    return absl::InvalidArgumentError(absl::StrCat("input 'X' element ", i, ": ", s.message()));
+  }
+  // `s` in the case `to`: ASCII letters directly, the rest by the locale's case mapping;
+  // a string that is not valid UTF-8 is refused, as ONNX Runtime does.
+  absl::StatusOr<std::string> Convert(const std::string& s, Case to) const {
+    std::u32string u;
+    size_t bad = 0;
+    if (!DecodeUtf8(s, &u, &bad))
+      return absl::InvalidArgumentError(absl::StrCat("not valid UTF-8 (byte 0x",
+                                                     absl::Hex(static_cast<unsigned char>(s[bad]), absl::kZeroPad2),
+                                                     " at offset ", bad, ")"));
+    for (char32_t& cp : u) {
+      if (cp < 0x80 || !locale_) {  // ASCII letters directly; without a UTF-8 locale nothing else
+        if (to == Case::kLower && cp >= 'A' && cp <= 'Z') cp += 'a' - 'A';
+        if (to == Case::kUpper && cp >= 'a' && cp <= 'z') cp -= 'a' - 'A';
+      } else {
+        cp = static_cast<char32_t>(to == Case::kLower ? towlower_l(static_cast<wint_t>(cp), locale_)
+                                                      : towupper_l(static_cast<wint_t>(cp), locale_));
       }
-      return out;
     }
-    std::u32string u = DecodeUtf8(s);
-    for (char32_t& cp : u)
-      cp = static_cast<char32_t>(to == Case::kLower ? towlower_l(static_cast<wint_t>(cp), locale_)
-                                                    : towupper_l(static_cast<wint_t>(cp), locale_));
     return EncodeUtf8(u);
   }
 
