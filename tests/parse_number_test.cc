@@ -22,7 +22,9 @@ TEST(ParseNumber, IntegersAreReadWhole) {
   for (const char* bad : {"", " 5", "5 ", "0x18", "12abc", "1e3", "1.0", "+", "-", "+-1", "--1", "5\n"}) {
     auto v = ParseInt64(bad);
     EXPECT_FALSE(v.ok()) << "'" << bad << "' read as " << *v;
-    if (!v.ok()) EXPECT_NE(Error(v.status()).find("is not an integer"), std::string::npos) << Error(v.status());
+    if (!v.ok()) {
+      EXPECT_NE(Error(v.status()).find("is not an integer"), std::string::npos) << Error(v.status());
+    }
   }
   EXPECT_EQ(Error(ParseInt64("0x18").status()), "'0x18' is not an integer");
 }
