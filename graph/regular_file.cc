@@ -34,7 +34,7 @@ absl::Status RequireRegularFile(const std::string& path) {
   return S_ISREG(st.st_mode) ? absl::OkStatus() : NotRegular(path, st.st_mode);
 }
 
-absl::StatusOr<int> OpenRegularFileNoFollow(const std::string& path) {
+absl::StatusOr<OpenFile> OpenRegularFileNoFollow(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ELOOP) return absl::InvalidArgumentError("'" + path + "' is a symbolic link, not a regular file");
@@ -48,7 +48,7 @@ absl::StatusOr<int> OpenRegularFileNoFollow(const std::string& path) {
   }
   // Reads of a regular file do not block; the flag only kept open() from waiting on a FIFO.
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
+  return OpenFile{fd, static_cast<int64_t>(st.st_size)};
 }
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 // nothing. Errors name the path and what it is instead ("'w.bin' is a named pipe (FIFO),
 // not a regular file").
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,6 +17,10 @@ absl::Status RequireRegularFile(const std::string& path);
 // Opens `path` read-only for a file a model names (external data): without following a
 // symbolic link in its last component and without blocking on a FIFO; refused unless it
 // is a regular file. The caller closes the descriptor.
-absl::StatusOr<int> OpenRegularFileNoFollow(const std::string& path);
+struct OpenFile {
+  int fd;
+  int64_t size;  // bytes, as fstat saw them when it was opened
+};
+absl::StatusOr<OpenFile> OpenRegularFileNoFollow(const std::string& path);
 
 }  // namespace tandem

@@ -1,7 +1,5 @@
 #include "onnx_import/tensor_proto.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,15 +66,13 @@ absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::
   }
   auto path = ResolveExternalPath(p, location, model_dir);
   if (!path.ok()) return path.status();
-  auto fd = OpenRegularFileNoFollow(*path);
-  if (!fd.ok()) return Bad(p, "external data: " + std::string(fd.status().message()));
+  auto file = OpenRegularFileNoFollow(*path);
+  if (!file.ok()) return Bad(p, "external data: " + std::string(file.status().message()));
   struct FdCloser {
     int fd;
     ~FdCloser() { close(fd); }
-  } closer{*fd};
-  struct stat st {};
-  fstat(*fd, &st);
-  const int64_t file_size = static_cast<int64_t>(st.st_size);
+  } closer{file->fd};
+  const int64_t file_size = file->size;
   if (length < 0) length = file_size - offset;
   if (offset > file_size || length > file_size - offset)
     return Bad(p, absl::StrCat("external data range offset=", offset, " length=", length,
@@ -85,7 +81,7 @@ absl::StatusOr<std::string> ReadExternal(const onnx::TensorProto& p, const std::
     return Bad(p, absl::StrCat("external data has ", length, " bytes, expected ", expected));
   std::string bytes(static_cast<size_t>(length), '\0');
   for (int64_t done = 0; done < length;) {
-    const ssize_t got = pread(*fd, bytes.data() + done, static_cast<size_t>(length - done), offset + done);
+    const ssize_t got = pread(file->fd, bytes.data() + done, static_cast<size_t>(length - done), offset + done);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return Bad(p, "short read from external data file " + *path);
     done += got;

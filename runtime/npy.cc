@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <vector>
 
 #include "graph/regular_file.h"
@@ -14,15 +13,6 @@
 namespace tandem {
 
 namespace {
-const std::map<std::string, DataType>& DescrToType() {
-  static const std::map<std::string, DataType> m = {
-      {"<f4", DataType::kFloat},  {"<f8", DataType::kDouble}, {"<f2", DataType::kFloat16},
-      {"|i1", DataType::kInt8},   {"<i2", DataType::kInt16},  {"<i4", DataType::kInt32},
-      {"<i8", DataType::kInt64},  {"|u1", DataType::kUint8},  {"<u2", DataType::kUint16},
-      {"<u4", DataType::kUint32}, {"<u8", DataType::kUint64}, {"|b1", DataType::kBool}};
-  return m;
-}
-
 // Reverses the bytes of each element (big-endian data to this machine's order).
 void SwapBytes(Tensor& t) {
   const size_t size = SizeOf(t.dtype());
@@ -90,9 +80,7 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
 }
 
 absl::Status WriteNpy(const std::string& path, const Tensor& t) {
-  std::string descr;
-  for (const auto& [d, type] : DescrToType())
-    if (type == t.dtype()) descr = d;
+  const std::string descr = NpyDescr(t.dtype());
   if (descr.empty()) return absl::InvalidArgumentError(std::string("cannot write ") + DataTypeName(t.dtype()) + " to .npy");
   std::string shape;
   for (int64_t d : t.dims()) shape += std::to_string(d) + ", ";

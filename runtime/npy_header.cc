@@ -89,14 +89,19 @@ class Literal {
   size_t pos_ = 0;
 };
 
-// 'descr' as numpy writes it: a byte order ('<', '>', '|' or '=') and a type code.
-absl::Status ReadDescr(const std::string& descr, NpyHeader* h) {
-  static const std::map<std::string, DataType> kTypes = {
+// numpy's type codes (a descr without its byte order) of the types a .npy file holds.
+const std::map<std::string, DataType>& TypeCodes() {
+  static const std::map<std::string, DataType> codes = {
       {"f2", DataType::kFloat16}, {"f4", DataType::kFloat}, {"f8", DataType::kDouble}, {"i1", DataType::kInt8},
       {"i2", DataType::kInt16},   {"i4", DataType::kInt32}, {"i8", DataType::kInt64},  {"u1", DataType::kUint8},
       {"u2", DataType::kUint16},  {"u4", DataType::kUint32}, {"u8", DataType::kUint64}, {"b1", DataType::kBool}};
-  auto type = descr.size() == 3 ? kTypes.find(descr.substr(1)) : kTypes.end();
-  if (type == kTypes.end() || std::string_view("<>|=").find(descr[0]) == std::string_view::npos)
+  return codes;
+}
+
+// 'descr' as numpy writes it: a byte order ('<', '>', '|' or '=') and a type code.
+absl::Status ReadDescr(const std::string& descr, NpyHeader* h) {
+  auto type = descr.size() == 3 ? TypeCodes().find(descr.substr(1)) : TypeCodes().end();
+  if (type == TypeCodes().end() || std::string_view("<>|=").find(descr[0]) == std::string_view::npos)
     return absl::InvalidArgumentError("unsupported dtype '" + descr + "'");
   h->dtype = type->second;
   h->big_endian = descr[0] == '>' && SizeOf(h->dtype) > 1;
@@ -104,6 +109,12 @@ absl::Status ReadDescr(const std::string& descr, NpyHeader* h) {
 }
 
 }  // namespace
+
+std::string NpyDescr(DataType t) {
+  for (const auto& [code, type] : TypeCodes())
+    if (type == t) return (SizeOf(t) == 1 ? "|" : "<") + code;
+  return "";
+}
 
 absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view text) {
   Literal in(text);

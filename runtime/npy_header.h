@@ -5,6 +5,7 @@
 // shape that is not a tuple of non-negative integers, a structured dtype, an escape in a
 // string) is refused, saying what is wrong: the reader never guesses.
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -22,5 +23,9 @@ struct NpyHeader {
 // `text` is the header dict as stored after the magic and length (trailing spaces and the
 // closing newline included).
 absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view text);
+
+// The descr numpy writes for `t` on this (little-endian) machine: "<f4", "|u1", "|b1";
+// "" for a type a .npy file cannot hold.
+std::string NpyDescr(DataType t);
 
 }  // namespace tandem

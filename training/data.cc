@@ -2,7 +2,6 @@
 
 #include <zlib.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -65,7 +64,6 @@ std::vector<std::string> SplitFields(const std::string& line, char delim) {
   }
   return f;
 }
-
 
 // ---- IDX ----
 
