@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Where the CPU time goes, Tandem beside ONNX Runtime, op type by op type, on one case of
-cpu_bench.py (the same exported model and input).
+"""Where the CPU time goes, Tandem beside ONNX Runtime, op type by op type, on any ONNX
+model: a case of cpu_bench.py (its exported model and input) or an .onnx file.
 
-usage: bench/profile_vs_ort.sh CASE [--threads 2] [--runs 200] [--nodes N]
+usage: bench/profile_vs_ort.sh CASE|MODEL.onnx [--input NAME=FILE.npy]... [--dim NAME=N]...
+                               [--threads 2] [--runs 200] [--nodes N]
 (the .sh makes the benchmark environment and passes this script's python)
+
+An .onnx file's inputs not given by --input are made from the model's declared types and
+shapes (seeded): floats standard normal, integers in [0, 100), booleans true; a symbolic
+dimension takes its --dim value, else 1. Both engines get the same arrays and return every
+output of the model.
 
 Each engine runs in its own process with the same thread count: Tandem with per-node
 profiling (Session(profiling=True)), ONNX Runtime with enable_profiling (its own
@@ -19,7 +25,11 @@ two is what profiling costs that engine; compare the engines end to end with cpu
 which alternates them (here they run one after the other, on a machine whose speed may
 have changed in between).
 --nodes N adds each engine's N slowest nodes by name (ORT's fused nodes carry a suffix
-such as "_fused").
+such as "_fused"). Then the op types where Tandem spends more than ORT, largest excess first:
+where a model's gap comes from. Op types doing one job under two names are joined
+(FusedConv and Conv, Upsample and Resize, the layout reorders: SAME_JOB); each engine's
+fusions still move time between op types (a Conv that absorbed an Add), so read a small
+excess with its neighbours.
 """
 import argparse
 import collections
@@ -69,18 +79,18 @@ def end_to_end(profiled_ms, plain_run, runs):
     return {"profiled": profiled_ms, "plain": timed_runs(plain_run, runs)}
 
 
-def tandem_worker(onnx_path, x, threads, runs):
+def tandem_worker(onnx_path, feeds, threads, runs):
     import tandem
     session = tandem.Session(onnx_path, threads=threads, profiling=True)
-    profiled = timed_runs(lambda: session.run({"x": x}), runs)
+    profiled = timed_runs(lambda: session.run(feeds), runs)
     result = summary((n["node"], n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
     del session
     plain = tandem.Session(onnx_path, threads=threads)
-    result["end_to_end"] = end_to_end(profiled, lambda: plain.run({"x": x}), runs)
+    result["end_to_end"] = end_to_end(profiled, lambda: plain.run(feeds), runs)
     return result
 
 
-def ort_worker(onnx_path, x, threads, runs):
+def ort_worker(onnx_path, feeds, threads, runs):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
@@ -88,7 +98,7 @@ def ort_worker(onnx_path, x, threads, runs):
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(scratch_dir("ort_profile_"), "ort")
     session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-    profiled = timed_runs(lambda: session.run(["y"], {"x": x}), runs)
+    profiled = timed_runs(lambda: session.run(None, feeds), runs)
     with open(session.end_profiling()) as f:
         events = json.load(f)
     del session
@@ -103,31 +113,125 @@ def ort_worker(onnx_path, x, threads, runs):
             n[2] += 1
             n[3] += e["dur"]
     result = summary(per_node.values())
-    result["end_to_end"] = end_to_end(profiled, lambda: plain.run(["y"], {"x": x}), runs)
+    result["end_to_end"] = end_to_end(profiled, lambda: plain.run(None, feeds), runs)
     return result
+
+
+NUMPY_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+               "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8,
+               "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
+
+
+def model_feeds(onnx_path, given, dims):
+    """{name: array} for every input of the model: `given` (name -> array) and, for the
+    rest, seeded arrays of the declared type and shape (symbolic dims from `dims`, else 1)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(1)
+    feeds = {}
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for arg in ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"]).get_inputs():
+        if arg.name in given:
+            feeds[arg.name] = given[arg.name]
+            continue
+        if arg.type not in NUMPY_TYPES:
+            sys.exit(f"error: {onnx_path}: input '{arg.name}' is {arg.type}; give it with --input {arg.name}=FILE.npy")
+        shape = [d if isinstance(d, int) else dims.get(d, 1) for d in arg.shape]
+        dtype = NUMPY_TYPES[arg.type]
+        if dtype == np.bool_:
+            feeds[arg.name] = np.ones(shape, dtype)
+        elif np.issubdtype(dtype, np.integer):
+            feeds[arg.name] = rng.integers(0, 100, shape).astype(dtype)
+        else:
+            feeds[arg.name] = rng.standard_normal(shape).astype(dtype)
+    unknown = set(given) - set(feeds)
+    if unknown:
+        sys.exit(f"error: {onnx_path} has no input {', '.join(sorted(unknown))}")
+    return feeds
+
+
+def name_values(pairs, what, convert):
+    """['NAME=VALUE', ...] as {NAME: convert(VALUE)}."""
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            sys.exit(f"error: {what} {pair!r}: expected NAME=VALUE")
+        out[name] = convert(value)
+    return out
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        sys.exit(f"error: --dim value {text!r}: expected a positive integer")
+    return value
+
+
+# Op types that do one job under each engine's own name: summed as one in the excess table.
+SAME_JOB = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul", "Upsample": "Resize",
+            "FromBlocked": "layout reorders", "ReorderInput": "layout reorders", "ReorderOutput": "layout reorders"}
+
+
+def excess(result):
+    """[(job, Tandem ms, ORT ms)] for the op types (SAME_JOB's names joined) where Tandem's
+    time exceeds ORT's, largest excess first."""
+    per_job = {engine: collections.defaultdict(float) for engine in ("tandem", "ort")}
+    for engine, jobs in per_job.items():
+        for op, ms in result[engine]["ops"].items():
+            jobs[SAME_JOB.get(op, op)] += ms
+    rows = [(job, per_job["tandem"].get(job, 0.0), per_job["ort"].get(job, 0.0))
+            for job in set(per_job["tandem"]) | set(per_job["ort"])]
+    return sorted((r for r in rows if r[1] > r[2]), key=lambda r: r[2] - r[1])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("case", choices=sorted(cpu_bench.CASES))
+    ap.add_argument("model", help="a cpu_bench.py case (" + ", ".join(sorted(cpu_bench.CASES)) + ") or an .onnx file")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="an input's value (an .onnx model; the others are made from their types and shapes)")
+    ap.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                    help="a symbolic input dimension's value (default 1)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=200, help="runs per engine (warm-up included)")
     ap.add_argument("--nodes", type=int, default=0, metavar="N", help="also list each engine's N slowest nodes")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        engine, onnx_path, x_path = args.worker
+        engine, onnx_path, feeds_path = args.worker
         fn = tandem_worker if engine == "tandem" else ort_worker
-        print(json.dumps(fn(onnx_path, np.load(x_path), args.threads, args.runs)))
+        with np.load(feeds_path) as f:
+            feeds = {k: f[k] for k in f.files}
+        print(json.dumps(fn(onnx_path, feeds, args.threads, args.runs)))
         return
+    if args.threads < 1 or args.runs < 1 or args.nodes < 0:
+        sys.exit("error: --threads and --runs take a positive number, --nodes zero or more")
     work = scratch_dir("tandem_profile_vs_ort_")
-    onnx_path, _, x_path = cpu_bench.prepare(args.case, work)
-    print(f"{args.case}: {turns.cpu_model()} ({turns.vector_isa()}), {args.threads} threads, "
-          f"{args.runs} runs per engine; ms per run, summed per op type")
+    if args.model.endswith(".onnx"):
+        if not os.path.isfile(args.model):
+            sys.exit(f"error: {args.model}: no such file")
+        onnx_path = os.path.abspath(args.model)
+        given = name_values(args.input, "--input", np.load)
+        feeds = model_feeds(onnx_path, given, name_values(args.dim, "--dim", positive_int))
+    elif args.model in cpu_bench.CASES:
+        if args.input or args.dim:
+            sys.exit("error: --input and --dim go with an .onnx model, not a cpu_bench case")
+        onnx_path, _, x_path = cpu_bench.prepare(args.model, work)
+        feeds = {"x": np.load(x_path)}
+    else:
+        sys.exit(f"error: {args.model}: neither an .onnx file nor a cpu_bench case ({', '.join(sorted(cpu_bench.CASES))})")
+    feeds_path = os.path.join(work, "feeds.npz")
+    np.savez(feeds_path, **feeds)
+    print(f"{args.model}: {turns.cpu_model()} ({turns.vector_isa()}), {args.threads} threads, "
+          f"{args.runs} runs per engine; ms per run, summed per op type; inputs "
+          + ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in feeds.items()))
     result = {}
     for engine in ("tandem", "ort"):
-        res = subprocess.run([sys.executable, os.path.abspath(__file__), args.case, "--threads", str(args.threads),
-                              "--runs", str(args.runs), "--worker", engine, onnx_path, x_path],
+        res = subprocess.run([sys.executable, os.path.abspath(__file__), args.model, "--threads", str(args.threads),
+                              "--runs", str(args.runs), "--worker", engine, onnx_path, feeds_path],
                              capture_output=True, text=True)
         if res.returncode != 0:
             sys.exit(f"error: {engine} failed:\n{res.stderr.strip()}")
@@ -144,6 +248,9 @@ def main():
             print(f"\n{name}: the {args.nodes} slowest nodes, ms per run")
             for node, op, ms in sorted(result[engine]["nodes"], key=lambda r: -r[2])[:args.nodes]:
                 print(f"  {ms:9.3f}  {op:<{width}}{node}")
+    print("\nWhere Tandem spends more than ORT (ms per run: Tandem, ORT, excess)")
+    for op, tandem_ms, ort_ms in excess(result):
+        print(f"  {op:<{width}}{tandem_ms:9.3f}{ort_ms:9.3f}{tandem_ms - ort_ms:9.3f}")
 
 
 if __name__ == "__main__":

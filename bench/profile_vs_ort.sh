@@ -1,6 +1,6 @@
 #!/bin/bash
-# Tandem's and ONNX Runtime's CPU profiles side by side, per op type, on one cpu_bench.py
-# case (bench/profile_vs_ort.py; --help lists the options). Makes the benchmark
+# Tandem's and ONNX Runtime's CPU profiles side by side, per op type, on a cpu_bench.py
+# case or any .onnx file (bench/profile_vs_ort.py; --help lists the options). Makes the benchmark
 # environment (bench/setup_bench_env.sh) and builds Tandem first.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

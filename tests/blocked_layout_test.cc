@@ -170,6 +170,28 @@ onnx::ModelProto SqueezeExcitationModel(int opset) {
   return m;
 }
 
+// Resizes of a feature map: x[1,3,12,12] -> Conv 16 3x3 pad 1 = c -> Resize (nearest) to
+// 24x24 = u -> Conv 16 3x3 pad 1 = y; and c -> Resize (linear) to 30x30 = z, a graph output.
+onnx::ModelProto ResizeModel() {
+  onnx::ModelProto m = EmptyModel(13, "resizes");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 3, 12, 12});
+  AddFloatInitializer(g, "w0", {16, 3, 3, 3}, 0.05f);
+  AddFloatInitializer(g, "w1", {16, 16, 3, 3}, 0.02f);
+  AddInt64Initializer(g, "up_sizes", {1, 16, 24, 24});
+  AddInt64Initializer(g, "head_sizes", {1, 16, 30, 30});
+  AddPaddedConv(g, "conv0", {"x", "w0"}, "c", 1);
+  AddNode(g, "Resize", "up", {"c", "", "", "up_sizes"}, {"u"});
+  AddPaddedConv(g, "conv1", {"u", "w1"}, "y", 1);
+  onnx::AttributeProto* mode = AddNode(g, "Resize", "head", {"c", "", "", "head_sizes"}, {"z"})->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  SetFloatType(g->add_output(), "y", {1, 16, 24, 24});
+  SetFloatType(g->add_output(), "z", {1, 16, 30, 30});
+  return m;
+}
+
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -300,6 +322,23 @@ TEST_P(BlockedLayoutChain, SqueezeExcitationStaysBlocked) {
     EXPECT_EQ(from_blocked, 1);  // y's
     ExpectSameOutputs(*blocked, *plain, {2, 8, 10, 10});
   }
+}
+
+// The Resize between convolutions reads and writes blocked; the one only a graph output
+// reads reads c plain (the smaller map converted, not its upsampled output).
+TEST_P(BlockedLayoutChain, ResizeBetweenConvolutionsStaysBlocked) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  auto blocked = LoadTestModel(ResizeModel(), true), plain = LoadTestModel(ResizeModel(), false);
+  ASSERT_TRUE(blocked && plain);
+  const Node* up = FindNode(blocked->graph(), "up");
+  const Node* head = FindNode(blocked->graph(), "head");
+  ASSERT_TRUE(up && head);
+  EXPECT_EQ(up->attr_int("channel_block", 0), GetParam().block);
+  EXPECT_EQ(up->inputs[0], "c#blocked");
+  EXPECT_FALSE(head->has_attr("channel_block"));
+  EXPECT_EQ(head->inputs[0], "c");
+  EXPECT_EQ(head->outputs[0], "z");
+  ExpectSameOutputs(*blocked, *plain, {1, 3, 12, 12});
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,

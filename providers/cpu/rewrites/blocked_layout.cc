@@ -41,6 +41,7 @@ class BlockedLayoutPass {
         ++rewritten;
       }
     }
+    rewritten -= UnblockResizesReadPlain();
     if (rewritten) InsertFromBlocked();
     return rewritten;
   }
@@ -87,6 +88,7 @@ class BlockedLayoutPass {
       const int64_t axis = n.attr_int("axis", 1);
       return axis == 1 || axis == -3;  // blocked values are logically rank 4
     }
+    if (n.op_type == "Resize") return ResizesOnlyHW(n);
     if (n.op_type == "MaxPool") return n.attr_int("storage_order", 0) == 0;
     if (n.op_type == "AveragePool")
       return !(n.attr_int("count_include_pad", 0) && n.attr_int("ceil_mode", 0));
@@ -98,6 +100,37 @@ class BlockedLayoutPass {
       return true;
     }
     return false;
+  }
+
+  // A Resize (opset 11 on) of a logically [N, C, H, W] value that keeps N and C, known from
+  // its constant scales or sizes or, where they are computed, from the inferred shapes; not
+  // tf_crop_and_resize (its extrapolation runs on the reference kernel only).
+  bool ResizesOnlyHW(const Node& n) const {
+    if (graph_.opset("") < 11 || n.attr_string("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      return false;
+    const std::vector<int64_t> axes = n.attr_ints("axes");
+    if (!axes.empty()) {
+      std::set<int64_t> resized;
+      for (int64_t a : axes) resized.insert(a < 0 ? a + 4 : a);
+      return resized == std::set<int64_t>{2, 3} || resized == std::set<int64_t>{2} || resized == std::set<int64_t>{3};
+    }
+    const ValueInfo* in = graph_.FindValueInfo(n.inputs[0]);
+    if (!in || !in->shape.rank_known || in->shape.dims.size() != 4) return false;
+    const auto& d = in->shape.dims;
+    auto constant = [&](size_t i) -> const Tensor* {
+      auto it = n.has_input(i) ? graph_.initializers.find(n.inputs[i]) : graph_.initializers.end();
+      return it != graph_.initializers.end() && it->second.numel() == 4 ? &it->second : nullptr;
+    };
+    if (const Tensor* scales = constant(2))
+      return scales->ElementAsDouble(0) == 1.0 && scales->ElementAsDouble(1) == 1.0;
+    if (const Tensor* sizes = constant(3))
+      return d[0].known() && d[1].known() && sizes->ElementAsInt64(0) == d[0].value &&
+             sizes->ElementAsInt64(1) == d[1].value;
+    const ValueInfo* out = graph_.FindValueInfo(n.outputs[0]);
+    if (!out || !out->shape.rank_known || out->shape.dims.size() != 4) return false;
+    const auto& o = out->shape.dims;
+    return d[0].known() && d[1].known() && o[0].known() && o[1].known() && o[0].value == d[0].value &&
+           o[1].value == d[1].value;
   }
 
   // ReduceMean over both spatial axes of a (logically rank-4) value, keeping them:
@@ -217,6 +250,32 @@ class BlockedLayoutPass {
     }
     WriteBlocked(n, block_);
     return true;
+  }
+
+  // A blocked Resize that nothing reads blocked (only a plain reader or a graph output) would
+  // convert its output back, the larger map when it upsamples: it reads its input plain
+  // instead. Returns how many went back; a chain of them goes back from its end.
+  int UnblockResizesReadPlain() {
+    int unblocked = 0;
+    for (bool changed = true; changed;) {
+      changed = false;
+      const ValueReaders readers(graph_);
+      for (Node& n : graph_.nodes) {
+        if (!n.domain.empty() || n.op_type != "Resize" || !n.has_attr("channel_block") ||
+            !plain_of_.count(n.outputs[0]) || !readers.nodes(n.outputs[0]).empty())
+          continue;
+        const std::string plain = plain_of_.at(n.outputs[0]);
+        plain_of_.erase(n.outputs[0]);
+        block_of_.erase(plain);
+        graph_.value_info.erase(n.outputs[0]);
+        n.outputs[0] = plain;
+        n.inputs[0] = plain_of_.at(n.inputs[0]);
+        n.attributes.erase("channel_block");
+        ++unblocked;
+        changed = true;
+      }
+    }
+    return unblocked;
   }
 
   // Renames the output of `n` to its blocked name, stored with `block`.

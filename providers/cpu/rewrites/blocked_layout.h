@@ -21,6 +21,10 @@
 //     are all blocked (or one-element constants), and Concat on the channel axis of
 //     blocked inputs run unchanged on the blocked tensors (the same elements, permuted
 //     alike; broadcasting between two blocked [N, C, H, W] values lines up the same way);
+//   - a Resize that keeps N and C (constant scales or sizes, or inferred shapes, say so;
+//     not tf_crop_and_resize) reads and writes blocked, resizing each pixel's channel
+//     vector at once (kernels/nn/resize_separable.h) — unless nothing reads its output
+//     blocked: then it reads plain, and the smaller map is the one converted;
 //   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool and
 //     inference BatchNormalization of a blocked input get channel_block = B and read and
 //     write blocked; a ReduceMean of a blocked input over both spatial axes with keepdims

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "graph/numeric_cast.h"
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/kernels/nn/resize_separable.h"
+#include "providers/cpu/kernels/nn/resize_taps.h"
 #include "providers/cpu/kernels/register.h"
 
 namespace tandem::cpu {
@@ -26,129 +29,6 @@ T FromDouble(double v) {
   } else {
     return static_cast<T>(v);
   }
-}
-
-// Taps of one output coordinate along one axis.
-struct AxisTaps {
-  std::vector<int64_t> begin;   // per output coordinate: first tap in idx/w
-  std::vector<int64_t> idx;     // source index (clamped)
-  std::vector<double> w;
-  std::vector<uint8_t> outside; // tf_crop_and_resize extrapolation
-};
-
-enum class Mode { kNearest, kLinear, kCubic };
-
-struct ResizeParams {
-  Mode mode = Mode::kNearest;
-  std::string coord = "half_pixel";
-  std::string nearest = "round_prefer_floor";
-  bool simple_nearest = false;  // opset < 11: floor when upsampling, ceil when downsampling
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  bool antialias = false;
-};
-
-// Builds the taps for one axis. `scale` is the coordinate scale, `length` the resized
-// length used by align_corners (scale * in for scales, the output size for sizes).
-absl::StatusOr<AxisTaps> BuildTaps(const ResizeParams& p, int64_t in, int64_t out, double scale,
-                                   double length, double roi_start, double roi_end) {
-  AxisTaps t;
-  t.begin.reserve(out + 1);
-  t.outside.assign(out, 0);
-  auto clamp = [&](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
-  for (int64_t o = 0; o < out; ++o) {
-    t.begin.push_back(NumericCast<int64_t>(t.idx.size()));
-    const double x = static_cast<double>(o);
-    double xo;
-    const std::string& c = p.coord;
-    if (c == "half_pixel") {
-      xo = (x + 0.5) / scale - 0.5;
-    } else if (c == "half_pixel_symmetric") {
-      double adj = static_cast<double>(out) / (scale * in);
-      double offset = in / 2.0 * (1 - adj);
-      xo = offset + (x + 0.5) / scale - 0.5;
-    } else if (c == "pytorch_half_pixel") {
-      xo = length > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    } else if (c == "align_corners") {
-      xo = length == 1 ? 0.0 : x * (in - 1) / (length - 1);
-    } else if (c == "asymmetric") {
-      xo = x / scale;
-    } else if (c == "tf_half_pixel_for_nn") {
-      xo = (x + 0.5) / scale;
-    } else if (c == "tf_crop_and_resize") {
-      xo = length > 1 ? roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (length - 1)
-                      : 0.5 * (roi_start + roi_end) * (in - 1);
-      if (xo < 0 || xo > in - 1) {
-        t.outside[o] = 1;
-        t.idx.push_back(0);
-        t.w.push_back(0);
-        continue;
-      }
-    } else {
-      return absl::InvalidArgumentError("unsupported coordinate_transformation_mode '" + c + "'");
-    }
-    if (p.mode == Mode::kNearest) {
-      double fl = std::floor(xo);
-      double r = xo - fl;
-      int64_t i;
-      if (p.simple_nearest) {
-        i = NumericCast<int64_t>(scale < 1 ? std::ceil(xo) : fl);
-      } else if (r == 0) {
-        i = NumericCast<int64_t>(fl);
-      } else if (p.nearest == "round_prefer_floor") {
-        i = NumericCast<int64_t>(r <= 0.5 ? fl : fl + 1);
-      } else if (p.nearest == "round_prefer_ceil") {
-        i = NumericCast<int64_t>(r < 0.5 ? fl : fl + 1);
-      } else if (p.nearest == "floor") {
-        i = NumericCast<int64_t>(fl);
-      } else if (p.nearest == "ceil") {
-        i = NumericCast<int64_t>(fl + 1);
-      } else {
-        return absl::InvalidArgumentError("unsupported nearest_mode '" + p.nearest + "'");
-      }
-      t.idx.push_back(clamp(i));
-      t.w.push_back(1.0);
-      continue;
-    }
-    // Linear / cubic: taps around floor(xo); an integral xo counts as ratio 1 of the
-    // previous cell (as the ONNX reference does), which only matters for exclude_outside.
-    int64_t base = NumericCast<int64_t>(std::floor(xo));
-    double ratio = xo - base;
-    if (ratio == 0) { ratio = 1; --base; }
-    const double radius = p.mode == Mode::kLinear ? 1.0 : 2.0;
-    const double fs = (p.antialias && scale < 1) ? scale : 1.0;
-    const int64_t start = NumericCast<int64_t>(std::floor(-radius / fs)) + 1;
-    const size_t first = t.w.size();
-    double sum = 0;
-    for (int64_t k = start; k <= 1 - start; ++k) {
-      double a = std::fabs(fs * (k - ratio));
-      double w;
-      if (p.mode == Mode::kLinear) {
-        w = std::max(0.0, 1 - a);
-      } else {
-        const double A = p.cubic_a;
-        if (a <= 1) w = ((A + 2) * a - (A + 3)) * a * a + 1;
-        else if (a < 2) w = ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
-        else w = 0;
-      }
-      int64_t i = base + k;
-      if (p.exclude_outside && (i < 0 || i >= in)) w = 0;
-      sum += w;
-      t.idx.push_back(clamp(i));
-      t.w.push_back(w);
-    }
-    if ((p.antialias || p.exclude_outside) && sum != 0)
-      for (size_t j = first; j < t.w.size(); ++j) t.w[j] /= sum;
-    // Drop zero taps (keeps identity axes cheap).
-    size_t keep = first;
-    for (size_t j = first; j < t.w.size(); ++j)
-      if (t.w[j] != 0) { t.idx[keep] = t.idx[j]; t.w[keep] = t.w[j]; ++keep; }
-    if (keep == first) { t.idx[keep] = t.idx[first]; t.w[keep] = 0; ++keep; }
-    t.idx.resize(keep);
-    t.w.resize(keep);
-  }
-  t.begin.push_back(NumericCast<int64_t>(t.idx.size()));
-  return t;
 }
 
 // out[...] = sum over taps of all axes of in[...] * prod(w).
@@ -215,14 +95,19 @@ void InterpolateBackward(const Tensor& dy, Tensor& dx, const std::vector<AxisTap
 
 // Resize and Upsample, and (with `grad`) ai.tandem ResizeGrad(dY, <the forward node's
 // inputs>) whose attributes are the forward node's plus `opset` and `upsample` (1 for
-// Upsample): dX through the same taps (training/rules/shape.cc).
+// Upsample): dX through the same taps (training/rules/shape.cc). A float resize of at most
+// two adjacent axes runs separably (resize_separable.h), anything else on the reference.
+// With channel_block (channel_block.h; set by blocked_layout.h on a float Resize of H and W
+// alone) x and y are stored blocked and the scales and sizes refer to the logical
+// [N, C, H, W], whose N and C must stay.
 class Resize : public Kernel {
  public:
   // `upsample` selects Upsample semantics (asymmetric, simple nearest).
   Resize(const KernelInfo& info, bool upsample, bool grad = false)
       : opset_(grad ? static_cast<int>(info.node.attr_int("opset", 11)) : info.opset),
         upsample_(grad ? info.node.attr_int("upsample", 0) != 0 : upsample),
-        grad_(grad) {
+        grad_(grad),
+        block_(grad ? 0 : static_cast<int>(info.node.attr_int("channel_block", 0))) {
     upsample = upsample_;
     const Node& n = info.node;
     std::string mode = n.attr_string("mode", "nearest");
@@ -253,7 +138,12 @@ class Resize : public Kernel {
     const int first = grad_ ? 1 : 0;  // ResizeGrad: dY comes first
     if (!ctx.input(0) || !ctx.input(first)) return absl::InvalidArgumentError(grad_ ? "dY and X are required" : "X is required");
     const Tensor& x = *ctx.input(first);
-    const int rank = x.rank();
+    if (block_ && (x.rank() != 5 || x.dtype() != DataType::kFloat))
+      return absl::InvalidArgumentError("a channel-blocked Resize takes a float [N, C/B, H, W, B], got " +
+                                        DimsToString(x.dims()));
+    // The logical dims: those of x, or of the [N, C, H, W] that blocked x stores.
+    const Dims xd = block_ ? Dims{x.dim(0), x.dim(1) * x.dim(4), x.dim(2), x.dim(3)} : x.dims();
+    const int rank = static_cast<int>(xd.size());
     // Which input holds what.
     const Tensor* roi = nullptr;
     const Tensor* scales = nullptr;
@@ -281,7 +171,7 @@ class Resize : public Kernel {
     }
     const size_t na = axes.size();
     std::vector<double> scale(rank, 1.0), length(rank), roi_s(rank, 0.0), roi_e(rank, 1.0);
-    Dims od = x.dims();
+    Dims od = xd;
     if (roi) {
       if (roi->numel() != NumericCast<int64_t>(2 * na))
         return absl::InvalidArgumentError("roi must have " + std::to_string(2 * na) +
@@ -303,17 +193,17 @@ class Resize : public Kernel {
       if (policy_ == "stretch") {
         for (size_t i = 0; i < na; ++i) {
           od[axes[i]] = sz[i];
-          scale[axes[i]] = static_cast<double>(sz[i]) / x.dim(axes[i]);
+          scale[axes[i]] = static_cast<double>(sz[i]) / xd[axes[i]];
         }
       } else if (policy_ == "not_larger" || policy_ == "not_smaller") {
         double s = policy_ == "not_larger" ? 1e300 : 0;
         for (size_t i = 0; i < na; ++i) {
-          double r = static_cast<double>(sz[i]) / x.dim(axes[i]);
+          double r = static_cast<double>(sz[i]) / xd[axes[i]];
           s = policy_ == "not_larger" ? std::min(s, r) : std::max(s, r);
         }
         for (size_t i = 0; i < na; ++i) {
           scale[axes[i]] = s;
-          od[axes[i]] = NumericCast<int64_t>(std::floor(s * x.dim(axes[i]) + 0.5));
+          od[axes[i]] = NumericCast<int64_t>(std::floor(s * xd[axes[i]] + 0.5));
         }
       } else {
         return absl::InvalidArgumentError("unsupported keep_aspect_ratio_policy '" + policy_ +
@@ -338,14 +228,17 @@ class Resize : public Kernel {
       }
       for (int d = 0; d < rank; ++d) {
         double ext = crop ? roi_e[d] - roi_s[d] : 1.0;
-        length[d] = scale[d] * x.dim(d) * ext;
+        length[d] = scale[d] * xd[d] * ext;
         od[d] = NumericCast<int64_t>(std::floor(length[d]));
       }
     }
+    if (block_ && (od[0] != xd[0] || od[1] != xd[1]))
+      return absl::InvalidArgumentError("a channel-blocked Resize keeps N and C; it would write " + DimsToString(od));
     if (grad_ && ctx.input(0)->dims() != od)
       return absl::InvalidArgumentError("dY has shape " + DimsToString(ctx.input(0)->dims()) +
                                         ", the resized output " + DimsToString(od));
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), grad_ ? x.dims() : od);
+    const Dims stored = block_ ? Dims{od[0], x.dim(1), od[2], od[3], x.dim(4)} : od;
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), grad_ ? x.dims() : stored);
     if (grad_ && NumElements(od) == 0) {
       return VisitNumericType(x.dtype(), [&](auto tag) {
         using T = decltype(tag);
@@ -358,8 +251,8 @@ class Resize : public Kernel {
     for (int d = 0; d < rank; ++d) {
       ResizeParams p = p_;
       // Axes left untouched need no interpolation (also avoids cubic on N and C).
-      if (od[d] == x.dim(d) && scale[d] == 1.0 && !crop) p.mode = Mode::kNearest;
-      auto t = BuildTaps(p, x.dim(d), od[d], scale[d], length[d], roi_s[d], roi_e[d]);
+      if (od[d] == xd[d] && scale[d] == 1.0 && !crop) p.mode = Mode::kNearest;
+      auto t = BuildTaps(p, xd[d], od[d], scale[d], length[d], roi_s[d], roi_e[d]);
       if (!t.ok()) return t.status();
       taps.push_back(std::move(*t));
     }
@@ -369,6 +262,17 @@ class Resize : public Kernel {
       else return absl::InvalidArgumentError("ResizeGrad takes float or double");
       return absl::OkStatus();
     }
+    if (x.dtype() == DataType::kFloat) {
+      std::optional<resize::SeparableView> view = resize::FindSeparableView(xd, od, taps);
+      // Blocked (N and C kept): the logical H and W are the stored axes 2 and 3 of [N, C/B, H, W, B].
+      if (view && block_) view = resize::SeparableView{2, x.dim(0) * x.dim(1), xd[2], xd[3], x.dim(4), od[2], od[3]};
+      if (view) {
+        resize::ResizeSeparable(x.data<float>(), y.data<float>(), *view, taps[view->first_axis],
+                                taps[view->first_axis + 1]);
+        return absl::OkStatus();
+      }
+    }
+    if (block_) return absl::InvalidArgumentError("a channel-blocked Resize cannot extrapolate");
     bool ok = VisitNumericType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       Interpolate<T>(x, y, taps, extrapolation_);
@@ -380,6 +284,7 @@ class Resize : public Kernel {
  private:
   int opset_;
   bool upsample_, grad_;
+  int block_;  // channel_block: 0 = plain
   ResizeParams p_;
   double extrapolation_ = 0;
   std::vector<int64_t> axes_;
