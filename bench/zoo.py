@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The model zoo: Tandem against ONNX Runtime, OpenVINO and PyTorch on today's architectures.
 
-usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters dynamo,legacy]
+usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text,...] [--exporters dynamo,legacy]
                     [--batches small,large] [--threads 2] [--rounds 3] [--seconds 1.0]
                     [--engines tandem,ort,openvino,torch] [--baseline LIBTANDEM]
                     [--baseline-env K=V,...] [--busy N] [--quantize none|dynamic|static] [--cache DIR]
@@ -9,7 +9,10 @@ usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text] [--exporters d
 (the .sh builds Tandem and makes the environment: bench/setup_torch2_env.sh)
 
 Each model is built from its library's own definition with random weights (torchvision,
-timm, Hugging Face transformers from a config: nothing is downloaded), seeded, and
+timm, Hugging Face transformers from a config: nothing is downloaded), seeded, with
+realistic BatchNorm statistics (running means in [-0.2, 0.2], variances in [0.5, 1.5]:
+with PyTorch's zeros and ones a deep network's maps shrink or grow until its output is
+degenerate), and
 exported by torch.onnx.export twice: with the default (dynamo) exporter and the legacy
 (TorchScript) one, with static shapes at batch 1 and at the model's larger batch. Every
 export is cached in --cache (default build/zoo) and reused by later runs.
@@ -73,6 +76,43 @@ def timm_model(name):
     def make():
         import timm
         return timm.create_model(name, pretrained=False)
+    return make
+
+
+def torchvision_segmenter(name, classes=21):
+    """A torchvision segmentation model returning its "out" map (no auxiliary head)."""
+    def make():
+        import torch
+        import torchvision
+
+        class Out(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = getattr(torchvision.models.segmentation, name)(
+                    weights=None, weights_backbone=None, num_classes=classes, aux_loss=False)
+
+            def forward(self, x):
+                return self.model(x)["out"]
+        return Out()
+    return make
+
+
+def torchvision_detector(name, **kw):
+    """A torchvision detector in eval mode returning the first image's boxes (its
+    post-processing, NMS included, in the graph)."""
+    def make():
+        import torch
+        import torchvision
+
+        class Boxes(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = getattr(torchvision.models.detection, name)(
+                    weights=None, weights_backbone=None, **kw)
+
+            def forward(self, x):
+                return self.model(list(x))[0]["boxes"]
+        return Boxes()
     return make
 
 
@@ -152,14 +192,56 @@ MODELS = {
     "gpt2": ("text", text_encoder("GPT2Model", "GPT2Config", use_cache=False), tokens(50257), 8),
     "t5_small_encoder": ("text", text_encoder("T5EncoderModel", "T5Config"), tokens(32128), 8),
     "whisper_tiny_encoder": ("text", whisper_encoder, mel_frames, 4),
+    # Segmentation at the sizes users run them.
+    "lraspp_mobilenet_v3_large": ("segmentation", torchvision_segmenter("lraspp_mobilenet_v3_large"), image(520), 2),
+    "deeplabv3_mobilenet_v3_large": ("segmentation", torchvision_segmenter("deeplabv3_mobilenet_v3_large"),
+                                     image(512), 2),
+    "fcn_resnet50": ("segmentation", torchvision_segmenter("fcn_resnet50"), image(256), 2),
+    # Detection, post-processing included.
+    "ssdlite320_mobilenet_v3_large": ("detection", torchvision_detector("ssdlite320_mobilenet_v3_large"), image(320),
+                                      2),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": ("detection", torchvision_detector("fasterrcnn_mobilenet_v3_large_320_fpn"),
+                                              image(320), 2),
+    "retinanet_resnet50_fpn": ("detection", torchvision_detector("retinanet_resnet50_fpn", min_size=320, max_size=320),
+                               image(320), 2),
+    # Mobile and hybrid architectures of 2019-25.
+    "efficientformerv2_s0": ("mobile", timm_model("efficientformerv2_s0"), image(), 8),
+    "fastvit_t8": ("mobile", timm_model("fastvit_t8"), image(256), 8),
+    "levit_128s": ("mobile", timm_model("levit_128s"), image(), 8),
+    "edgenext_small": ("mobile", timm_model("edgenext_small"), image(256), 8),
+    "repvit_m1": ("mobile", timm_model("repvit_m1"), image(), 8),
+    "mobilenetv4_conv_small": ("mobile", timm_model("mobilenetv4_conv_small"), image(), 8),
+    "mobilenetv4_hybrid_medium": ("mobile", timm_model("mobilenetv4_hybrid_medium"), image(256), 8),
+    "hrnet_w18_small": ("mobile", timm_model("hrnet_w18_small"), image(), 8),
+    "dla34": ("cnn", timm_model("dla34"), image(), 8),
+    "cspdarknet53": ("cnn", timm_model("cspdarknet53"), image(256), 8),
+    "mnasnet_100": ("mobile", timm_model("mnasnet_100"), image(), 8),
+    "shufflenet_v2_x1_0": ("mobile", torchvision_model("shufflenet_v2_x1_0"), image(), 8),
+    "googlenet": ("cnn", torchvision_model("googlenet", aux_logits=False, init_weights=True), image(), 8),
 }
+FAMILIES = sorted({family for family, *_ in MODELS.values()})
+# Part of every cached export's name: exports made before the BatchNorm statistics were set
+# hold other weights, and are not reused.
+WEIGHTS = "bn-stats"
+
+
+def realistic_batch_norms(module):
+    """Seeded running statistics for every BatchNorm of `module` (PyTorch starts them at 0 and 1)."""
+    import torch
+    generator = torch.Generator().manual_seed(1)
+    for m in module.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
+            with torch.no_grad():
+                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=generator) * 0.4 - 0.2)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=generator) + 0.5)
+    return module
 
 
 def build(name):
     """The model's eval-mode module, with the same weights in every process (seeded)."""
     import torch
     torch.manual_seed(0)
-    return MODELS[name][1]().eval()
+    return realistic_batch_norms(MODELS[name][1]()).eval()
 
 
 def export(name, exporter, batch, path):
@@ -279,7 +361,7 @@ def first_line(text, width=100):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", help="comma-separated model names (default: all; --list shows them)")
-    ap.add_argument("--families", default="cnn,vit,text", help="comma-separated: cnn, vit, text")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
     ap.add_argument("--exporters", default="dynamo,legacy", help="comma-separated: dynamo, legacy")
     ap.add_argument("--batches", default="small,large", help="small (batch 1), large (the model's larger batch)")
     ap.add_argument("--threads", type=int, default=2)
@@ -310,9 +392,11 @@ def main():
         return
     if args.list:
         for name, (family, _, _, large) in MODELS.items():
-            print(f"{name:32} {family:5} batches 1, {large}")
+            print(f"{name:38} {family:12} batches 1, {large}")
         return
     families = args.families.split(",")
+    if set(families) - set(FAMILIES):
+        sys.exit(f"error: --families takes {', '.join(FAMILIES)}")
     names = args.models.split(",") if args.models else [n for n in MODELS if MODELS[n][0] in families]
     unknown = [n for n in names if n not in MODELS]
     if unknown:
@@ -350,7 +434,7 @@ def main():
         for exporter in exporters:
             for batch in [b for key, b in (("small", 1), ("large", large)) if key in args.batches]:
                 case = f"{name} {exporter} b{batch}"
-                path = os.path.join(args.cache, f"{name}.{exporter}.b{batch}.onnx")
+                path = os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}.onnx")
                 if not os.path.exists(path):
                     print(f"[zoo] {case}: exporting", file=sys.stderr, flush=True)
                     try:
@@ -375,7 +459,7 @@ def main():
                             continue
                 workers, failed = {}, {}
                 for engine in engines:
-                    out = os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.{engine}.out.npy")
+                    out = os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.{engine}.out.npy")
                     env = baseline_env if engine == "baseline" else None
                     try:
                         workers[engine] = Worker(
@@ -398,11 +482,11 @@ def main():
                 vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in engines[1:]]
                 errors = []
                 if "torch" in med:
-                    ref = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.torch.out.npy"))
+                    ref = np.load(os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.torch.out.npy"))
                     scale = float(np.abs(ref).max()) or 1.0
                     for e in ("tandem", "ort", "openvino"):
                         if e in med:
-                            got = np.load(os.path.join(args.cache, f"{name}.{exporter}.b{batch}{variant}.{e}.out.npy"))
+                            got = np.load(os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.{e}.out.npy"))
                             errors.append(f"{float(np.abs(got.reshape(ref.shape) - ref).max()) / scale:.1e}"
                                           if got.size == ref.size else "shape differs")
                         else:

@@ -341,15 +341,21 @@ absl::StatusOr<Graph> ImportModelBuffer(const void* data, size_t size, const std
     external[init.name()] = std::move(*t);
   }
   if (libonnx_knows && (options.run_checker || options.run_shape_inference)) {
-    onnx::ModelProto inline_copy;  // what the checker sees when data is external
-    if (options.run_checker && !external.empty()) {
+    // libonnx 1.12's checker refuses any IR version past its own (8), which today's onnx
+    // writes by default (onnx.helper.make_model: 10 and up) even at opsets it knows; what
+    // the later IR versions add needs later opsets (float8, int4), so it checks such a
+    // model as of its own IR version.
+    const bool newer_ir = model.ir_version() > onnx::IR_VERSION;
+    onnx::ModelProto inline_copy;  // what the checker sees when data is external or IR newer
+    if (options.run_checker && (!external.empty() || newer_ir)) {
       inline_copy = model;
       for (auto& init : *inline_copy.mutable_graph()->mutable_initializer()) {
         auto it = external.find(init.name());
         if (it != external.end()) TensorToProto(it->second, it->first, &init);
       }
+      if (newer_ir) inline_copy.set_ir_version(onnx::IR_VERSION);
     }
-    auto passes = RunLibOnnxIsolated(model, external.empty() ? model : inline_copy,
+    auto passes = RunLibOnnxIsolated(model, options.run_checker && (!external.empty() || newer_ir) ? inline_copy : model,
                                      options.run_checker, options.run_shape_inference);
     if (!passes.ok()) return fail(std::string(passes.message()));
   }

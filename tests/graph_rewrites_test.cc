@@ -13,7 +13,9 @@
 #include "onnx_import/import.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
+#include "optimizer/onnx_rewrites/conv_scale_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "runtime/session.h"
@@ -114,6 +116,84 @@ TEST(GraphRewrites, BiasAddsFoldIntoGemmAndConv) {
   EXPECT_EQ(Count(graph, "Gemm"), 1);
   EXPECT_EQ(Count(graph, "Add"), 1);
   EXPECT_EQ(Count(graph, "Conv"), 1);
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+}
+
+// BatchNormalization as tf2onnx writes it for Keras: Conv (with or without a bias) * a
+// per-channel constant + a per-channel constant becomes one Conv; a scalar Mul folds too; a
+// Mul by a non-constant, or one whose Conv output has another reader, stays.
+TEST(GraphRewrites, ChannelScalesAndBiasesFoldIntoConv) {
+  onnx::ModelProto m = EmptyModel(13, "conv_scale");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {2, 3, 6, 6});
+  SetFloatType(g->add_input(), "t", {1, 4, 1, 1});
+  AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.1f);
+  AddFloatInitializer(g, "b", {4}, 0.2f, 0.1f);
+  AddFloatInitializer(g, "s", {1, 4, 1, 1}, 0.3f, 1.f);
+  AddFloatInitializer(g, "c", {1, 4, 1, 1}, 0.2f);
+  AddFloatInitializer(g, "half", {}, 0.f, 0.5f);
+  AddNode(g, "Conv", "conv0", {"x", "w"}, {"c0"});  // no bias
+  AddNode(g, "Mul", "mul0", {"c0", "s"}, {"m0"});
+  AddNode(g, "Add", "add0", {"m0", "c"}, {"y0"});
+  AddNode(g, "Conv", "conv1", {"x", "w", "b"}, {"c1"});  // its own bias
+  AddNode(g, "Mul", "mul1", {"s", "c1"}, {"m1"});
+  AddNode(g, "Add", "add1", {"c", "m1"}, {"y1"});
+  AddNode(g, "Conv", "conv2", {"x", "w", "b"}, {"c2"});
+  AddNode(g, "Mul", "mul2", {"c2", "half"}, {"y2"});  // one value
+  AddNode(g, "Conv", "conv3", {"x", "w"}, {"c3"});
+  AddNode(g, "Mul", "mul3", {"c3", "t"}, {"y3"});  // not a constant: stays
+  SetFloatType(g->add_output(), "y0", {2, 4, 4, 4});
+  SetFloatType(g->add_output(), "y1", {2, 4, 4, 4});
+  SetFloatType(g->add_output(), "y2", {2, 4, 4, 4});
+  SetFloatType(g->add_output(), "y3", {2, 4, 4, 4});
+  SetFloatType(g->add_output(), "c3", {2, 4, 4, 4});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({2, 3, 6, 6}, 4)}, {"t", Random({1, 4, 1, 1}, 5)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldConvScales(graph), 3);
+  EXPECT_EQ(FoldBiasAdds(graph, /*convolutions_only=*/true), 2);
+  EXPECT_EQ(Count(graph, "Conv"), 4);
+  EXPECT_EQ(Count(graph, "Mul"), 1);
+  EXPECT_EQ(Count(graph, "Add"), 0);
+  EXPECT_TRUE(graph.initializers.count("w"));  // still read by conv3
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+}
+
+// Keras's ZeroPadding2D before a stride-2 convolution (tf2onnx: Pad of the bottom and right,
+// then Conv without pads) becomes the Conv's own padding, added to any it had; a Pad of
+// another value, of the channels, or whose output is read elsewhere stays.
+TEST(GraphRewrites, ZeroPadsFoldIntoTheirConv) {
+  onnx::ModelProto m = EmptyModel(13, "pad_conv");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 3, 9, 9});
+  AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.1f);
+  AddInt64Initializer(g, "br", {0, 0, 0, 0, 0, 0, 1, 1});
+  AddInt64Initializer(g, "tl2", {0, 0, 2, 1, 0, 0, 0, 0});
+  AddInt64Initializer(g, "channels", {0, 1, 0, 0, 0, 0, 0, 0});
+  AddFloatInitializer(g, "one", {}, 0.f, 1.f);
+  AddNode(g, "Pad", "pad0", {"x", "br"}, {"p0"});
+  AddIntsAttribute(AddNode(g, "Conv", "conv0", {"p0", "w"}, {"y0"}), "strides", {2, 2});
+  AddNode(g, "Pad", "pad1", {"x", "tl2"}, {"p1"});
+  AddIntsAttribute(AddNode(g, "Conv", "conv1", {"p1", "w"}, {"y1"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "Pad", "pad2", {"x", "br", "one"}, {"p2"});  // pads with ones: stays
+  AddNode(g, "Conv", "conv2", {"p2", "w"}, {"y2"});
+  AddNode(g, "Pad", "pad3", {"x", "channels"}, {"p3"});  // pads a channel: stays
+  AddFloatInitializer(g, "w4", {4, 4, 3, 3}, 0.1f);
+  AddNode(g, "Conv", "conv3", {"p3", "w4"}, {"y3"});
+  SetFloatType(g->add_output(), "y0", {1, 4, 4, 4});
+  SetFloatType(g->add_output(), "y1", {1, 4, 11, 10});
+  SetFloatType(g->add_output(), "y2", {1, 4, 8, 8});
+  SetFloatType(g->add_output(), "y3", {1, 4, 7, 7});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 3, 9, 9}, 6)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldPadsIntoConvs(graph), 2);
+  EXPECT_EQ(Count(graph, "Pad"), 2);
+  for (const Node& n : graph.nodes) {
+    if (n.name == "conv0") EXPECT_EQ(n.attr_ints("pads"), (std::vector<int64_t>{0, 0, 1, 1}));
+    if (n.name == "conv1") EXPECT_EQ(n.attr_ints("pads"), (std::vector<int64_t>{3, 2, 1, 1}));
+    if (n.name == "conv0" || n.name == "conv1") EXPECT_EQ(n.inputs[0], "x");
+  }
   ExpectClose(RunGraph(graph, feeds), want, 1e-6);
 }
 
@@ -229,15 +309,6 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
     }
   }
   ExpectClose(RunGraph(graph, feeds), want, 0);
-}
-
-// A 1-D int64 initializer (a Pad's pads, a Slice's arguments).
-void AddInt64Initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t v : values) t->add_int64_data(v);
 }
 
 // EliminateZeroPadsAndWholeSlices on `graph` removes `removed` nodes and leaves `left` of

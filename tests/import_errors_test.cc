@@ -33,6 +33,21 @@ TEST(ImportErrors, MissingFileNamesThePath) {
   EXPECT_THAT(msg, HasSubstr("cannot open"));
 }
 
+// Today's onnx writes IR version 10 and up by default, past libonnx 1.12's 8, even at the
+// opsets libonnx knows: such a model is still checked (as of IR 8) and imported, not refused
+// ("ir_version is higher than the checker's"); a model the checker rejects still fails.
+TEST(ImportErrors, NewerIrVersionAtAKnownOpsetIsCheckedAndImported) {
+  std::string dir = MakeTempDir("newer_ir");
+  onnx::ModelProto m = UnaryChainModel({"Relu", "Neg"}, 4);
+  m.set_ir_version(10);
+  WriteFile(dir + "/m.onnx", Serialize(m));
+  auto g = ImportModelFile(dir + "/m.onnx");
+  EXPECT_TRUE(g.ok()) << g.status();
+  m.mutable_graph()->mutable_node(0)->clear_op_type();  // a node without an op: the checker's to reject
+  WriteFile(dir + "/bad.onnx", Serialize(m));
+  EXPECT_THAT(ImportError(dir + "/bad.onnx"), HasSubstr("ONNX checker"));
+}
+
 TEST(ImportErrors, EmptyFile) {
   std::string dir = MakeTempDir("empty");
   WriteFile(dir + "/m.onnx", "");

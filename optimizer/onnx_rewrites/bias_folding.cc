@@ -15,18 +15,6 @@ bool IsRowBias(const Tensor* c, int64_t n) {
   return (c->rank() == 1) || (c->rank() == 2 && c->dim(0) == 1);
 }
 
-// A float32 constant of `channels` values that broadcasts as [1, channels, 1, ...] against
-// an output of rank `rank`.
-bool IsChannelBias(const Tensor* c, int64_t channels, int rank) {
-  if (!c || c->dtype() != DataType::kFloat || c->numel() != channels || c->rank() > rank ||
-      c->rank() < rank - 1)
-    return false;
-  const int channel_axis = 1 - (rank - c->rank());  // where dim 1 of the output lands in c
-  for (int i = 0; i < c->rank(); ++i)
-    if (c->dim(i) != (i == channel_axis ? channels : 1)) return false;
-  return true;
-}
-
 // Rewrites `producer` to add `bias` itself; false (unchanged) when the pattern does not hold.
 bool Absorb(Graph& graph, Node& producer, const std::string& bias_name) {
   const Tensor* bias = Constant(graph, bias_name);
@@ -49,10 +37,15 @@ bool Absorb(Graph& graph, Node& producer, const std::string& bias_name) {
     return true;
   }
   if (IsOnnx(producer, "Conv")) {
-    if (producer.has_input(2) || w->rank() < 3 || !IsChannelBias(bias, w->dim(0), w->rank()))
+    if (w->rank() < 3 || !rewrite::IsPerChannelConstant(bias, w->dim(0), w->rank())) return false;
+    const Tensor* own = producer.has_input(2) ? Constant(graph, producer.inputs[2]) : nullptr;
+    if (producer.has_input(2) && !(own && own->dtype() == DataType::kFloat && own->numel() == w->dim(0)))
       return false;
     const std::string flat = rewrite::FreshName(graph, bias_name + ".per_channel");
-    graph.initializers[flat] = bias->Reshaped({w->dim(0)}).Clone();
+    Tensor sum = bias->Reshaped({w->dim(0)}).Clone();
+    if (own)  // the Conv's own bias plus the Add's
+      for (int64_t c = 0; c < w->dim(0); ++c) sum.data<float>()[c] += own->data<float>()[c];
+    graph.initializers[flat] = std::move(sum);
     producer.inputs.resize(3);
     producer.inputs[2] = flat;
     return true;
@@ -62,15 +55,15 @@ bool Absorb(Graph& graph, Node& producer, const std::string& bias_name) {
 
 }  // namespace
 
-int FoldBiasAdds(Graph& graph) {
+int FoldBiasAdds(Graph& graph, bool convolutions_only) {
   return rewrite::FoldIntoProducers(
       graph,
       [](const Node& n) {
         return IsOnnx(n, "Add") && n.inputs.size() == 2 ? std::vector<int>{0, 1} : std::vector<int>{};
       },
-      [](Graph& g, Node& producer, const Node& add, int slot) {
+      [convolutions_only](Graph& g, Node& producer, const Node& add, int slot) {
         const std::string& bias = add.inputs[1 - slot];
-        return Constant(g, bias) && Absorb(g, producer, bias);
+        return (!convolutions_only || IsOnnx(producer, "Conv")) && Constant(g, bias) && Absorb(g, producer, bias);
       });
 }
 

@@ -32,6 +32,15 @@ std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::s
   return v;
 }
 
+bool IsPerChannelConstant(const Tensor* c, int64_t channels, int rank) {
+  if (!c || c->dtype() != DataType::kFloat || c->numel() != channels || c->rank() > rank || c->rank() < rank - 1)
+    return false;
+  const int channel_axis = 1 - (rank - c->rank());  // where dim 1 of the output lands in c
+  for (int i = 0; i < c->rank(); ++i)
+    if (c->dim(i) != (i == channel_axis ? channels : 1)) return false;
+  return true;
+}
+
 const Shape* KnownShape(const Graph& graph, const std::string& value) {
   const ValueInfo* info = graph.FindValueInfo(value);
   return info && info->kind == ValueKind::kTensor && info->shape.rank_known ? &info->shape : nullptr;

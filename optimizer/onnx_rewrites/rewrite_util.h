@@ -23,6 +23,9 @@ std::optional<std::vector<int64_t>> IntConstant(const Graph& graph, const std::s
 // float32 scale, or the uint8/int8 zero point; else null.
 const Tensor* OneValueScale(const Graph& graph, const std::string& value);
 const Tensor* OneValueZeroPoint(const Graph& graph, const std::string& value);
+// A float32 constant of `channels` values that broadcasts as [1, channels, 1, ...] against
+// an output of rank `rank` (one value per channel of a convolution's output).
+bool IsPerChannelConstant(const Tensor* c, int64_t channels, int rank);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...

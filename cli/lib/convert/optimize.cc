@@ -9,7 +9,9 @@
 #include "optimizer/layer_norm_fusion.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
+#include "optimizer/onnx_rewrites/conv_scale_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
 
@@ -46,8 +48,10 @@ absl::StatusOr<OptimizeReport> Optimize(Graph& graph) {
       {"Identity/Dropout nodes removed", EliminateIdentities},
       {"nodes folded into constants", fold},
       {"shape computations simplified", SimplifyShapes},
+      {"zero Pads folded into Conv", FoldPadsIntoConvs},
       {"Conv+BatchNormalization folded", FoldConvBatchNorm},
-      {"bias Adds folded into MatMul/Gemm/Conv", FoldBiasAdds},
+      {"per-channel Muls folded into Conv", FoldConvScales},
+      {"bias Adds folded into MatMul/Gemm/Conv", [](Graph& g) { return FoldBiasAdds(g); }},
       {"Transpose rewrites", OptimizeTransposes},
       {"layer norms fused into LayerNormalization", FuseLayerNormAsStandard},
       {"dead nodes removed", EliminateDeadCode},
