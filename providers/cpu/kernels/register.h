@@ -55,7 +55,8 @@ void RegisterSpatialKernels(KernelRegistry& r);      // nn/spatial_ops.cc: Col2I
 void RegisterLayoutKernels(KernelRegistry& r);       // tensor/layout_ops.cc: Transpose, Concat, Split, ...
 void RegisterIndexKernels(KernelRegistry& r);        // tensor/index_ops.cc: Gather*, Scatter*, ...
 void RegisterGeneratorKernels(KernelRegistry& r);    // tensor/generator_ops.cc: Constant, Range, ...
-void RegisterMiscKernels(KernelRegistry& r);         // tensor/misc_ops.cc: TopK, CumSum, CumProd, Dropout, Unique, NMS, MaxUnpool, Det
+void RegisterMiscKernels(KernelRegistry& r);         // tensor/misc_ops.cc: TopK, CumSum, CumProd, Dropout, Unique, MaxUnpool, Det
+void RegisterNonMaxSuppressionKernels(KernelRegistry& r);  // tensor/non_max_suppression.cc
 void RegisterResizeKernels(KernelRegistry& r);       // nn/resize.cc: Resize, Upsample, GridSample
 void RegisterEinsumKernels(KernelRegistry& r);       // math/einsum.cc: Einsum
 void RegisterLossKernels(KernelRegistry& r);         // nn/loss.cc: NLLLoss, SoftmaxCrossEntropy
@@ -123,6 +124,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterIndexKernels(r);
   RegisterGeneratorKernels(r);
   RegisterMiscKernels(r);
+  RegisterNonMaxSuppressionKernels(r);
   RegisterResizeKernels(r);
   RegisterEinsumKernels(r);
   RegisterLossKernels(r);

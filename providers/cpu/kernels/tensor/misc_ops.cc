@@ -1,6 +1,6 @@
-// Miscellaneous reference kernels: TopK, CumSum, CumProd, Dropout, Unique, NonMaxSuppression,
-// MaxUnpool, Det. Resize/Upsample/GridSample live in resize.cc, Einsum in einsum.cc and the
-// linear (de)quantization ops in quantize_linear_ops.cc.
+// Miscellaneous reference kernels: TopK, CumSum, CumProd, Dropout, Unique, MaxUnpool, Det.
+// Resize/Upsample/GridSample live in resize.cc, NonMaxSuppression in non_max_suppression.cc,
+// Einsum in einsum.cc and the linear (de)quantization ops in quantize_linear_ops.cc.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -345,101 +345,6 @@ class Unique : public Kernel {
   int64_t axis_;
 };
 
-// --------------------------------------------------------------- NonMaxSuppression
-class NonMaxSuppression : public Kernel {
- public:
-  explicit NonMaxSuppression(const KernelInfo& info)
-      : center_point_box_(info.node.attr_int("center_point_box", 0)) {}
-
-  absl::Status Compute(KernelContext& ctx) override {
-    const Tensor& boxes_t = *ctx.input(0);
-    const Tensor* scores_p = ctx.input(1);
-    if (!scores_p) return absl::InvalidArgumentError("missing input 1 (scores)");
-    const Tensor& scores_t = *scores_p;
-    if (boxes_t.rank() != 3 || boxes_t.dim(2) != 4)
-      return absl::InvalidArgumentError("boxes must have shape [batch, boxes, 4], got " +
-                                        DimsToString(boxes_t.dims()));
-    if (scores_t.rank() != 3 || scores_t.dim(0) != boxes_t.dim(0) ||
-        scores_t.dim(2) != boxes_t.dim(1))
-      return absl::InvalidArgumentError("scores shape " + DimsToString(scores_t.dims()) +
-                                        " does not match boxes shape " +
-                                        DimsToString(boxes_t.dims()));
-    if (center_point_box_ != 0 && center_point_box_ != 1)
-      return absl::InvalidArgumentError("center_point_box must be 0 or 1");
-    int64_t max_out = 0;
-    if (const Tensor* t = ctx.input(2); t && t->numel() > 0) max_out = t->ElementAsInt64(0);
-    double iou_th = 0;
-    if (const Tensor* t = ctx.input(3); t && t->numel() > 0) iou_th = t->ElementAsDouble(0);
-    bool has_score_th = false;
-    double score_th = 0;
-    if (const Tensor* t = ctx.input(4); t && t->numel() > 0) {
-      has_score_th = true;
-      score_th = t->ElementAsDouble(0);
-    }
-    if (iou_th < 0 || iou_th > 1)
-      return absl::InvalidArgumentError("iou_threshold must be in [0, 1]");
-    const int64_t nb = boxes_t.dim(0), nbox = boxes_t.dim(1), nc = scores_t.dim(1);
-    // Corners as (y1, x1, y2, x2) with y1<=y2, x1<=x2.
-    std::vector<double> corners(static_cast<size_t>(nb * nbox * 4));
-    for (int64_t i = 0; i < nb * nbox; ++i) {
-      double v[4];
-      for (int j = 0; j < 4; ++j) v[j] = boxes_t.ElementAsDouble(i * 4 + j);
-      double y1, x1, y2, x2;
-      if (center_point_box_) {
-        x1 = v[0] - v[2] / 2; x2 = v[0] + v[2] / 2;
-        y1 = v[1] - v[3] / 2; y2 = v[1] + v[3] / 2;
-      } else {
-        y1 = std::min(v[0], v[2]); y2 = std::max(v[0], v[2]);
-        x1 = std::min(v[1], v[3]); x2 = std::max(v[1], v[3]);
-      }
-      double* c = &corners[i * 4];
-      c[0] = y1; c[1] = x1; c[2] = y2; c[3] = x2;
-    }
-    auto suppress = [&](const double* a, const double* b) {
-      double area_a = (a[2] - a[0]) * (a[3] - a[1]);
-      double area_b = (b[2] - b[0]) * (b[3] - b[1]);
-      if (area_a <= 0 || area_b <= 0) return false;
-      double ih = std::min(a[2], b[2]) - std::max(a[0], b[0]);
-      double iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
-      if (ih <= 0 || iw <= 0) return false;
-      double inter = ih * iw;
-      return inter / (area_a + area_b - inter) > iou_th;
-    };
-    std::vector<int64_t> selected;
-    std::vector<int64_t> cand;
-    std::vector<double> sc(static_cast<size_t>(nbox));
-    for (int64_t b = 0; b < nb && max_out > 0; ++b) {
-      for (int64_t c = 0; c < nc; ++c) {
-        cand.clear();
-        for (int64_t i = 0; i < nbox; ++i) {
-          sc[i] = scores_t.ElementAsDouble((b * nc + c) * nbox + i);
-          if (!has_score_th || sc[i] > score_th) cand.push_back(i);
-        }
-        std::stable_sort(cand.begin(), cand.end(),
-                         [&](int64_t p, int64_t q) { return sc[p] > sc[q]; });
-        std::vector<int64_t> kept;
-        for (int64_t i : cand) {
-          if (static_cast<int64_t>(kept.size()) >= max_out) break;
-          const double* bi = &corners[(b * nbox + i) * 4];
-          bool drop = false;
-          for (int64_t k : kept)
-            if (suppress(bi, &corners[(b * nbox + k) * 4])) { drop = true; break; }
-          if (drop) continue;
-          kept.push_back(i);
-          selected.insert(selected.end(), {b, c, i});
-        }
-      }
-    }
-    Tensor& out = ctx.AllocateOutput(0, DataType::kInt64,
-                                     {static_cast<int64_t>(selected.size() / 3), 3});
-    std::copy(selected.begin(), selected.end(), out.data<int64_t>());
-    return absl::OkStatus();
-  }
-
- private:
-  int64_t center_point_box_;
-};
-
 // ----------------------------------------------------------------------- MaxUnpool
 class MaxUnpool : public Kernel {
  public:
@@ -571,7 +476,6 @@ void RegisterMiscKernels(KernelRegistry& r) {
   r.Add("Dropout", 10, 11, types::kFloats, Make<Dropout>());
   r.Add("Dropout", 12, kMaxOpset, types::kFloats, Make<Dropout>());
   r.Add("Unique", 11, kMaxOpset, types::kAll, Make<Unique>());
-  r.Add("NonMaxSuppression", 10, kMaxOpset, types::kFloat, Make<NonMaxSuppression>());
   r.Add("MaxUnpool", 9, 10, types::kFloats, Make<MaxUnpool>());
   r.Add("MaxUnpool", 11, kMaxOpset, types::kFloats, Make<MaxUnpool>());
   r.Add("Det", 11, kMaxOpset, types::kFloats, Make<Det>());

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Writes ONNX test folders (model.onnx, test_data_set_0/{input,output}_N.pb) of Resize in
 every mode and coordinate transform, with expected outputs from onnx's reference
 implementation (onnx.reference) run in float64 on a double twin of each model, for
@@ -11,22 +10,16 @@ maps large enough to split across threads; the reference kernel's cases (tf_crop
 three resized axes); and Resizes between convolutions, which the blocked-layout pass
 (providers/cpu/rewrites/blocked_layout.h) runs on blocked maps, with constant scales,
 constant sizes, sizes computed from Shape, and a Resize whose output only a graph output
-reads (it stays plain). usage: make_resize_cases.py OUT_DIR
+reads (it stays plain). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
-import shutil
-import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
+from onnx import TensorProto, helper
+
+from case_writer import const, write_case
 
 RNG = np.random.default_rng(7)
-
-
-def const(name, array):
-    return numpy_helper.from_array(np.asarray(array), name)
 
 
 def resize_node(x, out, scales=None, sizes=None, roi=None, **attrs):
@@ -51,42 +44,15 @@ def conv(x, out, cin, cout, kernel=3, stride=1):
     return node, [const(f"{out}_w", w), const(f"{out}_b", b)]
 
 
-def as_double(model):
-    """The same graph in float64: float initializers and value types converted."""
-    twin = onnx.ModelProto()
-    twin.CopyFrom(model)
-    g = twin.graph
-    for init in g.initializer:
-        if init.data_type == TensorProto.FLOAT:
-            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float64), init.name))
-    for vi in list(g.input) + list(g.output):
-        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
-            vi.type.tensor_type.elem_type = TensorProto.DOUBLE
-    return twin
-
-
-def write_case(out_dir, name, nodes, inits, x_shape, opset):
-    """The model x -> ... -> y with a random float input, and its float64 reference output."""
-    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8  # what libonnx 1.12's checker knows
-    model = onnx.shape_inference.infer_shapes(model)
-    onnx.checker.check_model(model)
-    x = RNG.standard_normal(x_shape).astype(np.float32)
-    (y,) = ReferenceEvaluator(as_double(model)).run(None, {"x": x.astype(np.float64)})
-    folder = os.path.join(out_dir, name)
-    data = os.path.join(folder, "test_data_set_0")
-    os.makedirs(data)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for kind, array, tensor_name in (("input", x, "x"), ("output", y.astype(np.float32), "y")):
-        with open(os.path.join(data, f"{kind}_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(array, tensor_name).SerializeToString())
+def write(out_dir, name, nodes, inits, x_shape, opset):
+    """x (seeded, standard normal) -> nodes -> y, against the float64 reference."""
+    write_case(out_dir, name, nodes, inits, {"x": RNG.standard_normal(x_shape).astype(np.float32)},
+               {"y": TensorProto.FLOAT}, opset)
 
 
 def single(out_dir, name, x_shape, opset=13, **resize):
     node, inits = resize_node("x", "y", **resize)
-    write_case(out_dir, name, [node], inits, x_shape, opset)
+    write(out_dir, name, [node], inits, x_shape, opset)
 
 
 def between_convs(out_dir, name, size, channels, opset=13, **resize):
@@ -95,13 +61,10 @@ def between_convs(out_dir, name, size, channels, opset=13, **resize):
     c0, i0 = conv("x", "c0", 3, channels)
     r, ir = resize_node("c0", "r", **resize)
     c1, i1 = conv("a", "y", channels, 8)
-    write_case(out_dir, name, [c0, r, helper.make_node("Relu", ["r"], ["a"]), c1], i0 + ir + i1,
-               [1, 3, size, size], opset)
+    write(out_dir, name, [c0, r, helper.make_node("Relu", ["r"], ["a"]), c1], i0 + ir + i1, [1, 3, size, size], opset)
 
 
-def main():
-    out = sys.argv[1]
-    shutil.rmtree(out, ignore_errors=True)
+def write_all(out):
     os.makedirs(out)
     # Planes, NCHW: the separable kernel with inner 1.
     single(out, "linear_half_pixel_up2", [1, 21, 17, 13], scales=[1, 1, 2, 2], mode="linear")
@@ -156,7 +119,7 @@ def main():
                         coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     cat = helper.make_node("Concat", ["up", "fine"], ["joined"], axis=1)
     c2, i2 = conv("joined", "y", 48, 8)
-    write_case(out, "blocked_yolo_neck", [c0, c1, r, cat, c2], i0 + i1 + ir + i2, [1, 3, 24, 24], 13)
+    write(out, "blocked_yolo_neck", [c0, c1, r, cat, c2], i0 + i1 + ir + i2, [1, 3, 24, 24], 13)
     # Sizes computed from the finer map's shape (exporters of dynamic sizes write this).
     shape_nodes = [helper.make_node("Shape", ["fine"], ["fine_shape"]),
                    helper.make_node("Slice", ["fine_shape", "hw_begin", "hw_end"], ["hw"]),
@@ -164,15 +127,11 @@ def main():
     shape_inits = [const("hw_begin", np.array([2], np.int64)), const("hw_end", np.array([4], np.int64)),
                    const("nc", np.array([1, 32], np.int64))]
     r2 = helper.make_node("Resize", ["coarse", "", "", "sizes"], ["up"], mode="linear")
-    write_case(out, "blocked_computed_sizes", [c0, c1] + shape_nodes + [r2, cat, c2], i0 + i1 + shape_inits + i2,
-               [1, 3, 24, 24], 13)
+    write(out, "blocked_computed_sizes", [c0, c1] + shape_nodes + [r2, cat, c2], i0 + i1 + shape_inits + i2,
+          [1, 3, 24, 24], 13)
     # The last Resize of a segmenter: only the graph output reads it.
     c3, i3 = conv("x", "logits", 3, 21, stride=4)
     r3, ir3 = resize_node("logits", "y", sizes=[1, 21, 64, 64], mode="linear",
                           coordinate_transformation_mode="align_corners")
-    write_case(out, "segmenter_head", [c3, r3], i3 + ir3, [1, 3, 64, 64], 13)
+    write(out, "segmenter_head", [c3, r3], i3 + ir3, [1, 3, 64, 64], 13)
     print(f"wrote {len(os.listdir(out))} Resize cases to {out}")
-
-
-if __name__ == "__main__":
-    main()
