@@ -14,7 +14,9 @@ output of the model.
 Each engine runs in its own process with the same thread count: Tandem with per-node
 profiling (Session(profiling=True)), ONNX Runtime with enable_profiling (its own
 "kernel_time" events; all graph optimizations, as cpu_bench.py). Per node the mean time
-per call over every run (warm-up included, the same number for both), summed by op type:
+per call over the runs after the warm-up (the first tenth of --runs, at least one, left out
+for both: Tandem makes its oneDNN primitives, JIT code, on its first run, where ORT makes
+them while loading), summed by op type:
 ms per run. ORT's fused and layout ops keep ORT's names (FusedConv, ReorderInput, ...),
 so read the table by what each op type does, not by name alone. ORT's profiler slows ORT
 itself: ~4.5% on resnet18_b1 end to end (~25 us a node, 2026-11-26), which its node
@@ -79,11 +81,20 @@ def end_to_end(profiled_ms, plain_run, runs):
     return {"profiled": profiled_ms, "plain": timed_runs(plain_run, runs)}
 
 
+def warm_up_runs(runs):
+    """The runs of `runs` left out of the node times: the first tenth, at least one."""
+    return max(1, runs // 10)
+
+
 def tandem_worker(onnx_path, feeds, threads, runs):
     import tandem
     session = tandem.Session(onnx_path, threads=threads, profiling=True)
-    profiled = timed_runs(lambda: session.run(feeds), runs)
-    result = summary((n["node"], n["op"], n["calls"], n["total_us"]) for n in session.profile()["nodes"])
+    for _ in range(warm_up_runs(runs)):
+        session.run(feeds)
+    warm = {n["node"]: (n["calls"], n["total_us"]) for n in session.profile()["nodes"]}
+    profiled = timed_runs(lambda: session.run(feeds), runs - warm_up_runs(runs))
+    result = summary((n["node"], n["op"], n["calls"] - warm.get(n["node"], (0, 0))[0],
+                      n["total_us"] - warm.get(n["node"], (0, 0))[1]) for n in session.profile()["nodes"])
     del session
     plain = tandem.Session(onnx_path, threads=threads)
     result["end_to_end"] = end_to_end(profiled, lambda: plain.run(feeds), runs)
@@ -98,15 +109,20 @@ def ort_worker(onnx_path, feeds, threads, runs):
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(scratch_dir("ort_profile_"), "ort")
     session = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
-    profiled = timed_runs(lambda: session.run(None, feeds), runs)
+    for _ in range(warm_up_runs(runs)):
+        session.run(None, feeds)
+    profiled = timed_runs(lambda: session.run(None, feeds), runs - warm_up_runs(runs))
     with open(session.end_profiling()) as f:
         events = json.load(f)
     del session
     so.enable_profiling = False
     plain = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
     per_node = collections.defaultdict(lambda: [None, None, 0, 0.0])
-    for e in events:
-        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+    seen = collections.Counter()  # each node's events so far: its first ones are the warm-up's
+    for e in sorted((e for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")),
+                    key=lambda e: e["ts"]):
+        seen[e["name"]] += 1
+        if seen[e["name"]] > warm_up_runs(runs):
             n = per_node[e["name"][:-len("_kernel_time")]]
             n[0] = e["name"][:-len("_kernel_time")]
             n[1] = e.get("args", {}).get("op_name", "?")
@@ -196,7 +212,7 @@ def main():
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                     help="a symbolic input dimension's value (default 1)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--runs", type=int, default=200, help="runs per engine (warm-up included)")
+    ap.add_argument("--runs", type=int, default=200, help="runs per engine (the first tenth a warm-up)")
     ap.add_argument("--nodes", type=int, default=0, metavar="N", help="also list each engine's N slowest nodes")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -207,8 +223,8 @@ def main():
             feeds = {k: f[k] for k in f.files}
         print(json.dumps(fn(onnx_path, feeds, args.threads, args.runs)))
         return
-    if args.threads < 1 or args.runs < 1 or args.nodes < 0:
-        sys.exit("error: --threads and --runs take a positive number, --nodes zero or more")
+    if args.threads < 1 or args.runs < 2 or args.nodes < 0:
+        sys.exit("error: --threads takes a positive number, --runs 2 or more, --nodes zero or more")
     work = scratch_dir("tandem_profile_vs_ort_")
     if args.model.endswith(".onnx"):
         if not os.path.isfile(args.model):

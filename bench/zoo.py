@@ -9,13 +9,16 @@ usage: bench/zoo.sh [--models NAME,...] [--families cnn,vit,text,...] [--exporte
 (the .sh builds Tandem and makes the environment: bench/setup_torch2_env.sh)
 
 Each model is built from its library's own definition with random weights (torchvision,
-timm, Hugging Face transformers from a config: nothing is downloaded), seeded, with
-realistic BatchNorm statistics (running means in [-0.2, 0.2], variances in [0.5, 1.5]:
-with PyTorch's zeros and ones a deep network's maps shrink or grow until its output is
-degenerate), and
-exported by torch.onnx.export twice: with the default (dynamo) exporter and the legacy
-(TorchScript) one, with static shapes at batch 1 and at the model's larger batch. Every
-export is cached in --cache (default build/zoo) and reused by later runs.
+timm, ultralytics from its yaml, Hugging Face transformers and diffusers from a config:
+nothing is downloaded), seeded, with realistic BatchNorm statistics (running means in
+[-0.2, 0.2], variances in [0.5, 1.5]: with PyTorch's zeros and ones a deep network's maps
+shrink or grow until its output is degenerate), and exported by torch.onnx.export twice:
+with the default (dynamo) exporter and the legacy (TorchScript) one — ultralytics' YOLOs
+by ultralytics' own export() instead, as its users export them (exporter "ultralytics") —
+with static shapes at batch 1 and at the model's larger batch. Families: classification
+CNNs, ViTs, text encoders, segmentation, detection (post-processing included), mobile
+hybrids and generation (a Stable-Diffusion-style VAE decoder and UNet). Every export is
+cached in --cache (default build/zoo) and reused by later runs.
 
 The engines each run in their own process with the same thread count, taking turns
 (bench/turns.py): Tandem (its Python API), ONNX Runtime (CPUExecutionProvider, all graph
@@ -114,6 +117,104 @@ def torchvision_detector(name, **kw):
                 return self.model(list(x))[0]["boxes"]
         return Boxes()
     return make
+
+
+def ultralytics_model(yaml):
+    """An ultralytics model built from its yaml (random weights, nothing downloaded) returning
+    its first output (YOLO detect: [N, 84, 8400]); `.yolo` holds the YOLO object whose own
+    export() writes the ONNX file (ultralytics_export)."""
+    def make():
+        import torch
+        from ultralytics import YOLO
+
+        class FirstOutput(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                yolo = YOLO(yaml)
+                # Not a submodule: YOLO is a torch Module whose train() trains (and eval() calls it).
+                self.__dict__["yolo"] = yolo
+                self.model = yolo.model
+
+            def forward(self, images):
+                out = self.model(images)
+                while isinstance(out, (list, tuple)):  # (detections, ...), and seg's ((boxes, ...), ...)
+                    out = out[0]
+                return out
+        return FirstOutput()
+    return make
+
+
+def ultralytics_export(module, batch, size, path):
+    """Writes `module`'s model (ultralytics_model) exported by ultralytics itself at `batch` x
+    `size`² (opset 17, its onnxslim pass) to path, input "images" and first output renamed "y"."""
+    import tempfile
+
+    import onnx
+    os.environ.setdefault("YOLO_AUTOINSTALL", "false")  # nothing installed behind the lock's back
+    os.environ.setdefault("YOLO_OFFLINE", "true")
+    with tempfile.TemporaryDirectory() as work, contextlib.chdir(work):  # export() writes beside the yaml's name
+        written = module.yolo.export(format="onnx", imgsz=size, batch=batch, opset=17, simplify=True, verbose=False)
+        model = onnx.load(written)
+    first = model.graph.output[0].name
+    for node in model.graph.node:
+        node.output[:] = ["y" if o == first else o for o in node.output]
+    model.graph.output[0].name = "y"
+    onnx.save(model, path)
+
+
+def diffusers_vae_decoder():
+    """A Stable-Diffusion-style VAE decoder (diffusers AutoencoderKL, a small config: 3
+    blocks of 64-256 channels, GroupNorm of 32 groups, a mid-block attention): latent
+    [N, 4, 32, 32] -> image [N, 3, 128, 128]."""
+    import torch
+    import diffusers
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.vae = diffusers.AutoencoderKL(
+                in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(64, 128, 256),
+                down_block_types=("DownEncoderBlock2D",) * 3, up_block_types=("UpDecoderBlock2D",) * 3,
+                layers_per_block=2, norm_num_groups=32, sample_size=128)
+
+        def forward(self, latent):
+            return self.vae.decode(latent).sample
+    return Decoder()
+
+
+def diffusers_unet():
+    """A Stable-Diffusion-style UNet2DConditionModel at a small config (64 and 128 channels,
+    cross-attention to 77 tokens of 128): sample [N, 4, 32, 32], timestep, text states -> noise."""
+    import torch
+    import diffusers
+
+    class Unet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.unet = diffusers.UNet2DConditionModel(
+                sample_size=32, in_channels=4, out_channels=4, block_out_channels=(64, 128), layers_per_block=1,
+                down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=128, attention_head_dim=8,
+                norm_num_groups=32)
+
+        def forward(self, sample, timestep, text):
+            return self.unet(sample, timestep, encoder_hidden_states=text).sample
+    return Unet()
+
+
+def latent(size=32):
+    return lambda b: {"latent": np.random.default_rng(1).standard_normal((b, 4, size, size), dtype=np.float32)}
+
+
+def unet_inputs(b):
+    rng = np.random.default_rng(1)
+    return {"sample": rng.standard_normal((b, 4, 32, 32), dtype=np.float32), "timestep": np.array([500], np.int64),
+            "text": rng.standard_normal((b, 77, 128), dtype=np.float32)}
+
+
+def images(size):
+    """The input of an ultralytics model: "images" [N, 3, size, size] in [0, 1]."""
+    return lambda b: {"images": np.random.default_rng(1).random((b, 3, size, size), dtype=np.float32)}
 
 
 def image(size=224):
@@ -219,7 +320,19 @@ MODELS = {
     "mnasnet_100": ("mobile", timm_model("mnasnet_100"), image(), 8),
     "shufflenet_v2_x1_0": ("mobile", torchvision_model("shufflenet_v2_x1_0"), image(), 8),
     "googlenet": ("cnn", torchvision_model("googlenet", aux_logits=False, init_weights=True), image(), 8),
+    # ultralytics YOLO at 640², exported by ultralytics' own export() (OWN_EXPORTERS).
+    "yolov8n": ("detection", ultralytics_model("yolov8n.yaml"), images(640), 4),
+    "yolov8n_seg": ("segmentation", ultralytics_model("yolov8n-seg.yaml"), images(640), 4),
+    "yolov8n_pose": ("detection", ultralytics_model("yolov8n-pose.yaml"), images(640), 4),
+    "yolo11n": ("detection", ultralytics_model("yolo11n.yaml"), images(640), 4),
+    # Generation: diffusers at small configs.
+    "sd_vae_decoder": ("generation", diffusers_vae_decoder, latent(), 2),
+    "sd_unet": ("generation", diffusers_unet, unet_inputs, 2),
 }
+# Models written by their library's own exporter, under its name, instead of torch.onnx.export's two.
+OWN_EXPORTERS = {name: ("ultralytics", lambda module, batch, path, size=640: ultralytics_export(module, batch, size,
+                                                                                                 path))
+                 for name in ("yolov8n", "yolov8n_seg", "yolov8n_pose", "yolo11n")}
 FAMILIES = sorted({family for family, *_ in MODELS.values()})
 # Part of every cached export's name: exports made before the BatchNorm statistics were set
 # hold other weights, and are not reused.
@@ -250,6 +363,10 @@ def export(name, exporter, batch, path):
     import torch
     feeds = MODELS[name][2](batch)
     module = build(name)
+    if name in OWN_EXPORTERS:
+        with contextlib.redirect_stdout(sys.stderr):
+            OWN_EXPORTERS[name][1](module, batch, path)
+        return
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     tmp = path + ".part"
     # The dynamo exporter reports its stages on stdout; the table keeps stdout to itself.
@@ -432,7 +549,7 @@ def main():
     rows, ratios, tandem_failed = [], {}, False
     for name in names:
         family, _, _, large = MODELS[name]
-        for exporter in exporters:
+        for exporter in [OWN_EXPORTERS[name][0]] if name in OWN_EXPORTERS else exporters:
             for batch in [b for key, b in (("small", 1), ("large", large)) if key in args.batches]:
                 case = f"{name} {exporter} b{batch}"
                 path = os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}.onnx")

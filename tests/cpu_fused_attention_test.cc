@@ -215,7 +215,9 @@ TEST(CpuFusedAttention, ExportersFormsBecomeOneNodeAndMatchFloat64) {
     ASSERT_TRUE(out.ok()) << out.status();
     const double scale = static_cast<double>(qk_factor) * qk_factor;
     const int nans = ExpectMatches((*out)[0], Reference(c, q, kt, v, c.mask.empty() ? nullptr : &mask, scale, c.dynamo));
-    if (!c.mask.empty() && !c.dynamo) EXPECT_GT(nans, 0) << "the masked-out row gives NaN";
+    if (!c.mask.empty() && !c.dynamo) {
+      EXPECT_GT(nans, 0) << "the masked-out row gives NaN";
+    }
   }
 }
 
@@ -295,7 +297,9 @@ TEST(CpuFusedAttention, HeadsSplitByTransposesAreReadInPlace) {
     const std::map<std::string, int> ops = tandem::testing::OpCounts(session->graph());
     EXPECT_EQ(ops.count("Transpose"), 0u);
     for (const Node& n : session->graph().nodes)
-      if (n.op_type == "FusedAttention") EXPECT_EQ(n.attr_int("heads_interleaved", 0), 1);
+      if (n.op_type == "FusedAttention") {
+        EXPECT_EQ(n.attr_int("heads_interleaved", 0), 1);
+      }
     const Tensor q = Pattern({c.B, c.H, c.S, c.D}, 0.37f, 1.5f), kt = Pattern({c.B, c.H, c.D, c.L}, 0.23f, 1.5f),
                  v = Pattern({c.B, c.H, c.L, c.Dv}, 0.11f, 1.f, 0.5f);
     std::map<std::string, Tensor> feeds = {{"q_heads", Permute4(q, {0, 2, 1, 3})},

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Writes the op reference cases into OUT_DIR/resize and OUT_DIR/nms (resize_cases.py,
-# nms_cases.py: expected outputs from onnx.reference) with the pinned onnx environment
+# Writes the op reference cases into OUT_DIR/resize, OUT_DIR/nms and OUT_DIR/norm
+# (resize_cases.py, nms_cases.py, norm_cases.py: expected outputs from onnx.reference) with
+# the pinned onnx environment
 # (tools/python_env.sh onnx). Usage: tests/op_reference/make_cases.sh OUT_DIR
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -8,6 +9,7 @@ out=${1:?usage: make_cases.sh OUT_DIR}
 py="$(bash "$here/../../tools/onnx_suite/setup_onnx_env.sh" | tail -1)"
 rm -rf "$out"
 cd "$here"
-exec "$py" -c "import sys, resize_cases, nms_cases
+exec "$py" -c "import sys, resize_cases, nms_cases, norm_cases
 resize_cases.write_all(sys.argv[1] + '/resize')
-nms_cases.write_all(sys.argv[1] + '/nms')" "$out"
+nms_cases.write_all(sys.argv[1] + '/nms')
+norm_cases.write_all(sys.argv[1] + '/norm')" "$out"

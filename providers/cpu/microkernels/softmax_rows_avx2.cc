@@ -6,6 +6,6 @@
 #include "providers/cpu/microkernels/softmax_rows_impl.h"
 
 namespace tandem::cpu::softmax_rows {
-extern const Kernels kAvx2Kernels = {"avx2", avx2::ExpRows};
+extern const Kernels kAvx2Kernels = {"avx2", avx2::ExpRows, avx2::ColumnSoftmax};
 }  // namespace tandem::cpu::softmax_rows
 #endif

@@ -6,6 +6,6 @@
 #include "providers/cpu/microkernels/softmax_rows_impl.h"
 
 namespace tandem::cpu::softmax_rows {
-extern const Kernels kAvx512Kernels = {"avx512", avx512::ExpRows};
+extern const Kernels kAvx512Kernels = {"avx512", avx512::ExpRows, avx512::ColumnSoftmax};
 }  // namespace tandem::cpu::softmax_rows
 #endif

@@ -4,5 +4,5 @@
 #include "providers/cpu/microkernels/softmax_rows_impl.h"
 
 namespace tandem::cpu::softmax_rows {
-extern const Kernels kBaselineKernels = {"baseline", baseline::ExpRows};
+extern const Kernels kBaselineKernels = {"baseline", baseline::ExpRows, baseline::ColumnSoftmax};
 }  // namespace tandem::cpu::softmax_rows

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "providers/cpu/microkernels/softmax_rows.h"
 
@@ -60,6 +61,35 @@ inline void ExpRows(float* s, int64_t rows, int64_t n, int64_t ld, float scale, 
   for (int64_t i = 0; i < rows; ++i)
     sums[i] = mask ? ExpRow<true>(s + i * ld, n, scale, mask + i * mask_ld)
                    : ExpRow<false>(s + i * ld, n, scale, nullptr);
+}
+
+// Softmax over the n rows of one vector of columns, rows `ld` apart.
+inline void ColumnVector(const float* x, float* y, int64_t n, int64_t ld) {
+  Vec m = Load(x);
+  for (int64_t k = 1; k < n; ++k) {
+    const Vec v = Load(x + k * ld);
+    m = v > m ? v : m;
+  }
+  Vec sum{};
+  for (int64_t k = 0; k < n; ++k) {
+    const Vec e = Exp(Load(x + k * ld) - m);
+    Store(y + k * ld, e);
+    sum += e;
+  }
+  const Vec inv = Splat(1.f) / sum;
+  for (int64_t k = 0; k < n; ++k) Store(y + k * ld, Load(y + k * ld) * inv);
+}
+
+inline void ColumnSoftmax(const float* x, float* y, int64_t n, int64_t inner, int64_t c0, int64_t c1) {
+  int64_t c = c0;
+  for (; c + kLanes <= c1; c += kLanes) ColumnVector(x + c, y + c, n, inner);
+  if (c == c1) return;
+  // The last columns, fewer than a vector: through a copy padded with zeros.
+  std::vector<float> in(static_cast<size_t>(n * kLanes), 0.f), out(in.size());
+  const int64_t left = c1 - c;
+  for (int64_t k = 0; k < n; ++k) std::memcpy(&in[k * kLanes], x + k * inner + c, sizeof(float) * left);
+  ColumnVector(in.data(), out.data(), n, kLanes);
+  for (int64_t k = 0; k < n; ++k) std::memcpy(y + k * inner + c, &out[k * kLanes], sizeof(float) * left);
 }
 
 }  // namespace tandem::cpu::softmax_rows::SOFTMAX_ISA

@@ -1,7 +1,9 @@
 // Softmax, LogSoftmax and Hardmax. Before opset 13 the input is coerced to 2-D at `axis`
 // (default 1); from 13 on they work along a single axis (default -1). float32 runs on the
-// oneDNN softmax_v2 primitive (softmax_accurate / softmax_log); other types use reference
-// loops that compute in float (halves) or double.
+// oneDNN softmax_v2 primitive (softmax_accurate / softmax_log), except a Softmax over an axis
+// that is not the last, which runs a vector of columns at a time (microkernels/softmax_rows.h:
+// oneDNN 2.6 has only its reference loop for it); other types use reference loops that
+// compute in float (halves) or double.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +11,7 @@
 #include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/softmax_rows.h"
 
 namespace tandem::cpu {
 namespace {
@@ -80,6 +83,10 @@ class Softmax : public Kernel {
       v.n = dims[*axis];
       v.inner = DimProduct(dims, *axis + 1, rank);
     }
+    if (x.dtype() == DataType::kFloat && mode_ == Mode::kSoftmax && v.inner > 1) {
+      RunColumns(x.data<float>(), y.data<float>(), v);
+      return absl::OkStatus();
+    }
     if (x.dtype() == DataType::kFloat && mode_ != Mode::kHardmax) return RunDnnl(x, y, v);
     bool ok = false;
     switch (x.dtype()) {
@@ -96,6 +103,19 @@ class Softmax : public Kernel {
   }
 
  private:
+  // Softmax over the middle axis of [outer, n, inner]: tasks of 256 columns of one outer slice.
+  static void RunColumns(const float* x, float* y, const View& v) {
+    constexpr int64_t kColumns = 256;
+    const softmax_rows::Kernels& kernels = softmax_rows::Builds().best();
+    const int64_t blocks = (v.inner + kColumns - 1) / kColumns;
+    ParallelForIf(v.outer * v.n * v.inner >= (int64_t{1} << 15) && v.outer * blocks > 1, v.outer * blocks,
+                  [&](int64_t task) {
+                    const int64_t o = task / blocks, c0 = task % blocks * kColumns;
+                    kernels.column_softmax(x + o * v.n * v.inner, y + o * v.n * v.inner, v.n, v.inner, c0,
+                                           std::min(v.inner, c0 + kColumns));
+                  });
+  }
+
   struct Entry {
     dnnl::softmax_v2_forward prim;
     dnnl::memory::desc md;
