@@ -17,8 +17,11 @@ with the default (dynamo) exporter and the legacy (TorchScript) one — ultralyt
 by ultralytics' own export() instead, as its users export them (exporter "ultralytics") —
 with static shapes at batch 1 and at the model's larger batch. Families: classification
 CNNs, ViTs, text encoders, segmentation, detection (post-processing included), mobile
-hybrids and generation (a Stable-Diffusion-style VAE decoder and UNet). Every export is
-cached in --cache (default build/zoo) and reused by later runs.
+hybrids, generation (a Stable-Diffusion-style VAE decoder and UNet) and Keras applications
+(keras: converted by tf2onnx in the Keras environment, bench/keras_export.py, channels-last
+with the Transposes, Pads and Mul/Add batch norms tf2onnx writes; Keras's own output is their
+reference, and there is no PyTorch column). Every export is cached in --cache (default
+build/zoo) and reused by later runs.
 
 The engines each run in their own process with the same thread count, taking turns
 (bench/turns.py): Tandem (its Python API), ONNX Runtime (CPUExecutionProvider, all graph
@@ -212,6 +215,11 @@ def unet_inputs(b):
             "text": rng.standard_normal((b, 77, 128), dtype=np.float32)}
 
 
+def image_nhwc(size=224):
+    """A Keras application's input: "x" [N, size, size, 3] (channels-last)."""
+    return lambda b: {"x": np.random.default_rng(1).standard_normal((b, size, size, 3), dtype=np.float32)}
+
+
 def images(size):
     """The input of an ultralytics model: "images" [N, 3, size, size] in [0, 1]."""
     return lambda b: {"images": np.random.default_rng(1).random((b, 3, size, size), dtype=np.float32)}
@@ -245,6 +253,22 @@ def text_encoder(model_class, config_class, **config):
                 return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
         return FirstOutput()
     return make
+
+
+def segformer():
+    """A Hugging Face SegFormer (its default config: MiT-b0's shape, 150 classes) returning
+    its logits at a quarter of the input's size."""
+    import torch
+    import transformers
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = transformers.SegformerForSemanticSegmentation(transformers.SegformerConfig())
+
+        def forward(self, x):
+            return self.model(pixel_values=x).logits
+    return Logits()
 
 
 def whisper_encoder():
@@ -298,6 +322,7 @@ MODELS = {
     "deeplabv3_mobilenet_v3_large": ("segmentation", torchvision_segmenter("deeplabv3_mobilenet_v3_large"),
                                      image(512), 2),
     "fcn_resnet50": ("segmentation", torchvision_segmenter("fcn_resnet50"), image(256), 2),
+    "segformer_b0": ("segmentation", segformer, image(512), 2),
     # Detection, post-processing included.
     # (score thresholds 0: random weights score low, and without boxes post-processing is idle)
     "ssdlite320_mobilenet_v3_large": ("detection", torchvision_detector("ssdlite320_mobilenet_v3_large",
@@ -329,11 +354,39 @@ MODELS = {
     "sd_vae_decoder": ("generation", diffusers_vae_decoder, latent(), 2),
     "sd_unet": ("generation", diffusers_unet, unet_inputs, 2),
 }
+# Keras applications (keras.applications, weights=None), converted by tf2onnx in the Keras
+# environment (bench/keras_export.py): name -> (application, input size, larger batch). No
+# PyTorch module: Keras's own output, written at export, is the error's reference.
+KERAS = {"keras_mobilenet_v2": ("MobileNetV2", 224, 8), "keras_efficientnet_b0": ("EfficientNetB0", 224, 8),
+         "keras_resnet50": ("ResNet50", 224, 8), "keras_mobilenet_v3_small": ("MobileNetV3Small", 224, 8)}
+MODELS.update({name: ("keras", None, image_nhwc(size), large) for name, (_, size, large) in KERAS.items()})
+FAMILIES = sorted({family for family, *_ in MODELS.values()})
+
+
+def keras_reference(path):
+    """Where the Keras export of `path` keeps Keras's own output."""
+    return path[:-len(".onnx")] + ".keras.out.npy"
+
+
+def keras_export(name, batch, path):
+    """Writes Keras application `name` converted by tf2onnx at `batch` to path, and Keras's own
+    output on the case's input beside it (keras_reference), in the Keras environment."""
+    application, size, _ = KERAS[name]
+    made = subprocess.run(["bash", os.path.join(ROOT, "tools", "python_env.sh"), "keras"], capture_output=True,
+                          text=True, check=True)
+    python = made.stdout.strip().splitlines()[-1]
+    x_path = path + ".input.npy"
+    np.save(x_path, MODELS[name][2](batch)["x"])
+    subprocess.run([python, os.path.join(ROOT, "bench", "keras_export.py"), application, str(batch), str(size), path,
+                    x_path, keras_reference(path)], check=True, stdout=sys.stderr)
+    os.remove(x_path)
+
+
 # Models written by their library's own exporter, under its name, instead of torch.onnx.export's two.
 OWN_EXPORTERS = {name: ("ultralytics", lambda module, batch, path, size=640: ultralytics_export(module, batch, size,
                                                                                                  path))
                  for name in ("yolov8n", "yolov8n_seg", "yolov8n_pose", "yolo11n")}
-FAMILIES = sorted({family for family, *_ in MODELS.values()})
+OWN_EXPORTERS.update({name: ("tf2onnx", None) for name in KERAS})
 # Part of every cached export's name: exports made before the BatchNorm statistics were set
 # hold other weights, and are not reused.
 WEIGHTS = "bn-stats"
@@ -361,6 +414,9 @@ def build(name):
 def export(name, exporter, batch, path):
     """Writes the model exported by `exporter` at `batch` (static shapes) to path."""
     import torch
+    if name in KERAS:
+        keras_export(name, batch, path)
+        return
     feeds = MODELS[name][2](batch)
     module = build(name)
     if name in OWN_EXPORTERS:
@@ -576,7 +632,7 @@ def main():
                             rows.append(f"| {case} | quantization failed: {first_line(e)} |")
                             continue
                 workers, failed = {}, {}
-                for engine in engines:
+                for engine in [e for e in engines if not (e == "torch" and name in KERAS)]:  # no module
                     out = os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.{engine}.out.npy")
                     env = baseline_env if engine == "baseline" else None
                     try:
@@ -596,11 +652,12 @@ def main():
                     for w in workers.values():
                         w.close()
                 med = {e: statistics.median(v) for e, v in p50.items()}
-                cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" for e in engines]
+                cols = [fmt_ms(med[e]) if e in med else f"failed: {failed[e]}" if e in failed else "-" for e in engines]
                 vs = [f"{med['tandem'] / med[e]:.2f}" if "tandem" in med and e in med else "-" for e in engines[1:]]
                 errors = []
-                if "torch" in med:
-                    ref = np.load(os.path.join(args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.torch.out.npy"))
+                if "torch" in med or name in KERAS:  # PyTorch's output, or Keras's
+                    ref = np.load(keras_reference(float_path if variant else path) if name in KERAS else os.path.join(
+                        args.cache, f"{name}.{WEIGHTS}.{exporter}.b{batch}{variant}.torch.out.npy"))
                     scale = float(np.abs(ref).max()) if ref.size else 1.0
                     for e in ("tandem", "ort", "openvino"):
                         if e in med:
@@ -621,7 +678,7 @@ def main():
 
     table = ["| case | " + " | ".join(f"{ENGINE_NAMES[e]} p50 (ms)" for e in engines) + " | " +
              " | ".join(f"Tandem / {ENGINE_NAMES[e]}" for e in engines[1:]) +
-             " | error vs PyTorch at the output's scale: Tandem / ORT / OpenVINO |",
+             " | error vs PyTorch (Keras for keras_*) at the output's scale: Tandem / ORT / OpenVINO |",
              "|---|" + "---|" * (2 * len(engines) + 0)] + rows
     summary = [f"- {family}: geometric mean of Tandem / {ENGINE_NAMES[e]} "
                f"{math.exp(statistics.mean(map(math.log, r))):.2f} over {len(r)} cases, worst {max(r):.2f}"
