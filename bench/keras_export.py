@@ -15,6 +15,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
+import onnx.numpy_helper  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf2onnx  # noqa: E402
@@ -34,6 +35,19 @@ def main():
     spec = (tf.TensorSpec((batch, size, size, 3), tf.float32, name="x"),)
     infer = tf.function(lambda x: model(x, training=False), input_signature=spec)
     proto, _ = tf2onnx.convert.from_function(infer, input_signature=spec, opset=17)
+    # tf2onnx leaves a Normalization layer's mean and variance (non-trainable variables of
+    # Keras 3: EfficientNet's input normalization) as graph inputs: they become constants.
+    for extra in [i for i in proto.graph.input if i.name != "x"]:
+        layer = next((l for l in model.layers if isinstance(l, keras.layers.Normalization)
+                      and f"/{l.name}_1/" in f"/{extra.name}"), None)
+        role = "mean" if "/Sub/" in extra.name else "variance" if "/Sqrt/" in extra.name else None
+        if layer is None or role is None:
+            sys.exit(f"error: {application}: tf2onnx left the graph input {extra.name}, which no Normalization "
+                     "layer's mean or variance explains")
+        value = np.asarray(getattr(layer, role), np.float32)
+        dims = [d.dim_value for d in extra.type.tensor_type.shape.dim]
+        proto.graph.initializer.append(onnx.numpy_helper.from_array(value.reshape(dims), extra.name))
+        proto.graph.input.remove(extra)
     first = proto.graph.output[0].name
     for node in proto.graph.node:
         node.output[:] = ["y" if o == first else o for o in node.output]
