@@ -382,11 +382,11 @@ def keras_export(name, batch, path):
     os.remove(x_path)
 
 
-# Models written by their library's own exporter, under its name, instead of torch.onnx.export's two.
-OWN_EXPORTERS = {name: ("ultralytics", lambda module, batch, path, size=640: ultralytics_export(module, batch, size,
-                                                                                                 path))
+# Models written by their library's own exporter, under its name, instead of torch.onnx.export's
+# two: name -> (exporter, write(name, batch, path)).
+OWN_EXPORTERS = {name: ("ultralytics", lambda name, batch, path: ultralytics_export(build(name), batch, 640, path))
                  for name in ("yolov8n", "yolov8n_seg", "yolov8n_pose", "yolo11n")}
-OWN_EXPORTERS.update({name: ("tf2onnx", None) for name in KERAS})
+OWN_EXPORTERS.update({name: ("tf2onnx", keras_export) for name in KERAS})
 # Part of every cached export's name: exports made before the BatchNorm statistics were set
 # hold other weights, and are not reused.
 WEIGHTS = "bn-stats"
@@ -413,16 +413,13 @@ def build(name):
 
 def export(name, exporter, batch, path):
     """Writes the model exported by `exporter` at `batch` (static shapes) to path."""
-    import torch
-    if name in KERAS:
-        keras_export(name, batch, path)
-        return
-    feeds = MODELS[name][2](batch)
-    module = build(name)
     if name in OWN_EXPORTERS:
         with contextlib.redirect_stdout(sys.stderr):
-            OWN_EXPORTERS[name][1](module, batch, path)
+            OWN_EXPORTERS[name][1](name, batch, path)
         return
+    import torch
+    feeds = MODELS[name][2](batch)
+    module = build(name)
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     tmp = path + ".part"
     # The dynamo exporter reports its stages on stdout; the table keeps stdout to itself.

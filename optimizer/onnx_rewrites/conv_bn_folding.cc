@@ -22,7 +22,7 @@ const Tensor* FloatConstant(const Graph& graph, const std::string& value, int64_
 bool Fold(Graph& graph, Node& conv, const Node& bn) {
   const Tensor* w = Constant(graph, conv.inputs[1]);
   if (!w || w->dtype() != DataType::kFloat || w->rank() < 3) return false;
-  const int64_t channels = w->dim(0), per_channel = w->numel() / std::max<int64_t>(channels, 1);
+  const int64_t channels = w->dim(0);
   const Tensor* b = conv.has_input(2) ? FloatConstant(graph, conv.inputs[2], channels) : nullptr;
   if (conv.has_input(2) && !b) return false;
   const Tensor* params[4];
@@ -34,24 +34,14 @@ bool Fold(Graph& graph, Node& conv, const Node& bn) {
   const float* mean = params[2]->data<float>();
   const float* var = params[3]->data<float>();
   const double eps = bn.attr_float("epsilon", 1e-5f);
-  Tensor new_w = Tensor::Host(DataType::kFloat, w->dims());
-  Tensor new_b = Tensor::Host(DataType::kFloat, {channels});
+  std::vector<double> s(channels);
+  std::vector<float> new_b(channels);
   for (int64_t c = 0; c < channels; ++c) {
-    const double s = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-    const float* src = w->data<float>() + c * per_channel;
-    float* dst = new_w.data<float>() + c * per_channel;
-    for (int64_t k = 0; k < per_channel; ++k) dst[k] = static_cast<float>(src[k] * s);
+    s[c] = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
     const double b0 = b ? b->data<float>()[c] : 0.0;
-    new_b.data<float>()[c] = static_cast<float>((b0 - mean[c]) * s + bias[c]);
+    new_b[c] = static_cast<float>((b0 - mean[c]) * s[c] + bias[c]);
   }
-  const std::string base = conv.name.empty() ? bn.outputs[0] : conv.name;
-  const std::string w_name = rewrite::FreshName(graph, base + ".folded_weight");
-  graph.initializers[w_name] = std::move(new_w);
-  const std::string b_name = rewrite::FreshName(graph, base + ".folded_bias");
-  graph.initializers[b_name] = std::move(new_b);
-  conv.inputs.resize(3);
-  conv.inputs[1] = w_name;
-  conv.inputs[2] = b_name;
+  rewrite::SetScaledConvWeights(graph, conv, *w, s, &new_b, conv.name.empty() ? bn.outputs[0] : conv.name, "folded");
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
 
+#include <vector>
+
 #include "optimizer/onnx_rewrites/rewrite_util.h"
 
 namespace tandem {
@@ -12,30 +14,20 @@ using rewrite::IsOnnx;
 bool Absorb(Graph& graph, Node& conv, const std::string& scale_name) {
   const Tensor* w = conv.has_input(1) ? Constant(graph, conv.inputs[1]) : nullptr;
   if (!w || w->dtype() != DataType::kFloat || w->rank() < 3 || w->dim(0) == 0) return false;
-  const int64_t channels = w->dim(0), per_channel = w->numel() / channels;
+  const int64_t channels = w->dim(0);
   const Tensor* s = Constant(graph, scale_name);
   const bool one = s && s->dtype() == DataType::kFloat && s->numel() == 1 && s->rank() <= w->rank();
   if (!one && !rewrite::IsPerChannelConstant(s, channels, w->rank())) return false;
   const Tensor* b = conv.has_input(2) ? Constant(graph, conv.inputs[2]) : nullptr;
   if (conv.has_input(2) && !(b && b->dtype() == DataType::kFloat && b->numel() == channels)) return false;
-  Tensor new_w = Tensor::Host(DataType::kFloat, w->dims());
-  Tensor new_b = Tensor::Host(DataType::kFloat, {channels});
+  std::vector<double> factor(channels);
+  std::vector<float> new_b(b ? channels : 0);
   for (int64_t m = 0; m < channels; ++m) {
-    const double factor = s->data<float>()[one ? 0 : m];
-    const float* src = w->data<float>() + m * per_channel;
-    float* dst = new_w.data<float>() + m * per_channel;
-    for (int64_t k = 0; k < per_channel; ++k) dst[k] = static_cast<float>(src[k] * factor);
-    new_b.data<float>()[m] = b ? static_cast<float>(b->data<float>()[m] * factor) : 0.f;
+    factor[m] = s->data<float>()[one ? 0 : m];
+    if (b) new_b[m] = static_cast<float>(b->data<float>()[m] * factor[m]);
   }
-  const std::string base = conv.name.empty() ? conv.outputs[0] : conv.name;
-  const std::string w_name = rewrite::FreshName(graph, base + ".scaled_weight");
-  graph.initializers[w_name] = std::move(new_w);
-  conv.inputs[1] = w_name;
-  if (b) {
-    const std::string b_name = rewrite::FreshName(graph, base + ".scaled_bias");
-    graph.initializers[b_name] = std::move(new_b);
-    conv.inputs[2] = b_name;
-  }
+  rewrite::SetScaledConvWeights(graph, conv, *w, factor, b ? &new_b : nullptr,
+                                conv.name.empty() ? conv.outputs[0] : conv.name, "scaled");
   return true;
 }
 

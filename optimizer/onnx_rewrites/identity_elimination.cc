@@ -17,15 +17,9 @@ using rewrite::IsOnnx;
 // A Pad of constant all-zero pads (input 1 from opset 11, the attribute before).
 bool IsZeroPad(const Graph& graph, const Node& n) {
   if (!IsOnnx(n, "Pad") || n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
-  std::vector<int64_t> pads;
-  if (graph.opset("") >= 11) {
-    const Tensor* p = n.has_input(1) ? Constant(graph, n.inputs[1]) : nullptr;
-    if (!p || p->dtype() != DataType::kInt64) return false;
-    pads.assign(p->data<int64_t>(), p->data<int64_t>() + p->numel());
-  } else {
-    pads = n.attr_ints(graph.opset("") < 2 ? "paddings" : "pads");
-  }
-  for (int64_t v : pads)
+  const std::optional<std::vector<int64_t>> pads = rewrite::PadAmounts(graph, n);
+  if (!pads) return false;
+  for (int64_t v : *pads)
     if (v != 0) return false;
   return true;
 }

@@ -17,24 +17,22 @@ using rewrite::IsOnnx;
 // non-negative, zero on N and C, the mode is constant and the value zero (or absent); else nullopt.
 std::optional<std::vector<int64_t>> SpatialZeroPads(const Graph& graph, const Node& n, int rank) {
   if (n.attr_string("mode", "constant") != "constant") return std::nullopt;
-  std::vector<int64_t> pads;
+  std::optional<std::vector<int64_t>> pads = rewrite::PadAmounts(graph, n);
+  if (!pads) return std::nullopt;
   if (graph.opset("") >= 11) {
-    auto p = n.has_input(1) ? rewrite::IntConstant(graph, n.inputs[1], 2 * rank) : std::nullopt;
-    if (!p) return std::nullopt;
-    pads = *p;
     if (n.has_input(2)) {
       const Tensor* value = Constant(graph, n.inputs[2]);
       if (!value || value->numel() != 1 || value->ElementAsDouble(0) != 0.0) return std::nullopt;
     }
     if (n.has_input(3)) return std::nullopt;  // axes (opset 18): not written by the exporters seen
-  } else {
-    pads = n.attr_ints(graph.opset("") < 2 ? "paddings" : "pads");
-    if (n.attr_float("value", 0.f) != 0.f) return std::nullopt;
+  } else if (n.attr_float("value", 0.f) != 0.f) {
+    return std::nullopt;
   }
-  if (static_cast<int>(pads.size()) != 2 * rank) return std::nullopt;
-  for (int64_t v : pads)
+  const std::vector<int64_t>& p = *pads;
+  if (static_cast<int>(p.size()) != 2 * rank) return std::nullopt;
+  for (int64_t v : p)
     if (v < 0) return std::nullopt;
-  if (pads[0] || pads[1] || pads[rank] || pads[rank + 1]) return std::nullopt;
+  if (p[0] || p[1] || p[rank] || p[rank + 1]) return std::nullopt;
   return pads;
 }
 

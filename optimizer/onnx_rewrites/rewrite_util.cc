@@ -1,5 +1,7 @@
 #include "optimizer/onnx_rewrites/rewrite_util.h"
 
+#include <algorithm>
+
 #include "graph/value_readers.h"
 
 namespace tandem::rewrite {
@@ -39,6 +41,34 @@ bool IsPerChannelConstant(const Tensor* c, int64_t channels, int rank) {
   for (int i = 0; i < c->rank(); ++i)
     if (c->dim(i) != (i == channel_axis ? channels : 1)) return false;
   return true;
+}
+
+std::optional<std::vector<int64_t>> PadAmounts(const Graph& graph, const Node& n) {
+  if (graph.opset("") < 11) return n.attr_ints(graph.opset("") < 2 ? "paddings" : "pads");
+  const Tensor* p = n.has_input(1) ? Constant(graph, n.inputs[1]) : nullptr;
+  if (!p || p->dtype() != DataType::kInt64) return std::nullopt;
+  return std::vector<int64_t>(p->data<int64_t>(), p->data<int64_t>() + p->numel());
+}
+
+void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::vector<double>& scale,
+                          const std::vector<float>* bias, const std::string& base, const std::string& what) {
+  const int64_t channels = w.dim(0), per_channel = w.numel() / std::max<int64_t>(channels, 1);
+  Tensor new_w = Tensor::Host(DataType::kFloat, w.dims());
+  for (int64_t m = 0; m < channels; ++m) {
+    const float* src = w.data<float>() + m * per_channel;
+    float* dst = new_w.data<float>() + m * per_channel;
+    for (int64_t k = 0; k < per_channel; ++k) dst[k] = static_cast<float>(src[k] * scale[m]);
+  }
+  const std::string w_name = FreshName(graph, base + "." + what + "_weight");
+  graph.initializers[w_name] = std::move(new_w);
+  conv.inputs[1] = w_name;
+  if (!bias) return;
+  Tensor new_b = Tensor::Host(DataType::kFloat, {channels});
+  std::copy(bias->begin(), bias->end(), new_b.data<float>());
+  const std::string b_name = FreshName(graph, base + "." + what + "_bias");
+  graph.initializers[b_name] = std::move(new_b);
+  conv.inputs.resize(3);
+  conv.inputs[2] = b_name;
 }
 
 const Shape* KnownShape(const Graph& graph, const std::string& value) {

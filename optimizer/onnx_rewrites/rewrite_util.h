@@ -26,6 +26,16 @@ const Tensor* OneValueZeroPoint(const Graph& graph, const std::string& value);
 // A float32 constant of `channels` values that broadcasts as [1, channels, 1, ...] against
 // an output of rank `rank` (one value per channel of a convolution's output).
 bool IsPerChannelConstant(const Tensor* c, int64_t channels, int rank);
+// The pads of Pad `n`, [begin..., end...]: its constant int64 input 1 from opset 11, its
+// attribute before (`paddings` before opset 2); nullopt when input 1 is absent or not an
+// int64 constant.
+std::optional<std::vector<int64_t>> PadAmounts(const Graph& graph, const Node& n);
+// Gives `conv` new initializers for its weights, W[m] * scale[m] per output channel m (W: its
+// float32 weights, rank >= 3, one scale per output channel; in float64, rounded once), named
+// "<base>.<what>_weight", and, when `bias` is given (one value per output channel), for its
+// bias, "<base>.<what>_bias". W itself is left (another node may read it).
+void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::vector<double>& scale,
+                          const std::vector<float>* bias, const std::string& base, const std::string& what);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...

@@ -59,8 +59,24 @@ void Normalize(const float* x, float* y, int64_t n, double mean, double inverse_
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
 }
 
-// Whether a float normalization's planes go to the OpenMP team: more than one, and 2^15 values.
-bool ParallelPlanes(int64_t planes, int64_t values) { return planes > 1 && values >= (int64_t{1} << 15); }
+// A float x [N, groups * cg, S] normalized over each group of cg channels (cg * S values),
+// then channel c of group g scaled and shifted by scale / bias[k], k = g (per_group_scale)
+// or g * cg + c: GroupNormalization, and InstanceNormalization as its groups of one channel.
+// The N * groups groups go to the OpenMP team when there are two or more and 2^15 values.
+void NormalizeFloatGroups(const Tensor& x, Tensor& y, const Tensor& scale, const Tensor& bias, int64_t N,
+                          int64_t groups, int64_t cg, int64_t S, double epsilon, bool per_group_scale) {
+  const int64_t planes = N * groups, len = cg * S;
+  ParallelForIf(planes > 1 && x.numel() >= (int64_t{1} << 15), planes, [&](int64_t ng) {
+    const float* in = x.data<float>() + ng * len;
+    float* out = y.data<float>() + ng * len;
+    const int64_t g = ng % groups;
+    const auto [mean, inv] = MeanAndInverseStd(in, len, epsilon);
+    for (int64_t c = 0; c < cg; ++c) {
+      const int64_t k = per_group_scale ? g : g * cg + c;
+      Normalize(in + c * S, out + c * S, S, mean, inv, Get(scale, k), Get(bias, k));
+    }
+  });
+}
 
 std::vector<double> ReadAll(const Tensor& t) {
   std::vector<double> v(t.numel());
@@ -325,11 +341,7 @@ class InstanceNorm : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
     if (x.numel() == 0) return absl::OkStatus();
     if (x.dtype() == DataType::kFloat) {  // planes in parallel, vectorized sums
-      ParallelForIf(ParallelPlanes(N * C, x.numel()), N * C, [&](int64_t plane) {
-        const float* in = x.data<float>() + plane * S;
-        const auto [mean, inv] = MeanAndInverseStd(in, S, epsilon_);
-        Normalize(in, y.data<float>() + plane * S, S, mean, inv, Get(scale, plane % C), Get(bias, plane % C));
-      });
+      NormalizeFloatGroups(x, y, scale, bias, N, C, 1, S, epsilon_, /*per_group_scale=*/true);
       return absl::OkStatus();
     }
     for (int64_t n = 0; n < N; ++n)
@@ -532,16 +544,7 @@ class GroupNorm : public Kernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.dims());
     const int64_t cg = C / groups_, len = cg * S;
     if (x.dtype() == DataType::kFloat) {  // groups in parallel, vectorized sums
-      ParallelForIf(ParallelPlanes(N * groups_, x.numel()), N * groups_, [&](int64_t ng) {
-        const float* in = x.data<float>() + ng * len;
-        float* out = y.data<float>() + ng * len;
-        const int64_t g = ng % groups_;
-        const auto [mean, inv] = MeanAndInverseStd(in, len, epsilon_);
-        for (int64_t c = 0; c < cg; ++c) {
-          const int64_t k = per_group_scale_ ? g : g * cg + c;
-          Normalize(in + c * S, out + c * S, S, mean, inv, Get(scale, k), Get(bias, k));
-        }
-      });
+      NormalizeFloatGroups(x, y, scale, bias, N, groups_, cg, S, epsilon_, per_group_scale_);
       return absl::OkStatus();
     }
     ParallelFor(N * groups_, [&](int64_t ng) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/numeric_cast.h"
+#include "providers/cpu/dnnl_util.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/nn/resize_separable.h"
 #include "providers/cpu/kernels/nn/resize_taps.h"
@@ -142,7 +143,12 @@ class Resize : public Kernel {
       return absl::InvalidArgumentError("a channel-blocked Resize takes a float [N, C/B, H, W, B], got " +
                                         DimsToString(x.dims()));
     // The logical dims: those of x, or of the [N, C, H, W] that blocked x stores.
-    const Dims xd = block_ ? Dims{x.dim(0), x.dim(1) * x.dim(4), x.dim(2), x.dim(3)} : x.dims();
+    Dims xd = x.dims();
+    if (block_) {
+      auto logical = LogicalView(x, block_, 4);
+      if (!logical.ok()) return logical.status();
+      xd = logical->dims();
+    }
     const int rank = static_cast<int>(xd.size());
     // Which input holds what.
     const Tensor* roi = nullptr;
@@ -237,7 +243,7 @@ class Resize : public Kernel {
     if (grad_ && ctx.input(0)->dims() != od)
       return absl::InvalidArgumentError("dY has shape " + DimsToString(ctx.input(0)->dims()) +
                                         ", the resized output " + DimsToString(od));
-    const Dims stored = block_ ? Dims{od[0], x.dim(1), od[2], od[3], x.dim(4)} : od;
+    const Dims stored = block_ ? BlockedDims(od, block_) : od;
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), grad_ ? x.dims() : stored);
     if (grad_ && NumElements(od) == 0) {
       return VisitNumericType(x.dtype(), [&](auto tag) {

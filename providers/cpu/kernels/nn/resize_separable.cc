@@ -24,6 +24,26 @@ struct FloatTaps {
   bool nearest = true;  // every output copies one source element
 };
 
+// dst[i] = sum over j < k of w[j] * row(j)[i] for i < n: the blend of k vectors of n floats.
+template <typename RowAt>
+void WeightedSum(int64_t k, const float* w, RowAt row, float* dst, int64_t n) {
+  if (k == 2) {
+    const float* a = row(0);
+    const float* b = row(1);
+    const float wa = w[0], wb = w[1];
+    for (int64_t i = 0; i < n; ++i) dst[i] = wa * a[i] + wb * b[i];
+    return;
+  }
+  const float w0 = w[0];
+  const float* r0 = row(0);
+  for (int64_t i = 0; i < n; ++i) dst[i] = w0 * r0[i];
+  for (int64_t j = 1; j < k; ++j) {
+    const float* r = row(j);
+    const float wj = w[j];
+    for (int64_t i = 0; i < n; ++i) dst[i] += wj * r[i];
+  }
+}
+
 // dst[ow, inner] = src[w, inner] resized along w by `cols`.
 void ResizeRow(const float* src, float* dst, const FloatTaps& cols, int64_t ow, int64_t inner) {
   if (inner == 1 && cols.nearest) {
@@ -39,46 +59,14 @@ void ResizeRow(const float* src, float* dst, const FloatTaps& cols, int64_t ow, 
     }
     return;
   }
-  for (int64_t o = 0; o < ow; ++o) {
-    float* d = dst + o * inner;
-    const int64_t b = cols.begin[o], e = cols.begin[o + 1];
+  for (int64_t o = 0; o < ow; ++o) {  // each output pixel: a blend of source pixels' vectors
+    const int64_t b = cols.begin[o];
     if (cols.single_unit(o)) {
-      std::memcpy(d, src + cols.idx[b] * inner, sizeof(float) * inner);
+      std::memcpy(dst + o * inner, src + cols.idx[b] * inner, sizeof(float) * inner);
       continue;
     }
-    const float* s0 = src + cols.idx[b] * inner;
-    const float w0 = cols.w[b];
-    if (e - b == 2) {  // linear
-      const float* s1 = src + cols.idx[b + 1] * inner;
-      const float w1 = cols.w[b + 1];
-      for (int64_t c = 0; c < inner; ++c) d[c] = w0 * s0[c] + w1 * s1[c];
-      continue;
-    }
-    for (int64_t c = 0; c < inner; ++c) d[c] = w0 * s0[c];
-    for (int64_t j = b + 1; j < e; ++j) {
-      const float* s = src + cols.idx[j] * inner;
-      const float wj = cols.w[j];
-      for (int64_t c = 0; c < inner; ++c) d[c] += wj * s[c];
-    }
-  }
-}
-
-// dst[n] = sum over k of w[k] * rows[k][n].
-void BlendRows(const float* const* rows, const float* w, int64_t k, float* dst, int64_t n) {
-  if (k == 2) {
-    const float* a = rows[0];
-    const float* b = rows[1];
-    const float wa = w[0], wb = w[1];
-    for (int64_t i = 0; i < n; ++i) dst[i] = wa * a[i] + wb * b[i];
-    return;
-  }
-  const float w0 = w[0];
-  const float* r0 = rows[0];
-  for (int64_t i = 0; i < n; ++i) dst[i] = w0 * r0[i];
-  for (int64_t j = 1; j < k; ++j) {
-    const float* r = rows[j];
-    const float wj = w[j];
-    for (int64_t i = 0; i < n; ++i) dst[i] += wj * r[i];
+    WeightedSum(cols.begin[o + 1] - b, cols.w.data() + b, [&](int64_t j) { return src + cols.idx[b + j] * inner; },
+                dst + o * inner, inner);
   }
 }
 
@@ -131,7 +119,7 @@ void ResizeSeparable(const float* x, float* y, const SeparableView& v, const Axi
     // `span` of each other, so they never share a slot.
     std::vector<float> resized(span * out_row);
     std::vector<int64_t> held(span, -1);
-    std::vector<const float*> blend(most_taps);
+    std::vector<const float*> blend(most_taps);  // the resized rows output row oy blends
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       const int64_t b = rows.begin[oy], e = rows.begin[oy + 1];
       if (rows.single_unit(oy)) {  // nearest, or an axis left as it is: straight into y
@@ -150,7 +138,7 @@ void ResizeSeparable(const float* x, float* y, const SeparableView& v, const Axi
         }
         blend[j - b] = resized.data() + slot * out_row;
       }
-      BlendRows(blend.data(), rows.w.data() + b, e - b, dst + oy * out_row, out_row);
+      WeightedSum(e - b, rows.w.data() + b, [&](int64_t j) { return blend[j]; }, dst + oy * out_row, out_row);
     }
   });
 }
