@@ -1,5 +1,6 @@
 #include "optimizer/activation_fusion.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -38,9 +39,11 @@ bool IsPlainReshape(const Node& n) {
 }
 
 // A self-gated activation as exporters write it, x * g(x): SiLU's x * Sigmoid(x) (fused as
-// Swish with alpha 1) and Mish's x * Tanh(Softplus(x)) (the legacy exporter's Mish).
+// Swish with alpha 1), Mish's x * Tanh(Softplus(x)) (the legacy exporter's Mish) and
+// HardSwish's x * HardSigmoid(x) with alpha 1/6 and beta 0.5 (tf2onnx's, once
+// hard_sigmoid_folding.h has made the HardSigmoid).
 struct SelfGate {
-  std::string activation;     // what the fused node applies: "Swish" or "Mish"
+  std::string activation;     // what the fused node applies: "Swish", "Mish" or "HardSwish"
   std::vector<int> gate;      // the gate's nodes, first to last
   int mul = -1;               // the Mul of x and the gate's output; -1: no match
 };
@@ -64,6 +67,10 @@ SelfGate SelfGateReaders(const Graph& graph, const ValueReaders& readers, const 
       const int tanh = readers.Sole(graph.nodes[first].outputs[0]);
       if (tanh < 0 || !plain(tanh, "Tanh")) continue;
       g = {"Mish", {first, tanh}};
+    } else if (plain(first, "HardSigmoid") &&
+               std::abs(graph.nodes[first].attr_float("alpha", 0.2f) - 1.f / 6) < 1e-7f &&
+               graph.nodes[first].attr_float("beta", 0.5f) == 0.5f) {
+      g = {"HardSwish", {first}};
     } else {
       continue;
     }

@@ -23,8 +23,10 @@
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
+#include "optimizer/onnx_rewrites/hard_sigmoid_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/pad_conv_folding.h"
+#include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "optimizer/onnx_rewrites/qdq_fusion.h"
 #include "placement/partitioner.h"
 #include "framework/env_switch.h"
@@ -102,13 +104,18 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
     stats.nodes_folded = *folded;
   }
   stats.nodes_removed = EliminateDeadCode(g) + EliminateZeroPadsAndWholeSlices(g);
-  // Keras models through tf2onnx: a zero Pad before a convolution, BatchNormalization as Mul
-  // and Add after it, folded into the Conv (not in training graphs, whose constants are
-  // the parameters being trained).
-  const int folded_into_convs = options.fusion && !g.HasGradientNodes()
-                                    ? FoldPadsIntoConvs(g) + FoldConvScales(g) +
-                                          FoldBiasAdds(g, /*convolutions_only=*/true) + FoldConvBatchNorm(g)
-                                    : 0;
+  // Keras models through tf2onnx: the NHWC<->NCHW Transpose pairs around each convolution
+  // pushed together and cancelled, hard_sigmoid's Add, Clip and Mul made one HardSigmoid
+  // (before the bias folding takes its Add of 3); then a zero Pad before a convolution,
+  // BatchNormalization as Mul and Add after it, folded into the Conv (none of it in
+  // training graphs, whose constants are the parameters being trained).
+  const bool inference_rewrites = options.fusion && !g.HasGradientNodes();
+  if (inference_rewrites && OptimizeTransposes(g) > 0) stats.nodes_removed += EliminateIdentities(g);
+  const int hard_sigmoids = inference_rewrites ? FoldSpelledOutHardSigmoids(g) : 0;
+  const int folded_into_convs = inference_rewrites ? FoldPadsIntoConvs(g) + FoldConvScales(g) +
+                                                         FoldBiasAdds(g, /*convolutions_only=*/true) +
+                                                         FoldConvBatchNorm(g)
+                                                   : 0;
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
   // chains (of two layers or more) only when the CPU runs everything: a GPU would
   // otherwise lose the MLP's layers.
@@ -117,7 +124,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // HardSwish, HardSigmoid, Gelu, Mish and SiLU likewise (only the CPU's kernels apply them), and
   // GELUs spelled out in element-wise nodes become one Gelu (no CUDA kernel).
   const bool cpu_alone = providers.size() == 1 && providers[0]->name() == "cpu";
-  stats.nodes_fused = qdq_nodes + folded_into_convs;
+  stats.nodes_fused = qdq_nodes + 2 * hard_sigmoids + folded_into_convs;
   if (options.fusion && cpu_alone) stats.nodes_fused += SplitConcatIntoConvs(g);
   if (options.fusion) {  // in this order: each pass sees the nodes the one before made
     if (providers.size() == 1) stats.nodes_fused += FuseDenseChains(g, 2);

@@ -10,10 +10,12 @@
 #include <random>
 
 #include "graph/passes.h"
+#include "optimizer/activation_fusion.h"
 #include "onnx_import/import.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
+#include "optimizer/onnx_rewrites/hard_sigmoid_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
 #include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
@@ -243,6 +245,102 @@ TEST(GraphRewrites, TransposeBeforeFlattenMovesIntoTheWeights) {
   EXPECT_EQ(OptimizeTransposes(graph), 1);
   EliminateDeadCode(graph);
   EXPECT_EQ(Count(graph, "Transpose"), 0);
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+}
+
+TEST(GraphRewrites, TransposesPushedThroughAChannelsLastBlockCancel) {
+  // A Keras block as tf2onnx writes it: NHWC x, each Conv between Transposes, the bias Add,
+  // Relu, squeeze-excite ReduceMean and Mul, and a Pad in NHWC between the convolutions.
+  onnx::ModelProto m = EmptyModel(13, "channels_last");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 6, 5, 4});
+  AddFloatInitializer(g, "w0", {4, 4, 3, 3}, 0.1f);
+  AddFloatInitializer(g, "w1", {4, 4, 3, 3}, 0.2f);
+  AddFloatInitializer(g, "bias", {4}, 0.3f);
+  AddInt64Initializer(g, "pads", {0, 1, 0, 0, 0, 0, 1, 0});
+  AddIntsAttribute(AddNode(g, "Transpose", "in", {"x"}, {"t0"}), "perm", {0, 3, 1, 2});
+  AddIntsAttribute(AddNode(g, "Conv", "conv0", {"t0", "w0"}, {"c0"}), "pads", {1, 1, 1, 1});
+  AddIntsAttribute(AddNode(g, "Transpose", "back0", {"c0"}, {"n0"}), "perm", {0, 2, 3, 1});
+  AddNode(g, "Add", "bias_add", {"n0", "bias"}, {"a"});
+  AddNode(g, "Relu", "relu", {"a"}, {"r"});
+  auto* mean = AddNode(g, "ReduceMean", "squeeze", {"r"}, {"s"});
+  AddIntsAttribute(mean, "axes", {1, 2});
+  AddNode(g, "Mul", "excite", {"r", "s"}, {"e"});
+  AddNode(g, "Pad", "pad", {"e", "pads"}, {"p"});
+  AddIntsAttribute(AddNode(g, "Transpose", "in1", {"p"}, {"t1"}), "perm", {0, 3, 1, 2});
+  AddNode(g, "Conv", "conv1", {"t1", "w1"}, {"c1"});
+  AddIntsAttribute(AddNode(g, "Transpose", "back1", {"c1"}, {"y"}), "perm", {0, 2, 3, 1});
+  SetFloatType(g->add_output(), "y", {1, 5, 4, 4});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 6, 5, 4}, 6)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_GT(OptimizeTransposes(graph), 0);
+  EliminateIdentities(graph);
+  EXPECT_EQ(Count(graph, "Transpose"), 2);  // x to NCHW, y back to NHWC
+  for (const Node& n : graph.nodes) {
+    if (n.op_type == "ReduceMean") EXPECT_EQ(n.attr_ints("axes"), (std::vector<int64_t>{2, 3}));
+    if (n.op_type == "Pad") {
+      ASSERT_NE(graph.initializers.count(n.inputs[1]), 0u);
+      EXPECT_EQ(graph.initializers.at(n.inputs[1]).ToInt64Vector(),
+                (std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 1}));  // H above, W right, now NCHW
+    }
+    if (n.op_type == "Add") EXPECT_EQ(graph.initializers.at(n.inputs[1]).dims(), (Dims{1, 4, 1, 1}));
+  }
+  ExpectClose(RunGraph(graph, feeds), want, 1e-5);
+}
+
+TEST(GraphRewrites, TransposesStayWhenPushingRemovesNone) {
+  // A Transpose before a Mul and a MatMul meets no inverse: moving it below the Mul would
+  // leave as many Transposes, so the graph stays as written.
+  onnx::ModelProto m = EmptyModel(13, "no_pair");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 4, 5, 3});
+  AddFloatInitializer(g, "half", {}, 0.5f);
+  AddFloatInitializer(g, "w", {5, 2}, 0.1f);
+  AddIntsAttribute(AddNode(g, "Transpose", "t", {"x"}, {"t"}), "perm", {0, 3, 1, 2});
+  AddNode(g, "Mul", "scale", {"t", "half"}, {"s"});
+  AddNode(g, "MatMul", "mm", {"s", "w"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 3, 4, 2});
+  Graph graph = ImportTestModel(m);
+  EXPECT_EQ(OptimizeTransposes(graph), 0);
+  ASSERT_EQ(graph.nodes.size(), 3u);
+  EXPECT_EQ(graph.nodes[1].op_type, "Mul");
+  EXPECT_EQ(graph.nodes[1].inputs[0], "t");
+}
+
+TEST(GraphRewrites, SpelledOutHardSigmoidBecomesOneNodeAndHardSwishFusesIntoTheConv) {
+  // tf2onnx's hard_swish after a convolution: y = c * (Clip(c + 3, 0, 6) * (1/6)).
+  onnx::ModelProto m = EmptyModel(13, "hard_swish");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 3, 6, 6});
+  AddFloatInitializer(g, "w", {4, 3, 3, 3}, 0.4f);
+  AddFloatInitializer(g, "three", {}, 0.f, 3.f);
+  AddFloatInitializer(g, "zero", {}, 0.f, 0.f);
+  AddFloatInitializer(g, "six", {}, 0.f, 6.f);
+  AddFloatInitializer(g, "sixth", {}, 0.f, 1.f / 6);
+  AddIntsAttribute(AddNode(g, "Conv", "conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "Add", "plus3", {"c", "three"}, {"a"});
+  AddNode(g, "Clip", "relu6", {"a", "zero", "six"}, {"r"});
+  AddNode(g, "Mul", "div6", {"sixth", "r"}, {"h"});
+  AddNode(g, "Mul", "gate", {"c", "h"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 4, 6, 6});
+  Graph graph = ImportTestModel(m);
+  Tensor x = Random({1, 3, 6, 6}, 8);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 4;  // both sides of the clip
+  const std::map<std::string, Tensor> feeds = {{"x", x}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldSpelledOutHardSigmoids(graph), 1);
+  ASSERT_EQ(Count(graph, "HardSigmoid"), 1);
+  for (const Node& n : graph.nodes)
+    if (n.op_type == "HardSigmoid") {
+      EXPECT_FLOAT_EQ(n.attr_float("alpha", 0), 1.f / 6);
+      EXPECT_FLOAT_EQ(n.attr_float("beta", 0), 0.5f);
+      EXPECT_EQ(n.inputs, std::vector<std::string>{"c"});
+    }
+  ExpectClose(RunGraph(graph, feeds), want, 1e-6);
+  EXPECT_EQ(FuseActivations(graph, FusableActivations::kCpu), 1);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].attr_string("activation", ""), "HardSwish");
   ExpectClose(RunGraph(graph, feeds), want, 1e-6);
 }
 

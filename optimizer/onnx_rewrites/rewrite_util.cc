@@ -71,6 +71,21 @@ void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::
   conv.inputs[2] = b_name;
 }
 
+std::vector<int64_t> TransposePerm(const Graph& graph, const Node& t) {
+  if (t.has_attr("perm")) return t.attr_ints("perm");
+  const Shape* s = KnownShape(graph, t.inputs[0]);
+  if (!s) return {};
+  std::vector<int64_t> p(s->dims.size());
+  for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(p.size() - 1 - i);
+  return p;
+}
+
+bool IsIdentityPerm(const std::vector<int64_t>& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 const Shape* KnownShape(const Graph& graph, const std::string& value) {
   const ValueInfo* info = graph.FindValueInfo(value);
   return info && info->kind == ValueKind::kTensor && info->shape.rank_known ? &info->shape : nullptr;

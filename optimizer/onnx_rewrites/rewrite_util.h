@@ -36,6 +36,11 @@ std::optional<std::vector<int64_t>> PadAmounts(const Graph& graph, const Node& n
 // bias, "<base>.<what>_bias". W itself is left (another node may read it).
 void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::vector<double>& scale,
                           const std::vector<float>* bias, const std::string& base, const std::string& what);
+// The permutation of Transpose `t`: its perm, or (none given) the reversed axes of an input
+// of known rank; empty when unknown.
+std::vector<int64_t> TransposePerm(const Graph& graph, const Node& t);
+// Whether `p` maps every axis to itself.
+bool IsIdentityPerm(const std::vector<int64_t>& p);
 // The value's static shape when its rank is known, else null.
 const Shape* KnownShape(const Graph& graph, const std::string& value);
 // A value name not used in the graph or its subgraphs: `base`, else `base_1`, `base_2`, ...

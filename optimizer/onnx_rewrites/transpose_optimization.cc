@@ -3,8 +3,10 @@
 #include <numeric>
 #include <set>
 
+#include "graph/passes.h"
 #include "graph/value_readers.h"
 #include "optimizer/onnx_rewrites/rewrite_util.h"
+#include "optimizer/onnx_rewrites/transpose_pushing.h"
 
 namespace tandem {
 
@@ -12,23 +14,6 @@ namespace {
 
 using rewrite::Constant;
 using rewrite::IsOnnx;
-
-// The Transpose's permutation (default: reversed axes, which needs the rank); empty when
-// unknown.
-std::vector<int64_t> Perm(const Graph& graph, const Node& t) {
-  if (t.has_attr("perm")) return t.attr_ints("perm");
-  const Shape* s = rewrite::KnownShape(graph, t.inputs[0]);
-  if (!s) return {};
-  std::vector<int64_t> p(s->dims.size());
-  std::iota(p.rbegin(), p.rend(), 0);
-  return p;
-}
-
-bool IsIdentity(const std::vector<int64_t>& p) {
-  for (size_t i = 0; i < p.size(); ++i)
-    if (p[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
 
 bool IsTranspose(const Node& n) { return IsOnnx(n, "Transpose") && n.has_input(0) && n.has_output(0); }
 
@@ -38,50 +23,17 @@ bool ComposeWithProducer(Graph& graph, size_t k, const std::map<std::string, siz
   auto p = producers.find(outer.inputs[0]);
   if (p == producers.end() || !IsTranspose(graph.nodes[p->second])) return false;
   const Node& inner = graph.nodes[p->second];
-  const std::vector<int64_t> p1 = Perm(graph, inner), p2 = Perm(graph, outer);
+  const std::vector<int64_t> p1 = rewrite::TransposePerm(graph, inner), p2 = rewrite::TransposePerm(graph, outer);
   if (p1.empty() || p1.size() != p2.size()) return false;
   std::vector<int64_t> q(p2.size());
   for (size_t i = 0; i < q.size(); ++i) q[i] = p1[p2[i]];
   outer.inputs[0] = inner.inputs[0];
-  if (IsIdentity(q)) {
+  if (rewrite::IsIdentityPerm(q)) {
     outer.op_type = "Identity";
     outer.attributes.clear();
   } else {
     outer.attributes["perm"] = IntsAttribute(q);
   }
-  return true;
-}
-
-bool IsElementwiseUnary(const Node& n) {
-  static const std::set<std::string> kOps = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Softplus", "Softsign", "Abs",
-      "Neg", "Exp", "Log", "Erf", "Sqrt", "Reciprocal", "Cast", "Floor", "Ceil", "Round",
-      "Sign", "HardSigmoid", "HardSwish", "Mish", "Gelu", "Sin", "Cos", "Not", "Identity"};
-  return n.domain.empty() && kOps.count(n.op_type) && n.inputs.size() == 1 && n.outputs.size() == 1;
-}
-
-// Rule 2: Transpose `k` -> unary U -> only Transposes. U reads the Transpose's input and a
-// copy of the Transpose follows U. Returns whether it moved.
-bool SinkBelowUnary(Graph& graph, size_t k, const ValueReaders& readers) {
-  const Node& t = graph.nodes[k];
-  const int u_index = readers.Sole(t.outputs[0]);
-  if (u_index < 0 || !IsElementwiseUnary(graph.nodes[u_index])) return false;
-  const std::string u_out = graph.nodes[u_index].outputs[0];
-  if (readers.pinned(u_out) || readers.nodes(u_out).empty()) return false;
-  for (size_t r : readers.nodes(u_out))
-    if (!IsTranspose(graph.nodes[r])) return false;
-  const std::vector<int64_t> perm = Perm(graph, t);  // explicit: the moved copy's input has no known rank
-  if (perm.empty()) return false;
-  Node moved = t;
-  moved.attributes["perm"] = IntsAttribute(perm);
-  const std::string u_new = rewrite::FreshName(graph, u_out + ".channels_first");
-  Node& u = graph.nodes[u_index];
-  u.inputs[0] = t.inputs[0];
-  u.outputs[0] = u_new;
-  moved.inputs[0] = u_new;
-  moved.outputs[0] = u_out;
-  moved.name = t.name.empty() ? "" : rewrite::FreshName(graph, t.name + ".sunk");
-  graph.nodes.insert(graph.nodes.begin() + u_index + 1, std::move(moved));
   return true;
 }
 
@@ -109,7 +61,7 @@ std::vector<int64_t> FlattenedPositions(const Dims& x_dims, const std::vector<in
 // Rule 3. Returns whether the Transpose at `k` was folded into the weights after it.
 bool FoldIntoFlattenedWeights(Graph& graph, size_t k, const ValueReaders& readers) {
   const Node& t = graph.nodes[k];
-  const std::vector<int64_t> perm = Perm(graph, t);
+  const std::vector<int64_t> perm = rewrite::TransposePerm(graph, t);
   const Shape* x_shape = rewrite::KnownShape(graph, t.inputs[0]);
   if (perm.size() < 3 || perm[0] != 0 || !x_shape || x_shape->dims.size() != perm.size())
     return false;
@@ -168,9 +120,8 @@ bool FoldIntoFlattenedWeights(Graph& graph, size_t k, const ValueReaders& reader
   return true;
 }
 
-}  // namespace
-
-int OptimizeTransposes(Graph& graph) {
+// Rules 1 and 3 until nothing changes; returns the rewrites made.
+int ComposeAndFold(Graph& graph) {
   int rewrites = 0;
   for (bool changed = true; changed;) {
     changed = false;
@@ -178,12 +129,32 @@ int OptimizeTransposes(Graph& graph) {
     const auto producers = Producers(graph);
     for (size_t k = 0; k < graph.nodes.size() && !changed; ++k) {
       if (!IsTranspose(graph.nodes[k])) continue;
-      changed = ComposeWithProducer(graph, k, producers) || SinkBelowUnary(graph, k, readers) ||
-                FoldIntoFlattenedWeights(graph, k, readers);
+      changed = ComposeWithProducer(graph, k, producers) || FoldIntoFlattenedWeights(graph, k, readers);
     }
     rewrites += changed;
   }
   return rewrites;
+}
+
+int CountTransposes(const Graph& graph) {
+  int count = 0;
+  for (const Node& n : graph.nodes) count += IsOnnx(n, "Transpose");
+  return count;
+}
+
+}  // namespace
+
+int OptimizeTransposes(Graph& graph) {
+  Graph pushed = graph;
+  const int moves = PushTransposesDown(pushed);
+  int rewrites = ComposeAndFold(graph);
+  EliminateDeadCode(graph);
+  if (moves == 0) return rewrites;
+  const int pushed_rewrites = ComposeAndFold(pushed);
+  EliminateDeadCode(pushed);
+  if (CountTransposes(pushed) >= CountTransposes(graph)) return rewrites;
+  graph = std::move(pushed);
+  return moves + pushed_rewrites;
 }
 
 }  // namespace tandem
