@@ -1,14 +1,17 @@
 // Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare (axes from the
 // attribute before opset 13 for ReduceSum and 18 for the others, from optional input 1
-// after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. float32 uses the oneDNN
-// reduction primitive where it has the function; the reference path collapses the
+// after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. float32 sums (Sum, Mean,
+// SumSquare, L2, L1) over the innermost axes run on row_sums.h's vector loops; other float32
+// reductions use the oneDNN reduction primitive where it has the function; the reference path collapses the
 // shape into alternating kept/reduced groups and accumulates in double (floats) or
 // 64-bit integers.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "providers/cpu/kernels/elementwise.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/row_sums.h"
 
 namespace tandem::cpu {
 namespace {
@@ -210,6 +213,49 @@ void ReferenceReduce(RK kind, const Tensor& x, const std::vector<bool>& reduced,
   });
 }
 
+// Sum, Mean, SumSquare, L2 and L1 of float32 over the innermost axes (no kept axis after a
+// reduced one, size-1 axes aside): contiguous rows, row_sums.h, the rows split over the
+// threads. Returns false for anything else.
+bool ReduceInnerRows(RK kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+  row_sums::Term term;
+  switch (kind) {
+    case RK::kSum: case RK::kMean: term = row_sums::Term::kValue; break;
+    case RK::kSumSquare: case RK::kL2: term = row_sums::Term::kSquare; break;
+    case RK::kL1: term = row_sums::Term::kAbsolute; break;
+    default: return false;
+  }
+  int64_t n = 1;
+  bool in_suffix = false;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (x.dims()[d] == 1) continue;
+    if (reduced[d]) {
+      n *= x.dims()[d];
+      in_suffix = true;
+    } else if (in_suffix) {
+      return false;
+    }
+  }
+  const int64_t rows = y.numel();
+  if (n == 0 || rows * n != x.numel()) return false;
+  const auto& kernels = row_sums::Builds().best();
+  const float* px = x.data<float>();
+  float* out = y.data<float>();
+  ParallelBlocks(rows, [&](int64_t begin, int64_t end) {
+    double sums[64];
+    for (int64_t r0 = begin; r0 < end; r0 += 64) {
+      const int64_t count = std::min<int64_t>(64, end - r0);
+      kernels.sum_rows(px + r0 * n, count, n, term, sums);
+      for (int64_t r = 0; r < count; ++r) {
+        const double s = sums[r];
+        out[r0 + r] = static_cast<float>(kind == RK::kMean ? s / static_cast<double>(n)
+                                         : kind == RK::kL2   ? std::sqrt(s)
+                                                             : s);
+      }
+    }
+  }, n);
+  return true;
+}
+
 // oneDNN reduction over f32: dst has src's rank with 1 on reduced axes. Max/Min stay on
 // the reference path, which propagates NaN like numpy.
 class DnnlReduce {
@@ -305,6 +351,7 @@ class Reduce : public Kernel {
     // reference path, which accumulates in double.
     // Small tensors too: the reference loop beats a oneDNN call there.
     const bool short_reduction = x.numel() / y.numel() <= 1024;
+    if (x.dtype() == DataType::kFloat && ReduceInnerRows(kind_, x, reduced, y)) return absl::OkStatus();
     if (x.dtype() == DataType::kFloat && short_reduction &&
         x.numel() >= kDnnlMinBinaryElements && dnnl_.Run(kind_, x, kept, y))
       return absl::OkStatus();

@@ -1,0 +1,48 @@
+// The contiguous-row sums of the CPU's Reduce kernels (providers/cpu/microkernels/row_sums.h),
+// in each build this CPU can run, against float64 sums of x, x² and |x|: row lengths below a
+// vector, a block with a tail, several blocks with a tail, values of both signs and of
+// magnitudes 1e-3 to 1e3 (each term in float, as the kernels take them, then summed in
+// float64). The kernels that use them are checked against onnx.reference in float64 by
+// tests/op_reference/reduce_cases.py (reduce_reference, on each instruction set).
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "providers/cpu/microkernels/row_sums.h"
+
+namespace tandem {
+namespace {
+
+using cpu::row_sums::Term;
+
+TEST(CpuRowSums, EachBuildMatchesFloat64) {
+  for (const cpu::row_sums::Kernels* k : cpu::row_sums::Builds().runnable()) {
+    SCOPED_TRACE(k->isa);
+    for (const int64_t n : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{300}, int64_t{4099}}) {
+      const int64_t rows = 3;
+      std::vector<float> x(static_cast<size_t>(rows * n));
+      for (int64_t i = 0; i < rows * n; ++i)
+        x[i] = std::sin(0.37f * static_cast<float>(i)) * std::pow(10.f, static_cast<float>(i % 7) - 3.f);
+      for (const Term term : {Term::kValue, Term::kSquare, Term::kAbsolute}) {
+        std::vector<double> got(rows, -1.0);
+        k->sum_rows(x.data(), rows, n, term, got.data());
+        for (int64_t r = 0; r < rows; ++r) {
+          double want = 0, magnitude = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            const float v = x[r * n + j];
+            const float t = term == Term::kValue ? v : term == Term::kSquare ? v * v : std::fabs(v);
+            want += t;
+            magnitude += std::fabs(t);
+          }
+          // float lanes over blocks of 256: a few float roundings of the terms' magnitude
+          EXPECT_NEAR(got[r], want, 2e-6 * magnitude) << "n " << n << ", row " << r << ", term "
+                                                      << static_cast<int>(term);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem
