@@ -20,6 +20,7 @@
 #include "optimizer/layer_norm_fusion.h"
 #include "optimizer/qdq_lookup.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
+#include "optimizer/onnx_rewrites/conv_branch_merging.h"
 #include "optimizer/onnx_rewrites/concat_conv_split.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
@@ -103,7 +104,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
     if (!folded.ok()) return folded.status();
     stats.nodes_folded = *folded;
   }
-  stats.nodes_removed = EliminateDeadCode(g) + EliminateZeroPadsAndWholeSlices(g);
+  stats.nodes_removed = EliminateDeadCode(g) + EliminateCopyingNodes(g);
   // Keras models through tf2onnx: the NHWC<->NCHW Transpose pairs around each convolution
   // pushed together and cancelled, hard_sigmoid's Add, Clip and Mul made one HardSigmoid
   // (before the bias folding takes its Add of 3); then a zero Pad before a convolution,
@@ -112,10 +113,16 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   const bool inference_rewrites = options.fusion && !g.HasGradientNodes();
   if (inference_rewrites && OptimizeTransposes(g) > 0) stats.nodes_removed += EliminateIdentities(g);
   const int hard_sigmoids = inference_rewrites ? FoldSpelledOutHardSigmoids(g) : 0;
-  const int folded_into_convs = inference_rewrites ? FoldPadsIntoConvs(g) + FoldConvScales(g) +
-                                                         FoldBiasAdds(g, /*convolutions_only=*/true) +
-                                                         FoldConvBatchNorm(g)
-                                                   : 0;
+  // Then parallel branches of one input merged into one Conv (timm's RepVGG-style models
+  // before reparameterization), in rounds: a merged branch's scale and bias fold, and
+  // then it merges with the next branch (FastViT's RepMixer becomes one convolution).
+  int folded_into_convs = inference_rewrites ? FoldPadsIntoConvs(g) : 0;
+  for (int round = 0; inference_rewrites && round < 4; ++round) {
+    const int folded = FoldConvBatchNorm(g) + MergeConvBranches(g) + FoldConvScales(g) +
+                       FoldBiasAdds(g, /*convolutions_only=*/true);
+    folded_into_convs += folded;
+    if (!folded) break;
+  }
   // A provider without a fused kernel declines the fused node and the CPU runs it. Dense
   // chains (of two layers or more) only when the CPU runs everything: a GPU would
   // otherwise lose the MLP's layers.

@@ -13,6 +13,7 @@
 #include "optimizer/activation_fusion.h"
 #include "onnx_import/import.h"
 #include "optimizer/onnx_rewrites/bias_folding.h"
+#include "optimizer/onnx_rewrites/conv_branch_merging.h"
 #include "optimizer/onnx_rewrites/conv_bn_folding.h"
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
 #include "optimizer/onnx_rewrites/hard_sigmoid_folding.h"
@@ -344,6 +345,50 @@ TEST(GraphRewrites, SpelledOutHardSigmoidBecomesOneNodeAndHardSwishFusesIntoTheC
   ExpectClose(RunGraph(graph, feeds), want, 1e-6);
 }
 
+TEST(GraphRewrites, ParallelBranchesOfOneInputMergeIntoOneConv) {
+  // MobileOne before reparameterization: (conv_scale(x) + 0) + bn(x) + conv_kxk(x).
+  onnx::ModelProto m = EmptyModel(15, "mobileone");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 4, 6, 5});
+  AddFloatInitializer(g, "w1", {4, 4, 1, 1}, 0.2f);
+  AddFloatInitializer(g, "w3", {4, 4, 3, 3}, 0.1f);
+  AddFloatInitializer(g, "b3", {4}, 0.3f);
+  AddFloatInitializer(g, "zero", {}, 0.f);
+  AddNode(g, "Conv", "conv_scale", {"x", "w1"}, {"c1"});
+  AddNode(g, "Add", "plus_zero", {"c1", "zero"}, {"s0"});
+  AddInferenceBatchNorm(g, "identity", "x", "n", 4);
+  AddNode(g, "Add", "add0", {"s0", "n"}, {"s1"});
+  AddIntsAttribute(AddNode(g, "Conv", "conv_kxk", {"x", "w3", "b3"}, {"c3"}), "pads", {1, 1, 1, 1});
+  AddNode(g, "Add", "add1", {"s1", "c3"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 4, 6, 5});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 4, 6, 5}, 9)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(EliminateCopyingNodes(graph), 1);  // the + 0
+  EXPECT_EQ(MergeConvBranches(graph), 2);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  EXPECT_EQ(graph.nodes[0].op_type, "Conv");
+  EXPECT_EQ(graph.nodes[0].outputs[0], "y");
+  EXPECT_EQ(graph.nodes[0].attr_ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  ExpectClose(RunGraph(graph, feeds), want, 1e-5);
+}
+
+TEST(GraphRewrites, BranchesWhoseKernelsDoNotNestStayApart) {
+  // A 3x3 padded above and left only and a 1x1: the 1x1 is not at the 3x3's center.
+  onnx::ModelProto m = EmptyModel(15, "off_center");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 4, 6, 5});
+  AddFloatInitializer(g, "w1", {4, 4, 1, 1}, 0.2f);
+  AddFloatInitializer(g, "w3", {4, 4, 3, 3}, 0.1f);
+  AddNode(g, "Conv", "c1", {"x", "w1"}, {"c1"});
+  AddIntsAttribute(AddNode(g, "Conv", "c3", {"x", "w3"}, {"c3"}), "pads", {2, 2, 0, 0});
+  AddNode(g, "Add", "add", {"c1", "c3"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 4, 6, 5});
+  Graph graph = ImportTestModel(m);
+  EXPECT_EQ(MergeConvBranches(graph), 0);
+  EXPECT_EQ(graph.nodes.size(), 3u);
+}
+
 TEST(GraphRewrites, ShapeChainBecomesAConstantReshapeTarget) {
   // y = x.view(x.size(0), -1) as PyTorch's TorchScript exporter writes it, batch symbolic.
   onnx::ModelProto m = EmptyModel(13, "view");
@@ -409,13 +454,13 @@ TEST(GraphRewrites, IdentitiesAndInferenceDropoutsGo) {
   ExpectClose(RunGraph(graph, feeds), want, 0);
 }
 
-// EliminateZeroPadsAndWholeSlices on `graph` removes `removed` nodes and leaves `left` of
+// EliminateCopyingNodes on `graph` removes `removed` nodes and leaves `left` of
 // op `op`, as the Session (which runs it before placement) does too; neither changes the
 // outputs `want` of the graph as it was.
 void ExpectNoOpsRemoved(const Graph& graph, const std::map<std::string, Tensor>& feeds,
                         const std::vector<Tensor>& want, const char* op, int removed, int left) {
   Graph rewritten = graph;
-  EXPECT_EQ(EliminateZeroPadsAndWholeSlices(rewritten), removed);
+  EXPECT_EQ(EliminateCopyingNodes(rewritten), removed);
   EXPECT_EQ(Count(rewritten, op), left);
   ExpectClose(RunGraph(rewritten, feeds), want, 0);
   SessionOptions so;

@@ -61,12 +61,31 @@ bool IsWholeSlice(const Graph& graph, const Node& n) {
   return true;
 }
 
-// A node that copies its input unchanged whatever reads it: a zero Pad or a whole Slice.
-bool CopiesItsInput(const Graph& graph, const Node& n) { return IsZeroPad(graph, n) || IsWholeSlice(graph, n); }
+// x + 0, x - 0, x * 1 or x / 1 of a float32 x by a constant (input 1) of one value that
+// broadcasts nothing: rank 0, or at most x's known rank.
+bool IsNeutralArithmetic(const Graph& graph, const Node& n) {
+  const bool additive = IsOnnx(n, "Add") || IsOnnx(n, "Sub");
+  if (!(additive || IsOnnx(n, "Mul") || IsOnnx(n, "Div")) || n.inputs.size() != 2 || !n.has_input(0) ||
+      n.outputs.size() != 1 || graph.ValueType(n.inputs[0]) != DataType::kFloat)
+    return false;
+  const Tensor* c = Constant(graph, n.inputs[1]);
+  if (!c || c->dtype() != DataType::kFloat || c->numel() != 1 || c->data<float>()[0] != (additive ? 0.f : 1.f))
+    return false;
+  if (c->rank() == 0) return true;
+  const Shape* x = rewrite::KnownShape(graph, n.inputs[0]);
+  return x && static_cast<int>(x->dims.size()) >= c->rank();
+}
 
-bool PassesThrough(const Graph& graph, const Node& n, const ValueReaders& readers) {
+// A node that copies its input unchanged whatever reads it: a zero Pad, a whole Slice or,
+// when the graph's initializers are constants (no gradient nodes: not parameters being
+// trained, whose 0 or 1 is only where they start), neutral arithmetic.
+bool CopiesItsInput(const Graph& graph, const Node& n, bool constant_initializers) {
+  return IsZeroPad(graph, n) || IsWholeSlice(graph, n) || (constant_initializers && IsNeutralArithmetic(graph, n));
+}
+
+bool PassesThrough(const Graph& graph, const Node& n, const ValueReaders& readers, bool constant_initializers) {
   if (n.inputs.empty() || !n.has_input(0) || !n.has_output(0)) return false;
-  if (IsOnnx(n, "Identity") || CopiesItsInput(graph, n)) return true;
+  if (IsOnnx(n, "Identity") || CopiesItsInput(graph, n, constant_initializers)) return true;
   if (!IsOnnx(n, "Dropout")) return false;
   if (n.has_output(1) && (!readers.nodes(n.outputs[1]).empty() || readers.pinned(n.outputs[1])))
     return false;
@@ -121,13 +140,16 @@ int EliminatePassThrough(Graph& graph, Passes&& passes) {
 }  // namespace
 
 int EliminateIdentities(Graph& graph) {
-  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders& readers) {
-    return PassesThrough(graph, n, readers);
+  const bool constant_initializers = !graph.HasGradientNodes();
+  return EliminatePassThrough(graph, [&](const Node& n, const ValueReaders& readers) {
+    return PassesThrough(graph, n, readers, constant_initializers);
   });
 }
 
-int EliminateZeroPadsAndWholeSlices(Graph& graph) {
-  return EliminatePassThrough(graph, [&graph](const Node& n, const ValueReaders&) { return CopiesItsInput(graph, n); });
+int EliminateCopyingNodes(Graph& graph) {
+  const bool constant_initializers = !graph.HasGradientNodes();
+  return EliminatePassThrough(
+      graph, [&](const Node& n, const ValueReaders&) { return CopiesItsInput(graph, n, constant_initializers); });
 }
 
 }  // namespace tandem

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Writes the op reference cases into OUT_DIR/resize, OUT_DIR/nms, OUT_DIR/norm,
-# OUT_DIR/transpose and OUT_DIR/reduce (resize_cases.py, nms_cases.py, norm_cases.py,
-# transpose_cases.py, reduce_cases.py: expected outputs from onnx.reference) with
+# OUT_DIR/transpose, OUT_DIR/reduce and OUT_DIR/branch (resize_cases.py, nms_cases.py,
+# norm_cases.py, transpose_cases.py, reduce_cases.py, branch_cases.py: expected outputs from
+# onnx.reference) with
 # the pinned onnx environment
 # (tools/python_env.sh onnx). Usage: tests/op_reference/make_cases.sh OUT_DIR
 set -euo pipefail
@@ -10,9 +11,10 @@ out=${1:?usage: make_cases.sh OUT_DIR}
 py="$(bash "$here/../../tools/onnx_suite/setup_onnx_env.sh" | tail -1)"
 rm -rf "$out"
 cd "$here"
-exec "$py" -c "import sys, resize_cases, nms_cases, norm_cases, transpose_cases, reduce_cases
+exec "$py" -c "import sys, resize_cases, nms_cases, norm_cases, transpose_cases, reduce_cases, branch_cases
 resize_cases.write_all(sys.argv[1] + '/resize')
 nms_cases.write_all(sys.argv[1] + '/nms')
 norm_cases.write_all(sys.argv[1] + '/norm')
 transpose_cases.write_all(sys.argv[1] + '/transpose')
-reduce_cases.write_all(sys.argv[1] + '/reduce')" "$out"
+reduce_cases.write_all(sys.argv[1] + '/reduce')
+branch_cases.write_all(sys.argv[1] + '/branch')" "$out"
