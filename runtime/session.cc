@@ -26,6 +26,7 @@
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
 #include "optimizer/onnx_rewrites/hard_sigmoid_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/matmul_bn_folding.h"
 #include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "optimizer/onnx_rewrites/qdq_fusion.h"
@@ -118,7 +119,7 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   // then it merges with the next branch (FastViT's RepMixer becomes one convolution).
   int folded_into_convs = inference_rewrites ? FoldPadsIntoConvs(g) : 0;
   for (int round = 0; inference_rewrites && round < 4; ++round) {
-    const int folded = FoldConvBatchNorm(g) + MergeConvBranches(g) + FoldConvScales(g) +
+    const int folded = FoldConvBatchNorm(g) + FoldMatMulBatchNorm(g) + MergeConvBranches(g) + FoldConvScales(g) +
                        FoldBiasAdds(g, /*convolutions_only=*/true);
     folded_into_convs += folded;
     if (!folded) break;

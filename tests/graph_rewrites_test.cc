@@ -18,6 +18,7 @@
 #include "optimizer/onnx_rewrites/conv_scale_folding.h"
 #include "optimizer/onnx_rewrites/hard_sigmoid_folding.h"
 #include "optimizer/onnx_rewrites/identity_elimination.h"
+#include "optimizer/onnx_rewrites/matmul_bn_folding.h"
 #include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
@@ -387,6 +388,28 @@ TEST(GraphRewrites, BranchesWhoseKernelsDoNotNestStayApart) {
   Graph graph = ImportTestModel(m);
   EXPECT_EQ(MergeConvBranches(graph), 0);
   EXPECT_EQ(graph.nodes.size(), 3u);
+}
+
+TEST(GraphRewrites, BatchNormAfterAFlattenedMatMulFoldsIntoIt) {
+  // timm's LinearNorm as exported: MatMul, Flatten to [rows, N], BatchNormalization, and a
+  // Reshape back to the product's Shape.
+  onnx::ModelProto m = EmptyModel(15, "linear_norm");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 7, 5});
+  AddFloatInitializer(g, "w", {5, 6}, 0.2f);
+  AddNode(g, "MatMul", "linear", {"x", "w"}, {"mm"});
+  AddIntAttribute(AddNode(g, "Flatten", "flatten", {"mm"}, {"flat"}), "axis", 2);
+  AddInferenceBatchNorm(g, "bn", "flat", "n", 6);
+  AddNode(g, "Shape", "shape", {"mm"}, {"shape"});
+  AddNode(g, "Reshape", "back", {"n", "shape"}, {"y"});
+  SetFloatType(g->add_output(), "y", {1, 7, 6});
+  Graph graph = ImportTestModel(m);
+  const std::map<std::string, Tensor> feeds = {{"x", Random({1, 7, 5}, 10)}};
+  const auto want = RunGraph(graph, feeds);
+  EXPECT_EQ(FoldMatMulBatchNorm(graph), 1);
+  EXPECT_EQ(Count(graph, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(graph, "Add"), 1);
+  ExpectClose(RunGraph(graph, feeds), want, 1e-5);
 }
 
 TEST(GraphRewrites, ShapeChainBecomesAConstantReshapeTarget) {

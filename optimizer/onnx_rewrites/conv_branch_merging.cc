@@ -57,25 +57,12 @@ std::optional<Branch> ConvBranch(const Graph& graph, const Node& n) {
 }
 
 std::optional<Branch> BatchNormBranch(const Graph& graph, const Node& n) {
-  if (n.inputs.size() != 5 || !n.has_input(0) || n.attr_int("training_mode", 0) != 0) return std::nullopt;
-  for (size_t o = 1; o < n.outputs.size(); ++o)
-    if (n.has_output(o)) return std::nullopt;
-  const Tensor* scale = Constant(graph, n.inputs[1]);
-  if (!scale || scale->rank() != 1) return std::nullopt;
-  const int64_t c = scale->numel();
-  const Tensor *bias = Constant(graph, n.inputs[2]), *mean = Constant(graph, n.inputs[3]),
-               *var = Constant(graph, n.inputs[4]);
-  if (!FloatConstantOfSize(scale, c) || !FloatConstantOfSize(bias, c) || !FloatConstantOfSize(mean, c) ||
-      !FloatConstantOfSize(var, c))
-    return std::nullopt;
-  const double eps = n.attr_float("epsilon", 1e-5f);
+  std::optional<rewrite::ChannelAffine> affine = rewrite::InferenceBatchNorm(graph, n);
+  if (!affine) return std::nullopt;
   Branch br;
   br.x = n.inputs[0];
-  for (int64_t i = 0; i < c; ++i) {
-    const double a = scale->data<float>()[i] / std::sqrt(static_cast<double>(var->data<float>()[i]) + eps);
-    br.a.push_back(a);
-    br.s.push_back(bias->data<float>()[i] - mean->data<float>()[i] * a);
-  }
+  br.a = std::move(affine->a);
+  br.s = std::move(affine->s);
   return br;
 }
 

@@ -1,6 +1,7 @@
 #include "optimizer/onnx_rewrites/rewrite_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "graph/value_readers.h"
 
@@ -48,6 +49,28 @@ std::optional<std::vector<int64_t>> PadAmounts(const Graph& graph, const Node& n
   const Tensor* p = n.has_input(1) ? Constant(graph, n.inputs[1]) : nullptr;
   if (!p || p->dtype() != DataType::kInt64) return std::nullopt;
   return std::vector<int64_t>(p->data<int64_t>(), p->data<int64_t>() + p->numel());
+}
+
+std::optional<ChannelAffine> InferenceBatchNorm(const Graph& graph, const Node& bn) {
+  if (!IsOnnx(bn, "BatchNormalization") || bn.inputs.size() != 5 || !bn.has_input(0) ||
+      bn.attr_int("training_mode", 0) != 0)
+    return std::nullopt;
+  for (size_t o = 1; o < bn.outputs.size(); ++o)
+    if (bn.has_output(o)) return std::nullopt;
+  const Tensor* p[4];
+  for (int i = 0; i < 4; ++i) {
+    p[i] = Constant(graph, bn.inputs[i + 1]);
+    if (!p[i] || p[i]->dtype() != DataType::kFloat || p[i]->rank() != 1 || p[i]->numel() != p[0]->numel())
+      return std::nullopt;
+  }
+  const double eps = bn.attr_float("epsilon", 1e-5f);
+  ChannelAffine affine;
+  for (int64_t c = 0; c < p[0]->numel(); ++c) {
+    const double a = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
+    affine.a.push_back(a);
+    affine.s.push_back(p[1]->data<float>()[c] - p[2]->data<float>()[c] * a);
+  }
+  return affine;
 }
 
 void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::vector<double>& scale,

@@ -30,6 +30,13 @@ bool IsPerChannelConstant(const Tensor* c, int64_t channels, int rank);
 // attribute before (`paddings` before opset 2); nullopt when input 1 is absent or not an
 // int64 constant.
 std::optional<std::vector<int64_t>> PadAmounts(const Graph& graph, const Node& n);
+// An inference BatchNormalization `bn` (training_mode 0, no output but Y) with float32 1-D
+// initializer scale, bias, mean and var of one value per channel, as Y = X * a + s per
+// channel: a = scale / sqrt(var + epsilon), s = bias - mean * a, in double; else nullopt.
+struct ChannelAffine {
+  std::vector<double> a, s;
+};
+std::optional<ChannelAffine> InferenceBatchNorm(const Graph& graph, const Node& bn);
 // Gives `conv` new initializers for its weights, W[m] * scale[m] per output channel m (W: its
 // float32 weights, rank >= 3, one scale per output channel; in float64, rounded once), named
 // "<base>.<what>_weight", and, when `bias` is given (one value per output channel), for its

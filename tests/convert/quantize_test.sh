@@ -1,8 +1,9 @@
 #!/bin/bash
 # `tandem convert --quantize` on the trained Fashion-MNIST CNN (what fashion_mnist_test.sh
 # exports): static (calibrated on 256 training images) and dynamic. Each result must pass
-# onnx's checker, run in ONNX Runtime with the classes Tandem gives, and keep the test
-# accuracy (10,000 images) within 1 point of the float model's (quantize_accuracy.py).
+# onnx's checker, give the classes onnx.reference gives (ONNX Runtime runs it too, its
+# agreement printed) and keep the test accuracy (10,000 images) within 1 point of the float
+# model's (quantize_accuracy.py).
 # usage: quantize_test.sh TANDEM TRAINED_MODEL
 set -euo pipefail
 tandem=$1 model=$2

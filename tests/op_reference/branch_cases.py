@@ -5,7 +5,9 @@ convolutions, a BatchNormalization identity branch and MobileOne's `+ 0`), FastV
 (x + layer_scale * (mixer(x) - norm(x))), FastViT's large-kernel downsampling (7x7 and 3x3
 grouped convolutions, two outputs per group, stride 2), RepViT's depthwise 3x3 + 1x1 + x, a
 branch subtracted, and pairs that must not merge (pads that do not center the smaller
-kernel, different strides). Expected outputs from onnx.reference in float64, for `tandem
+kernel, different strides); and LeViT's Linear + BatchNorm1d (MatMul, Flatten, BatchNormalization,
+Reshape back by the product's Shape), which the Session folds into the MatMul
+(matmul_bn_folding.h). Expected outputs from onnx.reference in float64, for `tandem
 test-onnx` at the output's scale (tests/CMakeLists.txt: branch_reference). make_cases.sh calls
 write_all(OUT_DIR).
 """
@@ -91,4 +93,10 @@ def write_all(out):
               helper.make_node("MaxPool", ["s3"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
               helper.make_node("Add", ["t", "p"], ["y"])]
     case("different_strides_stay", nodes, inits)
+    # LeViT's LinearNorm on tokens [1, 49, 16]
+    tokens = floats(1, 49, 16)
+    nodes, inits = block([bn("bn1d", "flat", 24)])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Flatten", ["mm"], ["flat"], axis=2),
+             nodes[0], helper.make_node("Shape", ["mm"], ["shape"]), helper.make_node("Reshape", ["bn1d", "shape"], ["y"])]
+    case("levit_linear_batchnorm", nodes, inits + [const("w", floats(16, 24, scale=0.3))], x=tokens)
     print(f"wrote {len(os.listdir(out))} branch cases to {out}")
