@@ -23,7 +23,7 @@ namespace {
 
 using namespace tandem::testing;
 
-// x[2,3,12,12] -> Conv 16 (+Relu) = r0 -> depthwise Conv -> Add r0 = a (also an output)
+// x[2,3,12,12] -> Conv 16 (+Relu) = r0 -> depthwise Conv (dilated) -> Add r0 = a (also an output)
 // -> BatchNormalization -> Clip = cl -> MaxPool 3x3/2 pad 1 = p [2,16,6,6];
 // Concat(Conv 1x1 16 of p, p) axis -3 -> AveragePool 2x2 -> GlobalAveragePool -> Flatten = y;
 // Conv 16 of p + Relu + MaxPool 2x2 = z (an output); Conv 12 of cl = u (12 channels: no
@@ -42,8 +42,11 @@ onnx::ModelProto ChainModel() {
   AddFloatInitializer(g, "w4", {12, 16, 1, 1}, 0.03f);
   AddIntsAttribute(AddNode(g, "Conv", "conv0", {"x", "w0", "b0"}, {"c0"}), "pads", {1, 1, 1, 1});
   AddNode(g, "Relu", "relu0", {"c0"}, {"r0"});
+  // dilated, so that the Session does not merge it and the Add's identity branch into one
+  // convolution (optimizer/onnx_rewrites/conv_branch_merging.h)
   auto* dw = AddNode(g, "Conv", "conv1", {"r0", "w1"}, {"c1"});
-  AddIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  AddIntsAttribute(dw, "pads", {2, 2, 2, 2});
+  AddIntsAttribute(dw, "dilations", {2, 2});
   AddIntAttribute(dw, "group", 16);
   AddNode(g, "Add", "add", {"c1", "r0"}, {"a"});
   AddInferenceBatchNorm(g, "bn", "a", "n", 16);

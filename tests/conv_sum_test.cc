@@ -25,6 +25,8 @@ using namespace tandem::testing;
 // Add(Conv(r2), r2) = y (the convolution reads s itself: no reuse of s's buffer);
 // Add(Conv(r2), k[1,24,1,1]) = z (a broadcast, of a constant per channel: not a residual sum,
 // the Session folds it into convd's bias, optimizer/onnx_rewrites/bias_folding.h).
+// conva and convc are dilated by 2, so that the Session does not merge the branches of r1,
+// or convc and its input, into one convolution (optimizer/onnx_rewrites/conv_branch_merging.h).
 onnx::ModelProto ResidualModel() {
   onnx::ModelProto m = EmptyModel(13, "residual");
   auto* g = m.mutable_graph();
@@ -44,11 +46,11 @@ onnx::ModelProto ResidualModel() {
   AddPaddedConv(g, "conv2", {"t", "w2"}, "c2", 1);
   AddNode(g, "Add", "add1", {"c2", "s"}, {"a1"});
   AddNode(g, "Relu", "relu2", {"a1"}, {"r1"});
-  AddPaddedConv(g, "conva", {"r1", "wa"}, "ca", 1);
+  AddIntsAttribute(AddPaddedConv(g, "conva", {"r1", "wa"}, "ca", 2), "dilations", {2, 2});
   AddPaddedConv(g, "convb", {"r1", "wb"}, "cb", 0);
   AddNode(g, "Add", "add2", {"cb", "ca"}, {"a2"});
   AddNode(g, "Relu", "relu3", {"a2"}, {"r2"});
-  AddPaddedConv(g, "convc", {"r2", "wc"}, "cc", 1);
+  AddIntsAttribute(AddPaddedConv(g, "convc", {"r2", "wc"}, "cc", 2), "dilations", {2, 2});
   AddNode(g, "Add", "add3", {"cc", "r2"}, {"y"});
   AddPaddedConv(g, "convd", {"r2", "wd"}, "cd", 0);
   AddNode(g, "Add", "add4", {"cd", "k"}, {"z"});
