@@ -23,7 +23,8 @@
 // convolution (providers/cpu/microkernels/swish.h) rather than as oneDNN's post-op. The
 // optional output Mean, the GlobalAveragePool of Y in Y's layout (a squeeze-and-excitation
 // pool folded in by providers/cpu/rewrites/conv_mean.h), is taken by that pass on its way,
-// else by a pass over Y (channel_means.h).
+// else by a pass over Y (channel_means.h). A convolution of one input channel per group
+// and several outputs each runs as a depthwise one of the channels repeated (repeat_channels.h).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -36,6 +37,7 @@
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/nn/channel_means.h"
 #include "providers/cpu/kernels/nn/conv_weight_scale.h"
+#include "providers/cpu/kernels/nn/repeat_channels.h"
 #include "providers/cpu/kernels/quantization/conv_columns.h"
 #include "providers/cpu/kernels/quantization/int8_matmul.h"
 #include "providers/cpu/kernels/register.h"
@@ -608,6 +610,15 @@ class Conv : public Kernel {
     return s;
   }
 
+  // m when this is a float32 convolution of one input channel per group and m > 1 outputs
+  // each (repeat_channels.h), else 1.
+  int64_t ChannelMultiplier(const Tensor& x, const Tensor& w, const float* scale) const {
+    if (group_ == 1 || scale || x.dtype() != DataType::kFloat || x.dim(1) != group_ || w.dim(1) != 1 ||
+        w.dim(0) % group_ != 0)
+      return 1;
+    return w.dim(0) / group_;
+  }
+
   // The post-ops: the activation, then with a residual sum the sum and its activation.
   dnnl::primitive_attr PostOps() const {
     dnnl::post_ops po;
@@ -624,9 +635,13 @@ class Conv : public Kernel {
   // x: the logical [N, C, ...] view (channel-blocked storage when x_blocked); y_dims: the
   // convolution's logical output shape (y itself is pooled with pool_, blocked with block_).
   // With `means`, Y's channel means too.
-  absl::Status RunDnnl(const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+  absl::Status RunDnnl(const Tensor& x_in, const Tensor& w, const Tensor* b, Tensor& y,
                        const WindowGeometry& geo, const Dims& y_dims, bool x_blocked, const float* scale,
                        const Means* means) {
+    // With a channel multiplier m, a depthwise convolution of X's channels repeated m times.
+    const int64_t m = ChannelMultiplier(x_in, w, scale);
+    const Tensor& x = m > 1 ? repeated_.Of(x_in, m, x_blocked ? block_ : 0) : x_in;
+    const int64_t groups = m > 1 ? w.dim(0) : group_;
     try {
       // shapes_ holds the shapes of this call (halves come as float copies of them).
       const Dims key_flags = {b ? 1 : 0, x_blocked ? 1 : 0};
@@ -640,10 +655,10 @@ class Conv : public Kernel {
         xd[0] = yd[0] = c.images;
         c.x_md = x_blocked ? BlockedDesc(xd, block_, dt::f32) : PlainDesc(xd, dt::f32);
         c.y_md = out_blocked_ ? BlockedDesc(yd, block_, dt::f32) : PlainDesc(yd, dt::f32);
-        if (group_ == 1) {
+        if (groups == 1) {
           c.w_md = PlainDesc(w.dims(), dt::f32);
         } else {
-          Dims gw = {group_, w.dim(0) / group_};
+          Dims gw = {groups, w.dim(0) / groups};
           gw.insert(gw.end(), w.dims().begin() + 1, w.dims().end());
           c.w_md = PlainDesc(gw, dt::f32);
         }
@@ -714,6 +729,7 @@ class Conv : public Kernel {
   ShapeCache<DnnlConv> cache_;  // map nodes: shapes_.dnnl stays valid
   CheckedShapes shapes_;
   small_map::LazyPackedWeights small_map_weights_;  // constant W, packed for small_map_conv.h
+  RepeatedChannels repeated_;  // X's channels repeated for a channel multiplier
 };
 
 class ConvTranspose : public Kernel {
