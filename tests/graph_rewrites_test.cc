@@ -412,6 +412,31 @@ TEST(GraphRewrites, BatchNormAfterAFlattenedMatMulFoldsIntoIt) {
   ExpectClose(RunGraph(graph, feeds), want, 1e-5);
 }
 
+TEST(GraphRewrites, BatchNormAfterAReshapedMatMulFoldsIntoIt) {
+  // The dynamo export of LinearNorm: Reshapes to [rows, N] and back by constant shapes. A
+  // Reshape that moves the columns ([7, 6] -> [21, 2]) keeps its BatchNormalization.
+  for (const bool columns_kept : {true, false}) {
+    onnx::ModelProto m = EmptyModel(15, "linear_norm");
+    auto* g = m.mutable_graph();
+    SetFloatType(g->add_input(), "x", {1, 7, 5});
+    AddFloatInitializer(g, "w", {5, 6}, 0.2f);
+    const int64_t n = columns_kept ? 6 : 2;
+    AddInt64Initializer(g, "rows", {-1, n});
+    AddInt64Initializer(g, "back", {1, 7, 6});
+    AddNode(g, "MatMul", "linear", {"x", "w"}, {"mm"});
+    AddNode(g, "Reshape", "flatten", {"mm", "rows"}, {"flat"});
+    AddInferenceBatchNorm(g, "bn", "flat", "n", n);
+    AddNode(g, "Reshape", "unflatten", {"n", "back"}, {"y"});
+    SetFloatType(g->add_output(), "y", {1, 7, 6});
+    Graph graph = ImportTestModel(m);
+    const std::map<std::string, Tensor> feeds = {{"x", Random({1, 7, 5}, 11)}};
+    const auto want = RunGraph(graph, feeds);
+    EXPECT_EQ(FoldMatMulBatchNorm(graph), columns_kept ? 1 : 0);
+    EXPECT_EQ(Count(graph, "BatchNormalization"), columns_kept ? 0 : 1);
+    ExpectClose(RunGraph(graph, feeds), want, 1e-5);
+  }
+}
+
 TEST(GraphRewrites, ShapeChainBecomesAConstantReshapeTarget) {
   // y = x.view(x.size(0), -1) as PyTorch's TorchScript exporter writes it, batch symbolic.
   onnx::ModelProto m = EmptyModel(13, "view");

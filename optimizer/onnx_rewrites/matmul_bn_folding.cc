@@ -24,16 +24,29 @@ int Rank(const Graph& graph, const std::string& value) {
   return s ? static_cast<int>(s->dims.size()) : -1;
 }
 
+// Whether `node` is a Flatten at its input's last axis, or a Reshape to rank 2 whose input
+// and output end in the same known dim: either way column c of its [rows, N] output holds
+// column c of its input.
+bool FlattensToColumns(const Graph& graph, const Node& node) {
+  const int rank = Rank(graph, node.inputs[0]);
+  if (rank < 2) return false;
+  if (IsOnnx(node, "Flatten")) return (node.attr_int("axis", 1) + rank) % rank == rank - 1;
+  if (!IsOnnx(node, "Reshape") || node.outputs.empty()) return false;
+  const Shape* in = rewrite::KnownShape(graph, node.inputs[0]);
+  const Shape* out = rewrite::KnownShape(graph, node.outputs[0]);
+  return out && out->dims.size() == 2 && out->dims[1].known() && in->dims.back().known() &&
+         out->dims[1].value == in->dims.back().value;
+}
+
 // Folds the BatchNormalization at `k` when the pattern holds; returns whether it did.
 bool FoldAt(Graph& graph, size_t k, const ValueReaders& readers, const std::map<std::string, size_t>& producers) {
   const Node& bn = graph.nodes[k];
   const std::optional<rewrite::ChannelAffine> affine = rewrite::InferenceBatchNorm(graph, bn);
   if (!affine || readers.pinned(bn.outputs[0]) || Rank(graph, bn.inputs[0]) != 2) return false;
   int mm = SoleProducer(bn.inputs[0], static_cast<int>(k), readers, producers);
-  if (mm >= 0 && IsOnnx(graph.nodes[mm], "Flatten")) {
+  if (mm >= 0 && (IsOnnx(graph.nodes[mm], "Flatten") || IsOnnx(graph.nodes[mm], "Reshape"))) {
     const Node& flatten = graph.nodes[mm];
-    const int rank = Rank(graph, flatten.inputs[0]);
-    if (rank < 2 || (flatten.attr_int("axis", 1) + rank) % rank != rank - 1) return false;
+    if (!FlattensToColumns(graph, flatten)) return false;
     // The product's other readers may only be Shape nodes (the export's reshape back).
     const auto p = producers.find(flatten.inputs[0]);
     int others = 0;

@@ -6,10 +6,10 @@ convolutions, a BatchNormalization identity branch and MobileOne's `+ 0`), FastV
 grouped convolutions, two outputs per group, stride 2), RepViT's depthwise 3x3 + 1x1 + x, a
 branch subtracted, and pairs that must not merge (pads that do not center the smaller
 kernel, different strides); and LeViT's Linear + BatchNorm1d (MatMul, Flatten, BatchNormalization,
-Reshape back by the product's Shape), which the Session folds into the MatMul
-(matmul_bn_folding.h). Expected outputs from onnx.reference in float64, for `tandem
-test-onnx` at the output's scale (tests/CMakeLists.txt: branch_reference). make_cases.sh calls
-write_all(OUT_DIR).
+Reshape back by the product's Shape; or Reshapes to rows and back by constant shapes),
+which the Session folds into the MatMul (matmul_bn_folding.h). Expected outputs from
+onnx.reference in float64, for `tandem test-onnx` at the output's scale
+(tests/CMakeLists.txt: branch_reference). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -99,4 +99,11 @@ def write_all(out):
     nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Flatten", ["mm"], ["flat"], axis=2),
              nodes[0], helper.make_node("Shape", ["mm"], ["shape"]), helper.make_node("Reshape", ["bn1d", "shape"], ["y"])]
     case("levit_linear_batchnorm", nodes, inits + [const("w", floats(16, 24, scale=0.3))], x=tokens)
+    # ... as the dynamo exporter writes it: Reshapes to [49, 24] and back
+    nodes, inits = block([bn("bn1d", "flat", 24)])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Reshape", ["mm", "rows"], ["flat"]),
+             nodes[0], helper.make_node("Reshape", ["bn1d", "back"], ["y"])]
+    case("levit_linear_batchnorm_reshaped", nodes,
+         inits + [const("w", floats(16, 24, scale=0.3)), const("rows", np.array([49, 24], np.int64)),
+                  const("back", np.array([1, 49, 24], np.int64))], x=tokens)
     print(f"wrote {len(os.listdir(out))} branch cases to {out}")

@@ -1,10 +1,11 @@
-"""Writes ONNX test folders of the float32 sums over the innermost axes that the CPU's
+"""Writes ONNX test folders of the float32 sums over adjacent axes that the CPU's
 Reduce kernel adds in vector lanes (providers/cpu/microkernels/row_sums.h): ReduceL2 over
 the tokens as EdgeNeXt's XCA attention normalizes q and k (F.normalize: ReduceL2, Clip, Div),
 ReduceSum, ReduceMean, ReduceSumSquare and ReduceL1 over the last axis and over the last two,
 a row long enough for many blocks with a tail, axes given as an input (opset 18) and as an
-attribute (13), keepdims 0 and 1; and reductions over an outer axis and a middle one, which
-take the other paths. Expected outputs from onnx.reference in float64, for `tandem
+attribute (13), keepdims 0 and 1; over middle axes (row_sums.h's column sums: a mean over
+the tokens, a sum of squares over two axes, a long axis before a narrow one); and over an
+outer axis. Expected outputs from onnx.reference in float64, for `tandem
 test-onnx` at the output's scale (tests/CMakeLists.txt: reduce_reference). make_cases.sh
 calls write_all(OUT_DIR).
 """
@@ -44,4 +45,13 @@ def write_all(out):
     case("reducel2_outer_axis", [helper.make_node("ReduceL2", ["x"], ["y"], axes=[0], keepdims=1)], [], x, 13)
     case("reducesum_middle_axis", [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=1)],
          [const("axes", np.array([1], np.int64))], x, 13)
+    # Column sums: the mean over the tokens of [batch, tokens, channels] (LeViT's and ViTs'
+    # pooling), keepdims 0; a sum of squares over two adjacent middle axes, kept ones on both
+    # sides; an L1 over a long middle axis (several blocks of rows) with a narrow inner one
+    case("reducemean_tokens", [helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [],
+         floats(2, 16, 384, scale=2, offset=0.5), 13)
+    case("reducesumsquare_middle_two_axes",
+         [helper.make_node("ReduceSumSquare", ["x"], ["y"], axes=[1, 2], keepdims=1)], [], x, 13)
+    case("reducel1_long_middle_axis", [helper.make_node("ReduceL1", ["x"], ["y"], axes=[1], keepdims=1)], [],
+         floats(2, 1500, 3, scale=4, offset=-1), 13)
     print(f"wrote {len(os.listdir(out))} reduce cases to {out}")

@@ -4,6 +4,9 @@
 // H and W). Each row is added in blocks of 256 elements, within a block in 16 float lanes
 // (what a vector register holds; the compiler vectorizes the lanes), the blocks' sums in
 // double, so a long row keeps near double's accuracy while the work stays in float vectors.
+// And the column sums of such rows, for axes with kept ones inside them (a mean over the
+// tokens of [batch, tokens, channels]): the columns in float lanes, blocks of 256 rows, the
+// blocks' sums in double.
 // Built for the baseline x86-64 instruction set, AVX2 and AVX-512 (row_sums_impl.h), chosen
 // under ONEDNN_MAX_CPU_ISA like the rest of the provider (cpu_isa.h).
 #pragma once
@@ -19,6 +22,8 @@ struct Kernels {
   const char* isa;
   // out[r] = the sum over j < n of term(x[r * n + j]), for r < rows.
   void (*sum_rows)(const float* x, int64_t rows, int64_t n, Term term, double* out);
+  // out[j] = the sum over r < rows of term(x[r * stride + j]), for j < n.
+  void (*sum_columns)(const float* x, int64_t rows, int64_t n, int64_t stride, Term term, double* out);
 };
 
 // The builds this process may run (baseline first) and the widest of them.

@@ -5,6 +5,6 @@
 #include "providers/cpu/microkernels/row_sums_impl.h"
 
 namespace tandem::cpu::row_sums {
-extern const Kernels kAvx2Kernels = {"avx2", avx2::SumRows};
+extern const Kernels kAvx2Kernels = {"avx2", avx2::SumRows, avx2::SumColumns};
 }  // namespace tandem::cpu::row_sums
 #endif

@@ -5,6 +5,6 @@
 #include "providers/cpu/microkernels/row_sums_impl.h"
 
 namespace tandem::cpu::row_sums {
-extern const Kernels kAvx512Kernels = {"avx512", avx512::SumRows};
+extern const Kernels kAvx512Kernels = {"avx512", avx512::SumRows, avx512::SumColumns};
 }  // namespace tandem::cpu::row_sums
 #endif

@@ -3,5 +3,5 @@
 #include "providers/cpu/microkernels/row_sums_impl.h"
 
 namespace tandem::cpu::row_sums {
-extern const Kernels kBaselineKernels = {"baseline", baseline::SumRows};
+extern const Kernels kBaselineKernels = {"baseline", baseline::SumRows, baseline::SumColumns};
 }  // namespace tandem::cpu::row_sums

@@ -39,4 +39,35 @@ void SumRows(const float* x, int64_t rows, int64_t n, Term term, double* out) {
   }
 }
 
+// Columns in chunks of kColumns float lanes, rows in blocks of kBlock.
+template <typename F>
+void SumColumnsOf(const float* x, int64_t rows, int64_t n, int64_t stride, F term, double* out) {
+  constexpr int64_t kColumns = 64;
+  for (int64_t c0 = 0; c0 < n; c0 += kColumns) {
+    const int64_t width = std::min(kColumns, n - c0);
+    double total[kColumns] = {};
+    for (int64_t b = 0; b < rows; b += kBlock) {
+      const int64_t e = std::min(rows, b + kBlock);
+      float lanes[kColumns] = {};
+      if (width == kColumns) {
+        for (int64_t r = b; r < e; ++r)
+          for (int64_t j = 0; j < kColumns; ++j) lanes[j] += term(x[r * stride + c0 + j]);
+      } else {
+        for (int64_t r = b; r < e; ++r)
+          for (int64_t j = 0; j < width; ++j) lanes[j] += term(x[r * stride + c0 + j]);
+      }
+      for (int64_t j = 0; j < width; ++j) total[j] += lanes[j];
+    }
+    std::copy(total, total + width, out + c0);
+  }
+}
+
+void SumColumns(const float* x, int64_t rows, int64_t n, int64_t stride, Term term, double* out) {
+  switch (term) {
+    case Term::kValue: SumColumnsOf(x, rows, n, stride, [](float v) { return v; }, out); break;
+    case Term::kSquare: SumColumnsOf(x, rows, n, stride, [](float v) { return v * v; }, out); break;
+    case Term::kAbsolute: SumColumnsOf(x, rows, n, stride, [](float v) { return std::fabs(v); }, out); break;
+  }
+}
+
 }  // namespace tandem::cpu::row_sums::ROW_SUMS_ISA

@@ -1,7 +1,7 @@
 // Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare (axes from the
 // attribute before opset 13 for ReduceSum and 18 for the others, from optional input 1
 // after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. float32 sums (Sum, Mean,
-// SumSquare, L2, L1) over the innermost axes run on row_sums.h's vector loops; other float32
+// SumSquare, L2, L1) over one run of adjacent axes run on row_sums.h's vector loops; other float32
 // reductions use the oneDNN reduction primitive where it has the function; the reference path collapses the
 // shape into alternating kept/reduced groups and accumulates in double (floats) or
 // 64-bit integers.
@@ -213,10 +213,11 @@ void ReferenceReduce(RK kind, const Tensor& x, const std::vector<bool>& reduced,
   });
 }
 
-// Sum, Mean, SumSquare, L2 and L1 of float32 over the innermost axes (no kept axis after a
-// reduced one, size-1 axes aside): contiguous rows, row_sums.h, the rows split over the
-// threads. Returns false for anything else.
-bool ReduceInnerRows(RK kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+// Sum, Mean, SumSquare, L2 and L1 of float32 over one run of adjacent axes (size-1 axes
+// aside), x as [outer, n, inner] with n reduced: row_sums.h's contiguous rows of n when inner
+// is 1, else its column sums, 64 columns a task; the work split over the threads. Returns
+// false for anything else.
+bool ReduceAxisRun(RK kind, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
   row_sums::Term term;
   switch (kind) {
     case RK::kSum: case RK::kMean: term = row_sums::Term::kValue; break;
@@ -224,35 +225,46 @@ bool ReduceInnerRows(RK kind, const Tensor& x, const std::vector<bool>& reduced,
     case RK::kL1: term = row_sums::Term::kAbsolute; break;
     default: return false;
   }
-  int64_t n = 1;
-  bool in_suffix = false;
+  int64_t outer = 1, n = 1, inner = 1;
+  int part = 0;  // 0: the kept axes before the run, 1: the run, 2: the kept axes after it
   for (int d = 0; d < x.rank(); ++d) {
-    if (x.dims()[d] == 1) continue;
+    const int64_t size = x.dims()[d];
+    if (size == 1) continue;
     if (reduced[d]) {
-      n *= x.dims()[d];
-      in_suffix = true;
-    } else if (in_suffix) {
-      return false;
+      if (part == 2) return false;
+      part = 1;
+      n *= size;
+    } else {
+      if (part == 1) part = 2;
+      (part == 0 ? outer : inner) *= size;
     }
   }
-  const int64_t rows = y.numel();
-  if (n == 0 || rows * n != x.numel()) return false;
+  if (n == 0 || outer * inner != y.numel() || y.numel() * n != x.numel()) return false;
   const auto& kernels = row_sums::Builds().best();
   const float* px = x.data<float>();
   float* out = y.data<float>();
-  ParallelBlocks(rows, [&](int64_t begin, int64_t end) {
-    double sums[64];
-    for (int64_t r0 = begin; r0 < end; r0 += 64) {
-      const int64_t count = std::min<int64_t>(64, end - r0);
-      kernels.sum_rows(px + r0 * n, count, n, term, sums);
-      for (int64_t r = 0; r < count; ++r) {
-        const double s = sums[r];
-        out[r0 + r] = static_cast<float>(kind == RK::kMean ? s / static_cast<double>(n)
-                                         : kind == RK::kL2   ? std::sqrt(s)
-                                                             : s);
+  auto finish = [&](double s) {
+    return static_cast<float>(kind == RK::kMean ? s / static_cast<double>(n) : kind == RK::kL2 ? std::sqrt(s) : s);
+  };
+  if (inner == 1) {
+    ParallelBlocks(outer, [&](int64_t begin, int64_t end) {
+      double sums[64];
+      for (int64_t r0 = begin; r0 < end; r0 += 64) {
+        const int64_t count = std::min<int64_t>(64, end - r0);
+        kernels.sum_rows(px + r0 * n, count, n, term, sums);
+        for (int64_t r = 0; r < count; ++r) out[r0 + r] = finish(sums[r]);
       }
-    }
-  }, n);
+    }, n);
+    return true;
+  }
+  constexpr int64_t kColumns = 64;
+  const int64_t chunks = (inner + kColumns - 1) / kColumns;
+  ParallelForIf(x.numel() >= (int64_t{1} << 15), outer * chunks, [&](int64_t task) {
+    const int64_t o = task / chunks, c0 = task % chunks * kColumns, width = std::min(kColumns, inner - c0);
+    double sums[kColumns];
+    kernels.sum_columns(px + o * n * inner + c0, n, width, inner, term, sums);
+    for (int64_t j = 0; j < width; ++j) out[o * inner + c0 + j] = finish(sums[j]);
+  });
   return true;
 }
 
@@ -351,7 +363,7 @@ class Reduce : public Kernel {
     // reference path, which accumulates in double.
     // Small tensors too: the reference loop beats a oneDNN call there.
     const bool short_reduction = x.numel() / y.numel() <= 1024;
-    if (x.dtype() == DataType::kFloat && ReduceInnerRows(kind_, x, reduced, y)) return absl::OkStatus();
+    if (x.dtype() == DataType::kFloat && ReduceAxisRun(kind_, x, reduced, y)) return absl::OkStatus();
     if (x.dtype() == DataType::kFloat && short_reduction &&
         x.numel() >= kDnnlMinBinaryElements && dnnl_.Run(kind_, x, kept, y))
       return absl::OkStatus();
