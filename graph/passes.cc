@@ -4,6 +4,13 @@
 
 namespace tandem {
 
+std::string UnusedValueName(const Graph& graph, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; graph.initializers.count(name) || graph.value_info.count(name); ++i)
+    name = base + "_" + std::to_string(i);
+  return name;
+}
+
 int EliminateDeadCode(Graph& graph) {
   std::set<std::string> live;
   for (const ValueInfo& o : graph.outputs) live.insert(o.name);

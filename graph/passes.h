@@ -2,6 +2,7 @@
 // optimizer/constant_folding.h.)
 #pragma once
 #include <set>
+#include <string>
 
 #include "graph/graph.h"
 
@@ -14,5 +15,10 @@ int EliminateDeadCode(Graph& graph);
 // Removes the nodes at `indices` (the others keep their order): what a fusion pass that
 // folded nodes into others does last.
 void RemoveNodes(Graph& graph, const std::set<size_t>& indices);
+
+// `base`, or `base_1`, `base_2`, ...: the first that names no initializer and no typed value
+// of the graph, for a value a provider's rewrite adds (the Session's own rewrites also look
+// into subgraphs: optimizer/onnx_rewrites/rewrite_util.h FreshName).
+std::string UnusedValueName(const Graph& graph, const std::string& base);
 
 }  // namespace tandem

@@ -58,6 +58,16 @@ std::vector<TandemOpDecl> GraphOps() {
      "wanted (a pre-norm transformer's residual stream). CPU float32 only, one row at a time in cache. "
      "Written by providers/cpu/rewrites/add_layer_norm.cc from a residual Add read by a LayerNormalization "
      "(ONNX opset 17 or ai.tandem) over the last axis on CPU-placed nodes."},
+    {"FusedGroupNorm", "X, Scale, Bias", "Y",
+     "num_groups: int; epsilon: float (1e-5); activation: string (\"\"); channel_block: int (0)",
+     "Y = act(GroupNormalization(X) * Scale + Bias): X [N, C, spatial...] normalized over each of num_groups "
+     "groups of C / num_groups adjacent channels and their spatial dims (mean and variance in float64 from "
+     "float blocks), then channel c scaled by Scale[c] and shifted by Bias[c] (float32 [C], opset 21's "
+     "GroupNormalization); act \"\" or Swish (x * sigmoid(x)). channel_block = B stores X and Y as [N, C/B, "
+     "H, W, B] (-1: channels-last). CPU float32 only. Written by providers/cpu/rewrites/group_norm.cc from "
+     "the exporters' GroupNorm (Reshape to [N, groups, ...], InstanceNormalization of unit scale and zero "
+     "bias, Reshape back, Mul and Add per channel [, Sigmoid and Mul]) on CPU-placed nodes, and given its "
+     "channel_block by providers/cpu/rewrites/blocked_layout.cc."},
     {"FusedAttention", "Q, Kt, V, mask?", "Y",
      "scale: float (1); nan_rows_to_zero: int (0); heads_interleaved: int (0)",
      "Y = softmax(scale * MatMul(Q, Kt) + mask, last axis) V per batch matrix: Q [..., S, D], Kt [..., D, L] "

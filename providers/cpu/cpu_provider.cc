@@ -17,6 +17,7 @@
 #include "providers/cpu/rewrites/conv_input_scale.h"
 #include "providers/cpu/rewrites/conv_mean.h"
 #include "providers/cpu/rewrites/conv_sum.h"
+#include "providers/cpu/rewrites/group_norm.h"
 #include "providers/cpu/rewrites/integer_matmul_to_float.h"
 #include "providers/cpu/rewrites/matmul_bias.h"
 #include "providers/cpu/rewrites/norm_relu.h"
@@ -63,6 +64,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int int8_layers = cpu::FuseMatMulIntegerToFloat(graph, name());
   const int int8_sums = cpu::FuseQuantizedAdd(graph, name());
   const int relus = cpu::FuseBatchNormRelu(graph, name());
+  const int group_norms = cpu::FuseGroupNorm(graph, name());
   const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
   // These read the blocked layout, one after the other (an operator+ chain would leave their
@@ -71,7 +73,8 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int flattened = cpu::FlattenBlockedIntoDense(graph, name());
   const int sums = cpu::FuseConvResidualSum(graph, name());
   const int means = cpu::FuseConvChannelMean(graph, name());
-  return float_convs + attentions + add_norms + biases + int8_layers + int8_sums + relus + gates + blocked + norms + flattened + sums + means;
+  return float_convs + attentions + add_norms + biases + int8_layers + int8_sums + relus + group_norms + gates + blocked +
+         norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -6,8 +6,9 @@ columns short of a vector, a NaN), with expected outputs from onnx.reference in 
 for `tandem test-onnx` at the output's scale (tests/CMakeLists.txt: norm_reference): the
 GroupNorm of a diffusers VAE (32 groups), GroupNormalization of opset 18 (a scale per group)
 and 21 (per channel), and GroupNorm as the legacy exporter writes it (Reshape to
-[N, groups, -1], InstanceNormalization, Reshape back, Mul, Add). make_cases.sh calls
-write_all(OUT_DIR).
+[N, groups, -1], InstanceNormalization, Reshape back, Mul, Add), on its own and between
+convolutions with SiLU after it (the CPU's FusedGroupNorm, providers/cpu/rewrites/group_norm.h,
+on the blocked maps). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -47,6 +48,33 @@ def write_all(out):
              const("ones", np.ones(8, np.float32)), const("zeros", np.zeros(8, np.float32)),
              const("gamma", floats(64, 1, 1, offset=1)), const("beta", floats(64, 1, 1))]
     case(out, "group_norm_legacy_export", nodes, inits, floats(2, 64, 24, 24, scale=2), 17)
+    # GroupNorm + SiLU between convolutions, as the dynamo exporter writes a diffusion VAE's
+    # (Reshape to [N, groups, -1], InstanceNormalization, Reshape back, Mul, Add, Sigmoid,
+    # Mul), which the CPU runs as one FusedGroupNorm on the convolutions' blocked maps: 8
+    # channels a group; 4 a group (groups across the layout's blocks) with only the Add.
+    def conv(name, inp, c_in, c_out):
+        return (helper.make_node("Conv", [inp, name + ".w", name + ".b"], [name], pads=[1, 1, 1, 1]),
+                [const(name + ".w", floats(c_out, c_in, 3, 3, scale=0.2)), const(name + ".b", floats(c_out, scale=0.1))])
+
+    for name, c, groups, affine in (("group_norm_silu_between_convs", 64, 8, True),
+                                    ("group_norm_silu_groups_across_blocks", 48, 12, False)):
+        first, a = conv("first", "x", 3, c)
+        last, b = conv("last", "act", c, 8)
+        last.output[0] = "y"
+        nodes = [first, helper.make_node("Reshape", ["first", "grouped"], ["g"]),
+                 helper.make_node("InstanceNormalization", ["g", "ones", "zeros"], ["n"], epsilon=1e-6),
+                 helper.make_node("Reshape", ["n", "full"], ["r"])]
+        inits = a + b + [const("grouped", np.array([0, groups, -1], np.int64)),
+                         const("full", np.array([2, c, 19, 21], np.int64)),
+                         const("ones", np.ones(groups, np.float32)), const("zeros", np.zeros(groups, np.float32)),
+                         const("beta", floats(c, 1, 1))]
+        if affine:
+            nodes.append(helper.make_node("Mul", ["r", "gamma"], ["m"]))
+            inits.append(const("gamma", floats(c, 1, 1, offset=1)))
+        nodes += [helper.make_node("Add", ["m" if affine else "r", "beta"], ["gn"]),
+                  helper.make_node("Sigmoid", ["gn"], ["sig"]), helper.make_node("Mul", ["gn", "sig"], ["act"]), last]
+        write_case(out, name, nodes, inits, {"x": floats(2, 3, 19, 21, scale=2, offset=1)},
+                   {"y": (TensorProto.FLOAT, (2, 8, 19, 21))}, 17)
     case(out, "softmax_yolo_dfl", [helper.make_node("Softmax", ["x"], ["y"], axis=1)], [],
          floats(1, 16, 4, 8400, scale=3), 13)
     odd = floats(2, 7, 5, 37, scale=4)

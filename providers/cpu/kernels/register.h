@@ -49,6 +49,7 @@ void RegisterBlockedLayoutKernels(KernelRegistry& r);  // tensor/blocked_layout_
 void RegisterPoolKernels(KernelRegistry& r);         // nn/pool.cc
 void RegisterNormKernels(KernelRegistry& r);         // nn/norm.cc: BatchNorm, LRN, LayerNorm, ...
 void RegisterConcatNormKernels(KernelRegistry& r);   // nn/concat_norm_ops.cc: ConcatBatchNorm
+void RegisterFusedGroupNormKernels(KernelRegistry& r);  // nn/fused_group_norm.cc: ai.tandem FusedGroupNorm
 void RegisterShapeKernels(KernelRegistry& r);        // tensor/shape_ops.cc: Reshape, Shape, ...
 void RegisterCastKernels(KernelRegistry& r);         // tensor/cast_ops.cc: Cast, CastLike, BitCast
 void RegisterSpatialKernels(KernelRegistry& r);      // nn/spatial_ops.cc: Col2Im, AffineGrid
@@ -117,6 +118,7 @@ inline void RegisterAllCpuKernels(KernelRegistry& r) {
   RegisterPoolKernels(r);
   RegisterNormKernels(r);
   RegisterConcatNormKernels(r);
+  RegisterFusedGroupNormKernels(r);
   RegisterShapeKernels(r);
   RegisterCastKernels(r);
   RegisterSpatialKernels(r);

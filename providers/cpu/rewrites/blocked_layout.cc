@@ -68,6 +68,8 @@ class BlockedLayoutPass {
       return n.inputs.size() == 2 && IsBlocked(n.inputs[0]) && graph_.initializers.count(n.inputs[1]);
     if (n.domain == kTandemDomain && (n.op_type == "QLinearAdd" || n.op_type == "QLinearMul"))  // element-wise
       return n.inputs.size() == 8 && IsBlocked(n.inputs[0]) && IsBlocked(n.inputs[3]);
+    if (n.domain == kTandemDomain && n.op_type == "FusedGroupNorm")  // any layout (kernels/nn/fused_group_norm.cc)
+      return input_blocked && n.outputs.size() == 1;
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;
     if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {  // per tensor: element by element

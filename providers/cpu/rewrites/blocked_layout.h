@@ -25,9 +25,9 @@
 //     not tf_crop_and_resize) reads and writes blocked, resizing each pixel's channel
 //     vector at once (kernels/nn/resize_separable.h) — unless nothing reads its output
 //     blocked: then it reads plain, and the smaller map is the one converted;
-//   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool and
-//     inference BatchNormalization of a blocked input get channel_block = B and read and
-//     write blocked; a ReduceMean of a blocked input over both spatial axes with keepdims
+//   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool,
+//     inference BatchNormalization and FusedGroupNorm (rewrites/group_norm.h) of a blocked
+//     input get channel_block = B and read and write blocked; a ReduceMean of a blocked input over both spatial axes with keepdims
 //     (a squeeze-and-excitation pool as exporters write it) becomes such a
 //     GlobalAveragePool;
 //   - with channels-last, a network's first convolution (a plain float image of at most 4

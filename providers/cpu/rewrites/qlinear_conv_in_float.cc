@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "graph/passes.h"
 #include "providers/cpu/kernels/quantization/int8_matmul.h"
 
 namespace tandem::cpu {
@@ -14,12 +15,6 @@ const Tensor* Initializer(const Graph& g, const Node& n, size_t i) {
 }
 
 bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
-
-std::string FreshValue(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.initializers.count(name) || g.value_info.count(name); ++i) name = base + "_" + std::to_string(i);
-  return name;
-}
 
 // The float32 weights and bias of QLinearConv `n`, or false when they are not constants of
 // the expected shapes.
@@ -68,9 +63,9 @@ int QLinearConvInFloat(Graph& graph, const std::string& provider) {
       continue;
     }
     const std::string base = n.name.empty() ? n.outputs[0] : n.name;
-    const std::string x_float = FreshValue(graph, base + "/dequantized_input");
-    const std::string y_float = FreshValue(graph, base + "/float_output");
-    const std::string w_name = FreshValue(graph, base + "/float_weights");
+    const std::string x_float = UnusedValueName(graph, base + "/dequantized_input");
+    const std::string y_float = UnusedValueName(graph, base + "/float_output");
+    const std::string w_name = UnusedValueName(graph, base + "/float_weights");
     graph.initializers[w_name] = std::move(w_float);
     graph.constants.insert(w_name);
     graph.value_info[x_float] = ValueInfo{x_float, DataType::kFloat, Shape::Unknown()};
@@ -86,7 +81,7 @@ int QLinearConvInFloat(Graph& graph, const std::string& provider) {
     conv.attributes = n.attributes;
     conv.inputs = {x_float, w_name};
     if (n.has_input(8)) {
-      const std::string b_name = FreshValue(graph, base + "/float_bias");
+      const std::string b_name = UnusedValueName(graph, base + "/float_bias");
       graph.initializers[b_name] = std::move(b_float);
       graph.constants.insert(b_name);
       conv.inputs.push_back(b_name);

@@ -2,6 +2,7 @@
 // RandomNormal, their *Like forms and Bernoulli) drawn from a per-kernel std::mt19937,
 // seeded from the 'seed' attribute when given. (Constant nodes become initializers at
 // import, so there is no Constant kernel.)
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -47,7 +48,9 @@ class ConstantOfShape : public Kernel {
       using T = decltype(tag);
       const T v = value_.data<T>()[0];
       T* dst = y.data<T>();
-      for (int64_t i = 0; i < y.numel(); ++i) dst[i] = v;
+      // The count read once: stores through dst may alias y's dims for all the compiler
+      // knows (one-byte types), which kept it recomputing the product each element.
+      ParallelBlocks(y.numel(), [&](int64_t begin, int64_t end) { std::fill(dst + begin, dst + end, v); });
     });
     if (!ok) return absl::InvalidArgumentError("unsupported value type");
     return absl::OkStatus();
