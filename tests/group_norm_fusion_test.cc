@@ -2,10 +2,11 @@
 // (providers/cpu/rewrites/group_norm.h) and run on the convolutions' blocked maps: a VAE-like
 // block gives the outputs of the same graph run unfused (InstanceNormalization, Mul, Add,
 // Sigmoid and Mul on their own kernels), under each layout forced through
-// TANDEM_CPU_CONV_LAYOUT, with no conversion between the convolutions; an
-// InstanceNormalization whose scale is not one and a normalization whose result is also a
-// graph output are kept as they are. (tests/op_reference/norm_cases.py checks the fused
-// kernel against onnx.reference in float64.)
+// TANDEM_CPU_CONV_LAYOUT, with no conversion between the convolutions; without static
+// shapes the Reshapes are recognized by their targets; an InstanceNormalization whose scale
+// is not one stays, and a normalization whose result is also a graph output keeps its SiLU.
+// (tests/op_reference/norm_cases.py checks the fused kernel against onnx.reference in
+// float64.)
 #include <gtest/gtest.h>
 
 #include "runtime/session.h"
@@ -18,11 +19,18 @@ namespace {
 using namespace tandem::testing;
 
 // x[2,3,10,12] -> Conv 32 = c0 -> GroupNorm(8 groups) = gn -> SiLU -> Conv 16 = y. With
-// `unit_scale` false the InstanceNormalization's scale is 2; with `gn_out` gn is an output too.
-onnx::ModelProto VaeBlockModel(bool unit_scale, bool gn_out) {
+// `unit_scale` false the InstanceNormalization's scale is 2; with `gn_out` gn is an output
+// too; with `any_size` x's height and width are symbolic and the Reshape back takes
+// Shape(c0), as the TorchScript exporter writes it (no static shapes to go by).
+onnx::ModelProto VaeBlockModel(bool unit_scale, bool gn_out, bool any_size = false) {
   onnx::ModelProto m = EmptyModel(17, "vae_block");
   auto* g = m.mutable_graph();
-  SetFloatType(g->add_input(), "x", {2, 3, 10, 12});
+  auto* x = g->add_input();
+  SetFloatType(x, "x", {2, 3, 10, 12});
+  if (any_size) {
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("h");
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(3)->set_dim_param("w");
+  }
   AddFloatInitializer(g, "w0", {32, 3, 3, 3}, 0.05f);
   AddFloatInitializer(g, "w1", {16, 32, 3, 3}, 0.03f);
   AddInt64Initializer(g, "grouped", {2, 8, -1});
@@ -34,7 +42,8 @@ onnx::ModelProto VaeBlockModel(bool unit_scale, bool gn_out) {
   AddPaddedConv(g, "conv0", {"x", "w0"}, "c0", 1);
   AddNode(g, "Reshape", "split", {"c0", "grouped"}, {"grouped_c0"});
   AddNode(g, "InstanceNormalization", "norm", {"grouped_c0", "ones", "zeros"}, {"normed"});
-  AddNode(g, "Reshape", "merge", {"normed", "full"}, {"merged"});
+  if (any_size) AddNode(g, "Shape", "shape", {"c0"}, {"c0_shape"});
+  AddNode(g, "Reshape", "merge", {"normed", any_size ? "c0_shape" : "full"}, {"merged"});
   AddNode(g, "Mul", "scale", {"merged", "gamma"}, {"scaled"});
   AddNode(g, "Add", "shift", {"scaled", "beta"}, {"gn"});
   AddNode(g, "Sigmoid", "gate", {"gn"}, {"gate"});
@@ -64,6 +73,16 @@ TEST_P(GroupNormFusion, VaeBlockMatchesTheUnfusedGraph) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, GroupNormFusion, ::testing::Values("nhwc", "nChw16c", "nChw8c", "nchw"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+TEST(GroupNormFusionAnySize, FoldsByTheReshapeTargets) {
+  auto fused = LoadTestModel(VaeBlockModel(true, false, true), true);
+  auto plain = LoadTestModel(VaeBlockModel(true, false, true), false);
+  ASSERT_TRUE(fused && plain);
+  auto ops = OpCounts(fused->graph());
+  EXPECT_EQ(ops["FusedGroupNorm"], 1);
+  EXPECT_EQ(ops["InstanceNormalization"] + ops["Reshape"] + ops["Shape"] + ops["Sigmoid"], 0);
+  ExpectSameOutputs(*fused, *plain, {2, 3, 10, 12});
+}
 
 TEST(GroupNormFusionKept, AScaledInstanceNormStays) {
   auto fused = LoadTestModel(VaeBlockModel(false, false), true);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/passes.h"
+#include "graph/static_shape.h"
 #include "graph/value_readers.h"
 
 namespace tandem::cpu {
@@ -13,13 +14,6 @@ namespace {
 const Tensor* FloatConstant(const Graph& g, const std::string& name) {
   auto it = g.initializers.find(name);
   return it != g.initializers.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
-}
-
-// The value's shape when every dim is known, else nullopt.
-std::optional<Dims> StaticDims(const Graph& g, const std::string& value) {
-  const ValueInfo* vi = g.FindValueInfo(value);
-  if (!vi || !vi->shape.fully_known()) return std::nullopt;
-  return vi->shape.ToDims();
 }
 
 // Whether the constant holds `v` throughout.
@@ -76,6 +70,31 @@ class GroupNormFusion {
     return other == value ? nullptr : &other;
   }
 
+  // The groups of Reshape `split` of x (rank `rank`) to [N, groups, ...]: from the static
+  // shapes, or from its constant target [0, groups, -1] (the exporters' own), else 0.
+  int64_t SplitGroups(const Node& split, size_t rank) const {
+    const std::optional<Dims> xd = StaticDims(g_, split.inputs[0]), gd = StaticDims(g_, split.outputs[0]);
+    if (xd && gd && gd->size() >= 3 && (*gd)[0] == (*xd)[0]) return (*gd)[1];
+    auto t = split.inputs.size() == 2 ? g_.initializers.find(split.inputs[1]) : g_.initializers.end();
+    if (t == g_.initializers.end() || t->second.dtype() != DataType::kInt64 || t->second.numel() != 3 ||
+        split.attr_int("allowzero", 0) != 0 || rank < 3)
+      return 0;
+    const int64_t* v = t->second.data<int64_t>();
+    return v[0] == 0 && v[1] > 0 && v[2] == -1 ? v[1] : 0;
+  }
+
+  // Whether Reshape `merge` gives back x's shape: by the static shapes, or its target is
+  // Shape(x).
+  bool MergesBack(const Node& merge, const std::string& x) const {
+    const std::optional<Dims> xd = StaticDims(g_, x);
+    if (xd && StaticDims(g_, merge.outputs[0]) == xd) return true;
+    auto p = merge.inputs.size() == 2 ? producers_.find(merge.inputs[1]) : producers_.end();
+    if (p == producers_.end()) return false;
+    const Node& shape = g_.nodes[p->second];
+    return IsOp(shape, "Shape") && shape.inputs.size() == 1 && shape.inputs[0] == x && !shape.has_attr("end") &&
+           shape.attr_int("start", 0) == 0;
+  }
+
   void TryAt(size_t k) {
     const Node& norm = g_.nodes[k];
     if (norm.inputs.size() != 3 || removed_.count(k)) return;
@@ -86,29 +105,37 @@ class GroupNormFusion {
     const Node& split = g_.nodes[p->second];
     if (!IsOp(split, "Reshape") || readers_.Sole(norm.inputs[0]) != static_cast<int>(k)) return;
     const std::string& x = split.inputs[0];
-    const std::optional<Dims> xd = StaticDims(g_, x), gd = StaticDims(g_, norm.inputs[0]);
-    if (!xd || !gd || xd->size() < 3 || gd->size() < 3 || (*gd)[0] != (*xd)[0] || g_.ValueType(x) != DataType::kFloat)
-      return;
-    const int64_t C = (*xd)[1], groups = (*gd)[1];
-    if (groups <= 0 || C % groups != 0 || unit->numel() != groups) return;
+    const ValueInfo* xi = g_.FindValueInfo(x);
+    if (!xi || !xi->shape.rank_known || xi->shape.dims.size() < 3 || xi->dtype != DataType::kFloat) return;
+    const size_t rank = xi->shape.dims.size();
+    const int64_t groups = SplitGroups(split, rank);
     const int merge = SoleReader(norm.outputs[0], "Reshape");
-    if (merge < 0 || StaticDims(g_, g_.nodes[merge].outputs[0]) != xd) return;
-    std::set<size_t> nodes = {p->second, k, static_cast<size_t>(merge)};
+    if (groups <= 0 || unit->numel() != groups || zero->numel() != groups || merge < 0 ||
+        !MergesBack(g_.nodes[merge], x))
+      return;
+    // The channels: x's dim 1, or where shape inference left it open, the affine part's size.
+    int64_t C = xi->shape.dims[1].known() ? xi->shape.dims[1].value : 0;
+    std::vector<std::pair<int, std::vector<float>>> affine;  // the Mul's and the Add's node and values
     std::string value = g_.nodes[merge].outputs[0];
-    std::vector<float> weight(static_cast<size_t>(C), 1.f), bias(static_cast<size_t>(C), 0.f);
-    for (const char* op : {"Mul", "Add"}) {  // the affine part, each optional
+    for (const char* op : {"Mul", "Add"}) {  // each optional
       const int r = SoleReader(value, op);
       const std::string* other = r >= 0 ? OtherInput(g_.nodes[r], value) : nullptr;
       const Tensor* t = other ? FloatConstant(g_, *other) : nullptr;
-      const std::optional<std::vector<float>> v = t ? PerChannel(*t, xd->size(), C) : std::nullopt;
-      if (!v) continue;
-      if (op[0] == 'M') {
-        weight = *v;
-      } else {
-        bias = *v;
-      }
-      nodes.insert(static_cast<size_t>(r));
-      value = g_.nodes[r].outputs[0];
+      if (t && C == 0 && t->numel() > 1) C = t->numel();
+      const std::optional<std::vector<float>> v = t && C > 0 ? PerChannel(*t, rank, C) : std::nullopt;
+      affine.emplace_back(v ? r : -1, v.value_or(std::vector<float>()));
+      if (v) value = g_.nodes[r].outputs[0];
+    }
+    if (C <= 0 || C % groups != 0) return;
+    std::vector<float> weight(static_cast<size_t>(C), 1.f), bias(static_cast<size_t>(C), 0.f);
+    std::set<size_t> nodes = {p->second, k, static_cast<size_t>(merge)};
+    const std::string& target = g_.nodes[merge].inputs[1];
+    if (auto t = producers_.find(target); t != producers_.end() && readers_.Sole(target) == merge)
+      nodes.insert(t->second);  // a Shape(x) nothing else reads
+    for (size_t i = 0; i < 2; ++i) {
+      if (affine[i].first < 0) continue;
+      (i == 0 ? weight : bias) = affine[i].second;
+      nodes.insert(static_cast<size_t>(affine[i].first));
     }
     const int swish = SwishAfter(value, nodes);
     Node fused;
