@@ -70,17 +70,18 @@ class GroupNormFusion {
     return other == value ? nullptr : &other;
   }
 
-  // The groups of Reshape `split` of x (rank `rank`) to [N, groups, ...]: from the static
-  // shapes, or from its constant target [0, groups, -1] (the exporters' own), else 0.
-  int64_t SplitGroups(const Node& split, size_t rank) const {
+  // The groups of Reshape `split` of x (of `x_dims`) to [N, groups, ...]: from the static
+  // shapes, or from its constant target [0 or N, groups, -1] (the exporters' own), else 0.
+  int64_t SplitGroups(const Node& split, const std::vector<Dim>& x_dims) const {
     const std::optional<Dims> xd = StaticDims(g_, split.inputs[0]), gd = StaticDims(g_, split.outputs[0]);
     if (xd && gd && gd->size() >= 3 && (*gd)[0] == (*xd)[0]) return (*gd)[1];
     auto t = split.inputs.size() == 2 ? g_.initializers.find(split.inputs[1]) : g_.initializers.end();
     if (t == g_.initializers.end() || t->second.dtype() != DataType::kInt64 || t->second.numel() != 3 ||
-        split.attr_int("allowzero", 0) != 0 || rank < 3)
+        split.attr_int("allowzero", 0) != 0 || x_dims.size() < 3)
       return 0;
     const int64_t* v = t->second.data<int64_t>();
-    return v[0] == 0 && v[1] > 0 && v[2] == -1 ? v[1] : 0;
+    const bool batch = v[0] == 0 || (x_dims[0].known() && v[0] == x_dims[0].value);
+    return batch && v[1] > 0 && v[2] == -1 ? v[1] : 0;
   }
 
   // Whether Reshape `merge` gives back x's shape: by the static shapes, or its target is
@@ -108,7 +109,7 @@ class GroupNormFusion {
     const ValueInfo* xi = g_.FindValueInfo(x);
     if (!xi || !xi->shape.rank_known || xi->shape.dims.size() < 3 || xi->dtype != DataType::kFloat) return;
     const size_t rank = xi->shape.dims.size();
-    const int64_t groups = SplitGroups(split, rank);
+    const int64_t groups = SplitGroups(split, xi->shape.dims);
     const int merge = SoleReader(norm.outputs[0], "Reshape");
     if (groups <= 0 || unit->numel() != groups || zero->numel() != groups || merge < 0 ||
         !MergesBack(g_.nodes[merge], x))
