@@ -1,10 +1,10 @@
 // GroupNorm on the CPU as one node. PyTorch's exporters write nn.GroupNorm(G, C) of
 // x [N, C, spatial...] as Reshape(x) to [N, G, ...], InstanceNormalization with unit scale
 // and zero bias of G, Reshape back to x's shape, Mul by the per-channel weight and Add of
-// the bias ([C, 1, ...] constants). The Reshapes are recognized by the inferred static
-// shapes, or where inference left them open (the TorchScript exporter's UNet), by their
-// targets: the constant [0, G, -1] and Shape(x) — and a diffusion UNet or VAE then applies SiLU as
-// Sigmoid and Mul. These nodes (each value read by the next alone, none a graph output,
+// the bias ([C, 1, ...] constants), and a diffusion UNet or VAE then applies SiLU as
+// Sigmoid and Mul. The Reshapes are recognized by the inferred static shapes, or where
+// inference left them open (the TorchScript exporter's UNet), by their targets: the
+// constant [0 or N, G, -1] and Shape(x). These nodes (each value read by the next alone, none a graph output,
 // all assigned to `provider`) become one ai.tandem FusedGroupNorm (ops/tandem_ops.cc) of x,
 // the weight and the bias, with activation = "Swish" when x * Sigmoid(x) follows; the Mul
 // and the Add may each be absent (a weight of ones, a bias of zeros). The blocked-layout
