@@ -25,6 +25,8 @@
 // pool folded in by providers/cpu/rewrites/conv_mean.h), is taken by that pass on its way,
 // else by a pass over Y (channel_means.h). A convolution of one input channel per group
 // and several outputs each runs as a depthwise one of the channels repeated (repeat_channels.h).
+// A 1x1 convolution of one-pixel maps at a batch of a few runs as a product with the packed
+// weights (microkernels/skinny_gemm.h), in any layout (one pixel: the same bytes).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -43,6 +45,7 @@
 #include "providers/cpu/kernels/register.h"
 #include "providers/cpu/microkernels/fused_activation.h"
 #include "providers/cpu/microkernels/max_pool_2x2.h"
+#include "providers/cpu/microkernels/skinny_gemm.h"
 #include "providers/cpu/microkernels/small_map_conv.h"
 #include "providers/cpu/microkernels/swish.h"
 #include "providers/cpu/packed_weights.h"
@@ -468,6 +471,14 @@ class Conv : public Kernel {
     if (y.numel() == 0) return absl::OkStatus();
     if (in.size() > 3)
       return absl::UnimplementedError("Conv supports 1 to 3 spatial dimensions");
+    if (!means && IsPointProduct(x, w, b, *geo)) {
+      // [N, C] x W[M, C]^T: the same bytes in every layout when each map is one pixel
+      point_weights_.Get(w, /*trans_b=*/true, w.dim(1), w.dim(0))
+          .Multiply(x.data<float>(), static_cast<int>(N), 1.f, b ? b->data<float>() : nullptr, 1.f, y.data<float>(),
+                    ctx.num_threads());
+      act_.Apply(y.data<float>(), y.numel());
+      return absl::OkStatus();
+    }
     if (sum_ && (!use_dnnl || x.dtype() != DataType::kFloat))
       return absl::InvalidArgumentError("a residual sum needs a float32 convolution of a non-empty X and W");
     if (block_ != 0) {
@@ -610,6 +621,18 @@ class Conv : public Kernel {
     return s;
   }
 
+  // Whether this call is a product of a few one-pixel maps with constant float32 weights: a
+  // 1x1 convolution of one group on 1x1 maps (MobileNetV3's and V4's head after the pool), no
+  // pool, sum or channel scale, shaped for the skinny path (skinny_gemm.h).
+  bool IsPointProduct(const Tensor& x, const Tensor& w, const Tensor* b, const WindowGeometry& geo) const {
+    if (group_ != 1 || !w_constant_ || pool_ || sum_ || scale_ || x.dtype() != DataType::kFloat ||
+        w.dtype() != DataType::kFloat || (b && b->dtype() != DataType::kFloat))
+      return false;
+    for (int d = 2; d < x.rank(); ++d)
+      if (x.dim(d) != 1 || w.dim(d) != 1 || geo.out[d - 2] != 1) return false;
+    return skinny::IsSkinny(x.dim(0), w.dim(1), w.dim(0));
+  }
+
   // m when this is a float32 convolution of one input channel per group and m > 1 outputs
   // each (repeat_channels.h), else 1.
   int64_t ChannelMultiplier(const Tensor& x, const Tensor& w, const float* scale) const {
@@ -730,6 +753,7 @@ class Conv : public Kernel {
   CheckedShapes shapes_;
   small_map::LazyPackedWeights small_map_weights_;  // constant W, packed for small_map_conv.h
   RepeatedChannels repeated_;  // X's channels repeated for a channel multiplier
+  skinny::LazyPackedWeights point_weights_;  // constant W, packed for IsPointProduct's calls
 };
 
 class ConvTranspose : public Kernel {

@@ -1,12 +1,14 @@
-"""Writes ONNX test folders of channel-multiplier convolutions (group = input channels, m
-outputs per group), which the CPU provider runs as depthwise convolutions of the channels
-repeated m times (providers/cpu/kernels/nn/repeat_channels.h): FastViT's 7x7 stride-2
-downsampling (m = 2), a 3x3 with m = 3 and a bias, a dilated 3x3 (m = 4), a 1x1 (m = 2), on
-the graph's plain input and between convolutions (where the blocked-layout pass gives them
-channel-blocked or channels-last maps), with a ReLU fused after. Expected outputs from
-onnx.reference in float64, for `tandem test-onnx` at the output's scale on each
-instruction set and convolution layout (tests/CMakeLists.txt: multiplier_reference).
-make_cases.sh calls write_all(OUT_DIR).
+"""Writes ONNX test folders of the convolutions the CPU provider runs on paths of their own
+(providers/cpu/kernels/nn/conv.cc): channel-multiplier convolutions (group = input channels,
+m outputs per group), run as depthwise convolutions of the channels repeated m times
+(repeat_channels.h) — FastViT's 7x7 stride-2 downsampling (m = 2), a 3x3 with m = 3 and a
+bias, a dilated 3x3 (m = 4), a 1x1 (m = 2) — on the graph's plain input and between
+convolutions (where the blocked-layout pass gives them channel-blocked or channels-last
+maps), with a ReLU fused after; and 1x1 convolutions of one-pixel maps (MobileNetV3's head
+after its pool, with its HardSwish; batch 1 and 3), run as products with packed weights
+(microkernels/skinny_gemm.h). Expected outputs from onnx.reference in float64, for `tandem
+test-onnx` at the output's scale on each instruction set and convolution layout
+(tests/CMakeLists.txt: conv_reference). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -50,3 +52,14 @@ def write_all(out):
         nodes = [first, helper.make_node("Relu", ["first"], ["r0"]), mult, helper.make_node("Relu", ["mult"], ["r1"]),
                  last]
         write_case(out, "chain_" + name, nodes, a + b + d, {"x": floats(1, 8, 24, 21)}, {"y": TensorProto.FLOAT}, 13)
+
+    # MobileNetV3's head: Conv -> GlobalAveragePool -> 1x1 Conv + HardSwish -> 1x1 Conv
+    for batch in (1, 3):
+        stem, a = conv("stem", "x", 8, 96, 3, 1)
+        head, b = conv("head", "pooled", 96, 1280, 1, 0)
+        cls, d = conv("cls", "h", 1280, 40, 1, 0, bias=False)
+        cls.output[0] = "y"
+        nodes = [stem, helper.make_node("GlobalAveragePool", ["stem"], ["pooled"]), head,
+                 helper.make_node("HardSwish", ["head"], ["h"]), cls]
+        write_case(out, f"point_head_batch{batch}", nodes, a + b + d, {"x": floats(batch, 8, 9, 7)},
+                   {"y": TensorProto.FLOAT}, 14)
