@@ -6,7 +6,7 @@ bias, a dilated 3x3 (m = 4), a 1x1 (m = 2) — on the graph's plain input and be
 convolutions (where the blocked-layout pass gives them channel-blocked or channels-last
 maps), with a ReLU fused after; and 1x1 convolutions of one-pixel maps (MobileNetV3's head
 after its pool, with its HardSwish; batch 1 and 3), run as products with packed weights
-(microkernels/skinny_gemm.h). Expected outputs from onnx.reference in float64, for `tandem
+(microkernels/skinny_gemm.h), and one whose leading pad leaves it only the bias. Expected outputs from onnx.reference in float64, for `tandem
 test-onnx` at the output's scale on each instruction set and convolution layout
 (tests/CMakeLists.txt: conv_reference). make_cases.sh calls write_all(OUT_DIR).
 """
@@ -63,3 +63,8 @@ def write_all(out):
                  helper.make_node("HardSwish", ["head"], ["h"]), cls]
         write_case(out, f"point_head_batch{batch}", nodes, a + b + d, {"x": floats(batch, 8, 9, 7)},
                    {"y": TensorProto.FLOAT}, 14)
+    # ... but padded before and strided so that its one output pixel is on the padding: the bias
+    node = helper.make_node("Conv", ["x", "pw", "pb"], ["y"], pads=[1, 1, 0, 0], strides=[2, 2])
+    write_case(out, "point_on_the_padding", [node],
+               [const("pw", floats(1280, 96, 1, 1, scale=0.1)), const("pb", floats(1280))],
+               {"x": floats(1, 96, 1, 1)}, {"y": TensorProto.FLOAT}, 14)

@@ -4,10 +4,10 @@ the tokens as EdgeNeXt's XCA attention normalizes q and k (F.normalize: ReduceL2
 ReduceSum, ReduceMean, ReduceSumSquare and ReduceL1 over the last axis and over the last two,
 a row long enough for many blocks with a tail, axes given as an input (opset 18) and as an
 attribute (13), keepdims 0 and 1; over middle axes (row_sums.h's column sums: a mean over
-the tokens, a sum of squares over two axes, a long axis before a narrow one); and over an
-outer axis. Expected outputs from onnx.reference in float64, for `tandem
-test-onnx` at the output's scale (tests/CMakeLists.txt: reduce_reference). make_cases.sh
-calls write_all(OUT_DIR).
+the tokens, a sum of squares over two axes, a long axis before a narrow one, its rows split
+between the threads); and over an outer axis. Expected outputs from onnx.reference in
+float64, for `tandem test-onnx` at the output's scale (tests/CMakeLists.txt:
+reduce_reference). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -54,4 +54,7 @@ def write_all(out):
          [helper.make_node("ReduceSumSquare", ["x"], ["y"], axes=[1, 2], keepdims=1)], [], x, 13)
     case("reducel1_long_middle_axis", [helper.make_node("ReduceL1", ["x"], ["y"], axes=[1], keepdims=1)], [],
          floats(2, 1500, 3, scale=4, offset=-1), 13)
+    # one image and few columns: the rows split between the threads, their parts added
+    case("reducemean_rows_in_parts", [helper.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [],
+         floats(1, 5003, 5, scale=3, offset=2), 13)
     print(f"wrote {len(os.listdir(out))} reduce cases to {out}")

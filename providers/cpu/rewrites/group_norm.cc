@@ -114,25 +114,29 @@ class GroupNormFusion {
     if (groups <= 0 || unit->numel() != groups || zero->numel() != groups || merge < 0 ||
         !MergesBack(g_.nodes[merge], x))
       return;
-    // The channels: x's dim 1, or where shape inference left it open, the affine part's size.
-    int64_t C = xi->shape.dims[1].known() ? xi->shape.dims[1].value : 0;
+    // The channels: x's dim 1 (where inference left it open, a one-channel x could broadcast
+    // against a Mul of C values, which the fused node would not).
+    if (!xi->shape.dims[1].known()) return;
+    const int64_t C = xi->shape.dims[1].value;
     std::vector<std::pair<int, std::vector<float>>> affine;  // the Mul's and the Add's node and values
     std::string value = g_.nodes[merge].outputs[0];
     for (const char* op : {"Mul", "Add"}) {  // each optional
       const int r = SoleReader(value, op);
       const std::string* other = r >= 0 ? OtherInput(g_.nodes[r], value) : nullptr;
       const Tensor* t = other ? FloatConstant(g_, *other) : nullptr;
-      if (t && C == 0 && t->numel() > 1) C = t->numel();
-      const std::optional<std::vector<float>> v = t && C > 0 ? PerChannel(*t, rank, C) : std::nullopt;
+      const std::optional<std::vector<float>> v = t ? PerChannel(*t, rank, C) : std::nullopt;
       affine.emplace_back(v ? r : -1, v.value_or(std::vector<float>()));
       if (v) value = g_.nodes[r].outputs[0];
     }
     if (C <= 0 || C % groups != 0) return;
     std::vector<float> weight(static_cast<size_t>(C), 1.f), bias(static_cast<size_t>(C), 0.f);
     std::set<size_t> nodes = {p->second, k, static_cast<size_t>(merge)};
-    const std::string& target = g_.nodes[merge].inputs[1];
-    if (auto t = producers_.find(target); t != producers_.end() && readers_.Sole(target) == merge)
-      nodes.insert(t->second);  // a Shape(x) nothing else reads
+    if (g_.nodes[merge].inputs.size() == 2) {  // a Shape(x) target nothing else reads goes too
+      const std::string& target = g_.nodes[merge].inputs[1];
+      auto t = producers_.find(target);
+      if (t != producers_.end() && IsOp(g_.nodes[t->second], "Shape") && readers_.Sole(target) == merge)
+        nodes.insert(t->second);
+    }
     for (size_t i = 0; i < 2; ++i) {
       if (affine[i].first < 0) continue;
       (i == 0 ? weight : bias) = affine[i].second;

@@ -4,7 +4,7 @@
 // the bias ([C, 1, ...] constants), and a diffusion UNet or VAE then applies SiLU as
 // Sigmoid and Mul. The Reshapes are recognized by the inferred static shapes, or where
 // inference left them open (the TorchScript exporter's UNet), by their targets: the
-// constant [0 or N, G, -1] and Shape(x). These nodes (each value read by the next alone, none a graph output,
+// constant [0 or N, G, -1] and Shape(x); x's channels must be known. These nodes (each value read by the next alone, none a graph output,
 // all assigned to `provider`) become one ai.tandem FusedGroupNorm (ops/tandem_ops.cc) of x,
 // the weight and the bias, with activation = "Swish" when x * Sigmoid(x) follows; the Mul
 // and the Add may each be absent (a weight of ones, a bias of zeros). The blocked-layout

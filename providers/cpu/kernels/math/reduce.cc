@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include <omp.h>
 
 #include "providers/cpu/kernels/elementwise.h"
 #include "providers/cpu/kernels/register.h"
@@ -257,14 +260,27 @@ bool ReduceAxisRun(RK kind, const Tensor& x, const std::vector<bool>& reduced, T
     }, n);
     return true;
   }
+  // Tasks of 64 columns; with fewer of them than two per thread, the rows split into parts of
+  // at least 1024 too (a long axis before a narrow one), their sums added afterwards.
   constexpr int64_t kColumns = 64;
-  const int64_t chunks = (inner + kColumns - 1) / kColumns;
-  ParallelForIf(x.numel() >= (int64_t{1} << 15), outer * chunks, [&](int64_t task) {
-    const int64_t o = task / chunks, c0 = task % chunks * kColumns, width = std::min(kColumns, inner - c0);
-    double sums[kColumns];
-    kernels.sum_columns(px + o * n * inner + c0, n, width, inner, term, sums);
-    for (int64_t j = 0; j < width; ++j) out[o * inner + c0 + j] = finish(sums[j]);
+  const int64_t chunks = (inner + kColumns - 1) / kColumns, threads = std::max(1, omp_get_max_threads());
+  const int64_t parts = std::clamp<int64_t>(2 * threads / (outer * chunks), 1, std::max<int64_t>(n / 1024, 1));
+  const int64_t rows = (n + parts - 1) / parts;
+  std::vector<double> sums(outer * chunks * parts * kColumns, 0.0);
+  ParallelForIf(x.numel() >= (int64_t{1} << 15), outer * chunks * parts, [&](int64_t task) {
+    const int64_t part = task % parts, oc = task / parts, o = oc / chunks, c0 = oc % chunks * kColumns;
+    const int64_t r0 = std::min(n, part * rows), count = std::min(n, r0 + rows) - r0;
+    kernels.sum_columns(px + (o * n + r0) * inner + c0, count, std::min(kColumns, inner - c0), inner, term,
+                        &sums[task * kColumns]);
   });
+  for (int64_t oc = 0; oc < outer * chunks; ++oc) {
+    const int64_t o = oc / chunks, c0 = oc % chunks * kColumns, width = std::min(kColumns, inner - c0);
+    for (int64_t j = 0; j < width; ++j) {
+      double s = 0;
+      for (int64_t part = 0; part < parts; ++part) s += sums[(oc * parts + part) * kColumns + j];
+      out[o * inner + c0 + j] = finish(s);
+    }
+  }
   return true;
 }
 

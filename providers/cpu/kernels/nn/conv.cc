@@ -622,14 +622,14 @@ class Conv : public Kernel {
   }
 
   // Whether this call is a product of a few one-pixel maps with constant float32 weights: a
-  // 1x1 convolution of one group on 1x1 maps (MobileNetV3's and V4's head after the pool), no
-  // pool, sum or channel scale, shaped for the skinny path (skinny_gemm.h).
+  // 1x1 convolution of one group on 1x1 maps without leading pads (MobileNetV3's and V4's head
+  // after the pool), no pool, sum or channel scale, shaped for the skinny path (skinny_gemm.h).
   bool IsPointProduct(const Tensor& x, const Tensor& w, const Tensor* b, const WindowGeometry& geo) const {
     if (group_ != 1 || !w_constant_ || pool_ || sum_ || scale_ || x.dtype() != DataType::kFloat ||
         w.dtype() != DataType::kFloat || (b && b->dtype() != DataType::kFloat))
       return false;
-    for (int d = 2; d < x.rank(); ++d)
-      if (x.dim(d) != 1 || w.dim(d) != 1 || geo.out[d - 2] != 1) return false;
+    for (int d = 2; d < x.rank(); ++d)  // a leading pad would put the one output on the padding
+      if (x.dim(d) != 1 || w.dim(d) != 1 || geo.out[d - 2] != 1 || geo.pads_begin[d - 2] != 0) return false;
     return skinny::IsSkinny(x.dim(0), w.dim(1), w.dim(0));
   }
 
