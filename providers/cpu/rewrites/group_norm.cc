@@ -7,14 +7,10 @@
 #include "graph/passes.h"
 #include "graph/static_shape.h"
 #include "graph/value_readers.h"
+#include "providers/cpu/rewrites/float_constant.h"
 
 namespace tandem::cpu {
 namespace {
-
-const Tensor* FloatConstant(const Graph& g, const std::string& name) {
-  auto it = g.initializers.find(name);
-  return it != g.initializers.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
-}
 
 // Whether the constant holds `v` throughout.
 bool AllEqual(const Tensor& t, float v) {

@@ -5,14 +5,10 @@
 #include "graph/passes.h"
 #include "graph/value_readers.h"
 #include "ops/fused_activation_attributes.h"
+#include "providers/cpu/rewrites/float_constant.h"
 
 namespace tandem::cpu {
 namespace {
-
-const Tensor* FloatConstant(const Graph& g, const std::string& name) {
-  auto it = g.initializers.find(name);
-  return it != g.initializers.end() && it->second.dtype() == DataType::kFloat ? &it->second : nullptr;
-}
 
 // The bias operand of `add` (the input that is not `y`) when it is a constant [n]: then
 // Add(y, bias) has y's shape ([1, n] could raise a 1-D y's rank).
