@@ -5,7 +5,10 @@ the CPU kernel (providers/cpu/kernels/tensor/non_max_suppression.cc) and its ove
 (microkernels/box_overlap.h): several batch items and classes (run in parallel), a score
 threshold, one class of thousands of boxes with thousands kept (torchvision's batched_nms
 as detectors export it: many blocks of kept boxes per test), center-point boxes, and
-boxes of no area or with their corners swapped. make_cases.sh calls write_all(OUT_DIR).
+boxes of no area or with their corners swapped, a detector's 91 classes offset apart (the
+kernel's buckets of kept boxes by x1), tiny boxes over a long range (more buckets than the
+kernel makes), one box spanning the whole range, and boxes with infinite corners.
+make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -53,4 +56,25 @@ def write_all(out):
     odd[0, :40, 2:] = odd[0, :40, :2]  # no area
     odd[0, 40:80] = odd[0, 40:80][:, [2, 3, 0, 1]]  # corners swapped
     nms_case(out, "empty_and_swapped_boxes", odd, RNG.random((1, 2, 200), np.float32), 100, 0.3, score=0.1)
+    # Faster R-CNN's post-processing: 91 classes offset apart, thousands of candidates, most
+    # kept; the kernel tests each against the kept boxes in buckets of x1 that can reach it.
+    classes, per_class = 91, 60
+    boxes = random_boxes(1, classes * per_class, extent=320.0, size=(4.0, 200.0))
+    boxes += (np.repeat(np.arange(classes), per_class) * 521.0).astype(np.float32)[None, :, None]
+    nms_case(out, "detector_classes_offset", boxes, RNG.random((1, 1, classes * per_class), np.float32), 100000,
+             0.5)
+    # tiny boxes over a long range (more buckets than the kernel makes: wider buckets), IoU 0
+    tiny = random_boxes(1, 3000, extent=1e5, size=(0.5, 3.0))
+    nms_case(out, "tiny_boxes_long_range", tiny, RNG.random((1, 1, 3000), np.float32), 100000, 0.0)
+    # one box as wide as the whole range among them (one bucket's width covers everything)
+    wide = boxes.copy()
+    wide[0, 7] = [0.0, -10.0, 300.0, classes * 521.0]
+    nms_case(out, "one_box_spans_the_range", wide, RNG.random((1, 1, classes * per_class), np.float32), 100000,
+             0.3)
+    # infinite corners (kept apart from the buckets) among ordinary boxes
+    far = random_boxes(1, 1500, extent=400.0)
+    far[0, 0:10, 1] = -np.inf
+    far[0, 10:20, 3] = np.inf
+    far[0, 20:30, 0] = -np.inf
+    nms_case(out, "infinite_corners", far, RNG.random((1, 2, 1500), np.float32), 100000, 0.4)
     print(f"wrote {len(os.listdir(out))} NonMaxSuppression cases to {out}")

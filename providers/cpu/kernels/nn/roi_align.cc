@@ -1,6 +1,9 @@
 // RoiAlign (opsets 10 and 16): bilinear-sampled average or max pooling of regions of
-// interest. Reference loops in double; sample positions and weights are computed once per
-// output bin and shared by all channels.
+// interest. Sample positions and weights are computed in double once per output bin and
+// shared by all channels. Float average pooling (what detectors export) reads X
+// channels-last and sums each bin's channels as one weighted sum of its samples' pixels in
+// float (microkernels/weighted_rows.h), rois across the OpenMP team; max pooling and the
+// other types run reference loops in double.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,7 +11,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/microkernels/weighted_rows.h"
 
 namespace tandem::cpu {
 
@@ -133,54 +138,91 @@ class RoiAlign : public Kernel {
   }
 
  private:
+  // One roi's box in the map's coordinates, its bins' sizes and samples per bin side.
+  struct RoiGeometry {
+    double y1, x1, bin_h, bin_w;
+    int64_t gh, gw;
+  };
+
+  template <typename T>
+  RoiGeometry Geometry(const T* box) const {
+    const bool half_pixel = ctm_ == "half_pixel";
+    const double offset = half_pixel ? 0.5 : 0.0, scale = spatial_scale_;
+    RoiGeometry g;
+    g.x1 = ToD(box[0]) * scale - offset;
+    g.y1 = ToD(box[1]) * scale - offset;
+    const double x2 = ToD(box[2]) * scale - offset;
+    const double y2 = ToD(box[3]) * scale - offset;
+    double roi_w = x2 - g.x1, roi_h = y2 - g.y1;
+    if (!half_pixel) {  // legacy: force malformed ROIs to be at least 1x1
+      roi_w = std::max(roi_w, 1.0);
+      roi_h = std::max(roi_h, 1.0);
+    }
+    g.bin_h = roi_h / static_cast<double>(out_h_);
+    g.bin_w = roi_w / static_cast<double>(out_w_);
+    // Adaptive grid: ceil(bin size) samples per bin side (none for empty/negative bins).
+    auto grid = [&](double bin) -> int64_t {
+      if (sampling_ratio_ > 0) return sampling_ratio_;
+      return bin > 0 ? static_cast<int64_t>(std::ceil(std::min(bin, 1e9))) : 0;
+    };
+    g.gh = grid(g.bin_h);
+    g.gw = grid(g.bin_w);
+    return g;
+  }
+
+  // Every roi's geometry, refusing one that needs too many samples (a malformed box).
+  template <typename T>
+  absl::StatusOr<std::vector<RoiGeometry>> Geometries(const Tensor& rois) const {
+    const T* pr = rois.data<T>();
+    std::vector<RoiGeometry> out(static_cast<size_t>(rois.dim(0)));
+    for (int64_t r = 0; r < rois.dim(0); ++r) {
+      out[r] = Geometry(pr + r * 4);
+      if (static_cast<double>(out[r].gh) * static_cast<double>(out[r].gw) *
+              static_cast<double>(out_h_ * out_w_) >
+          static_cast<double>(1 << 26))
+        return absl::InvalidArgumentError("roi " + std::to_string(r) +
+                                          " needs too many sampling points; is it malformed?");
+    }
+    return out;
+  }
+
+  // The samples of every bin of a roi, bin-major (gh * gw per bin), on an H x W map.
+  void Samples(const RoiGeometry& g, int64_t H, int64_t W, std::vector<Sample>* samples) const {
+    const int64_t per_bin = g.gh * g.gw;
+    samples->resize(static_cast<size_t>(out_h_ * out_w_ * per_bin));
+    for (int64_t ph = 0; ph < out_h_; ++ph)
+      for (int64_t pw = 0; pw < out_w_; ++pw)
+        for (int64_t iy = 0; iy < g.gh; ++iy) {
+          const double yy = g.y1 + ph * g.bin_h + (iy + 0.5) * g.bin_h / static_cast<double>(g.gh);
+          for (int64_t ix = 0; ix < g.gw; ++ix) {
+            const double xx = g.x1 + pw * g.bin_w + (ix + 0.5) * g.bin_w / static_cast<double>(g.gw);
+            (*samples)[(ph * out_w_ + pw) * per_bin + iy * g.gw + ix] = BilinearSample(yy, xx, H, W);
+          }
+        }
+  }
+
   template <typename T>
   absl::Status Run(const Tensor& x, const Tensor& rois, const std::vector<int64_t>& batch,
                    Tensor& y) {
+    auto geometries = Geometries<T>(rois);
+    if (!geometries.ok()) return geometries.status();
+    if constexpr (std::is_same_v<T, float>) {
+      if (mode_ == "avg") {
+        RunFloatAverage(x, *geometries, batch, y);
+        return absl::OkStatus();
+      }
+    }
     const int64_t C = x.dim(1), H = x.dim(2), W = x.dim(3), R = rois.dim(0);
-    const bool half_pixel = ctm_ == "half_pixel", is_max = mode_ == "max";
-    const double offset = half_pixel ? 0.5 : 0.0, scale = spatial_scale_;
+    const bool is_max = mode_ == "max";
     const T* px = x.data<T>();
-    const T* pr = rois.data<T>();
     T* py = y.data<T>();
     const int64_t plane = H * W, bins = out_h_ * out_w_;
     std::vector<Sample> samples;
     for (int64_t r = 0; r < R; ++r) {
-      const double x1 = ToD(pr[r * 4 + 0]) * scale - offset;
-      const double y1 = ToD(pr[r * 4 + 1]) * scale - offset;
-      const double x2 = ToD(pr[r * 4 + 2]) * scale - offset;
-      const double y2 = ToD(pr[r * 4 + 3]) * scale - offset;
-      double roi_w = x2 - x1, roi_h = y2 - y1;
-      if (!half_pixel) {  // legacy: force malformed ROIs to be at least 1x1
-        roi_w = std::max(roi_w, 1.0);
-        roi_h = std::max(roi_h, 1.0);
-      }
-      const double bin_h = roi_h / static_cast<double>(out_h_);
-      const double bin_w = roi_w / static_cast<double>(out_w_);
-      // Adaptive grid: ceil(bin size) samples per bin side (none for empty/negative bins).
-      auto grid = [&](double bin) -> int64_t {
-        if (sampling_ratio_ > 0) return sampling_ratio_;
-        return bin > 0 ? static_cast<int64_t>(std::ceil(std::min(bin, 1e9))) : 0;
-      };
-      const int64_t gh_n = grid(bin_h), gw_n = grid(bin_w);
-      if (static_cast<double>(gh_n) * static_cast<double>(gw_n) * static_cast<double>(bins) >
-          static_cast<double>(1 << 26))
-        return absl::InvalidArgumentError("roi " + std::to_string(r) +
-                                          " needs too many sampling points; is it malformed?");
-      const double count = static_cast<double>(std::max<int64_t>(gh_n * gw_n, 1));
-      // Samples of every bin, bin-major.
-      const int64_t per_bin = gh_n * gw_n;
-      samples.resize(static_cast<size_t>(bins * per_bin));
-      for (int64_t ph = 0; ph < out_h_; ++ph)
-        for (int64_t pw = 0; pw < out_w_; ++pw)
-          for (int64_t iy = 0; iy < gh_n; ++iy) {
-            const double yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(gh_n);
-            for (int64_t ix = 0; ix < gw_n; ++ix) {
-              const double xx =
-                  x1 + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(gw_n);
-              samples[(ph * out_w_ + pw) * per_bin + iy * gw_n + ix] =
-                  BilinearSample(yy, xx, H, W);
-            }
-          }
+      const RoiGeometry& g = (*geometries)[r];
+      const int64_t per_bin = g.gh * g.gw;
+      const double count = static_cast<double>(std::max<int64_t>(per_bin, 1));
+      Samples(g, H, W, &samples);
       for (int64_t c = 0; c < C; ++c) {
         const T* src = px + (batch[r] * C + c) * plane;
         T* dst = py + (r * C + c) * bins;
@@ -202,6 +244,45 @@ class RoiAlign : public Kernel {
       }
     }
     return absl::OkStatus();
+  }
+
+  // Average pooling of float X: X copied channels-last once, then for each roi (across the
+  // team) each bin's C channels = sum of its 4 * gh * gw corner pixels' channels, each
+  // weighted by its bilinear weight / (gh * gw), written back to y's [C, bins] plane.
+  void RunFloatAverage(const Tensor& x, const std::vector<RoiGeometry>& geometries,
+                       const std::vector<int64_t>& batch, Tensor& y) const {
+    const int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), plane = H * W;
+    const int64_t R = static_cast<int64_t>(geometries.size()), bins = out_h_ * out_w_;
+    std::vector<float> xt(static_cast<size_t>(N * plane * C));
+    const float* px = x.data<float>();
+    ParallelForIf(N * plane * C >= (int64_t{1} << 16), N * plane, [&](int64_t np) {
+      const int64_t n = np / plane, p = np % plane;
+      float* dst = xt.data() + np * C;
+      const float* src = px + n * C * plane + p;
+      for (int64_t c = 0; c < C; ++c) dst[c] = src[c * plane];
+    });
+    const auto& kernels = weighted_rows::Builds().best();
+    float* py = y.data<float>();
+    ParallelForIf(R > 1 && R * bins * C >= (int64_t{1} << 14), R, [&](int64_t r) {
+      const RoiGeometry& g = geometries[r];
+      const int64_t per_bin = g.gh * g.gw, taps = 4 * per_bin;
+      const float inv_count = 1.f / static_cast<float>(std::max<int64_t>(per_bin, 1));
+      std::vector<Sample> samples;
+      Samples(g, H, W, &samples);
+      std::vector<int64_t> off(static_cast<size_t>(bins * taps));
+      std::vector<float> w(off.size()), acc(static_cast<size_t>(bins * C));
+      for (int64_t k = 0; k < bins * per_bin; ++k)
+        for (int q = 0; q < 4; ++q) {
+          off[k * 4 + q] = samples[k].off[q] * C;
+          w[k * 4 + q] = static_cast<float>(samples[k].w[q]) * inv_count;
+        }
+      const float* map = xt.data() + batch[r] * plane * C;
+      for (int64_t b = 0; b < bins; ++b)
+        kernels.sum(map, off.data() + b * taps, w.data() + b * taps, taps, C, acc.data() + b * C);
+      float* dst = py + r * C * bins;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t b = 0; b < bins; ++b) dst[c * bins + b] = acc[b * C + c];
+    });
   }
 
   std::string mode_, ctm_;

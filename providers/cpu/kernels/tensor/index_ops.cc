@@ -125,6 +125,59 @@ absl::Status ForEachElementIndex(const Tensor& data, const Tensor& ind, int axis
   return absl::OkStatus();
 }
 
+// Whether `ind` has data's dims on every axis but `axis`: then element (o, j, k) of `ind` (o
+// over the axes before `axis`, k over those after) addresses data at (o * n + index) * inner + k.
+bool MatchesOffAxis(const Tensor& data, const Tensor& ind, int axis) {
+  for (int d = 0; d < data.rank(); ++d)
+    if (d != axis && ind.dim(d) != data.dim(d)) return false;
+  return true;
+}
+
+// ForEachElementIndex where MatchesOffAxis holds, without decomposing coordinates: calls
+// run(i, off, count) for `count` consecutive elements i.. of `ind` that all hold one index and
+// so address data[off, off + count) (an Expand of one index per slice, as torchvision's merge
+// of RoI levels writes it), and f(i, off) for each element of a run whose indices differ.
+template <typename Index, typename F, typename Run>
+absl::Status ForEachIndexRun(const Tensor& data, const Tensor& ind, int axis, F&& f, Run&& run) {
+  const Index* idx = ind.data<Index>();
+  const int64_t n = data.dim(axis), m = ind.dim(axis);
+  const int64_t outer = DimProduct(data.dims(), 0, axis);
+  const int64_t inner = DimProduct(data.dims(), axis + 1, data.rank());
+  if (inner == 0) return absl::OkStatus();
+  auto checked = [&](int64_t raw, int64_t* v) {
+    *v = raw < 0 ? raw + n : raw;
+    return *v >= 0 && *v < n ? absl::OkStatus() : IndexError(raw, n, " on axis " + std::to_string(axis));
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t i0 = (o * m + j) * inner;
+      const Index* r = idx + i0;
+      const bool uniform = std::all_of(r, r + inner, [&](Index v) { return v == r[0]; });
+      int64_t v = 0;
+      if (uniform) {
+        if (auto s = checked(r[0], &v); !s.ok()) return s;
+        run(i0, (o * n + v) * inner, inner);
+        continue;
+      }
+      for (int64_t k = 0; k < inner; ++k) {
+        if (auto s = checked(r[k], &v); !s.ok()) return s;
+        f(i0 + k, (o * n + v) * inner + k);
+      }
+    }
+  return absl::OkStatus();
+}
+
+// ForEachIndexRun for int32 or int64 indices of that shape, else ForEachElementIndex (which
+// calls run's per-element form f for every element).
+template <typename F, typename Run>
+absl::Status ForEachIndexOrRun(const Tensor& data, const Tensor& ind, int axis, F&& f, Run&& run) {
+  if (MatchesOffAxis(data, ind, axis)) {
+    if (ind.dtype() == DataType::kInt64) return ForEachIndexRun<int64_t>(data, ind, axis, f, run);
+    if (ind.dtype() == DataType::kInt32) return ForEachIndexRun<int32_t>(data, ind, axis, f, run);
+  }
+  return ForEachElementIndex(data, ind, axis, f);
+}
+
 class GatherElements : public Kernel {
  public:
   explicit GatherElements(const KernelInfo& info) : axis_(info.node.attr_int("axis", 0)) {}
@@ -143,7 +196,9 @@ class GatherElements : public Kernel {
       using T = decltype(tag);
       const T* src = x->data<T>();
       T* dst = y.data<T>();
-      st = ForEachElementIndex(*x, *ind, *axis_or, [&](int64_t i, int64_t off) { dst[i] = src[off]; });
+      st = ForEachIndexOrRun(
+          *x, *ind, *axis_or, [&](int64_t i, int64_t off) { dst[i] = src[off]; },
+          [&](int64_t i, int64_t off, int64_t count) { std::copy_n(src + off, count, dst + i); });
     });
     return st;
   }
@@ -287,8 +342,14 @@ class ScatterElements : public Kernel {
       std::copy_n(x->data<T>(), x->numel(), y.data<T>());
       const T* u = upd->data<T>();
       T* dst = y.data<T>();
-      st = ForEachElementIndex(*x, *ind, *axis_or,
-                               [&](int64_t i, int64_t off) { Combine(dst[off], u[i], red); });
+      auto one = [&](int64_t i, int64_t off) { Combine(dst[off], u[i], red); };
+      st = ForEachIndexOrRun(*x, *ind, *axis_or, one, [&](int64_t i, int64_t off, int64_t count) {
+        if (red == Reduction::kNone) {
+          std::copy_n(u + i, count, dst + off);
+          return;
+        }
+        for (int64_t k = 0; k < count; ++k) one(i + k, off + k);
+      });
     });
     if (!ok) return absl::InvalidArgumentError("unsupported element type");
     return st;

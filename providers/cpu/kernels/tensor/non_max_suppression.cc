@@ -4,7 +4,8 @@
 // iou_threshold, up to max_output_boxes_per_class; a box of no area is kept and suppresses
 // nothing. The (batch, class) pairs run in parallel on the OpenMP team and their
 // selections are joined in that order, as ONNX lists them; the overlap test runs over the
-// kept boxes as arrays (microkernels/box_overlap.h). Float arithmetic, as ONNX Runtime's.
+// kept boxes as arrays (microkernels/box_overlap.h), only those in buckets of x1 that can
+// reach the candidate. Float arithmetic, as ONNX Runtime's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,25 +50,96 @@ Corners ToCorners(const float* boxes, int64_t n, bool center_point_box) {
   return c;
 }
 
-// The boxes kept for one class, in the order kept: their indices and (box_overlap.h) arrays.
-class Kept {
+// Boxes as (box_overlap.h) arrays.
+class BoxSet {
  public:
   void Add(const Corners& c, int64_t i) {
-    index_.push_back(i);
-    const bool empty = !(c.area[i] > 0);  // suppresses nothing
-    y1_.push_back(empty ? std::numeric_limits<float>::infinity() : c.y1[i]);
-    y2_.push_back(empty ? -std::numeric_limits<float>::infinity() : c.y2[i]);
+    y1_.push_back(c.y1[i]);
+    y2_.push_back(c.y2[i]);
     x1_.push_back(c.x1[i]);
     x2_.push_back(c.x2[i]);
-    area_.push_back(empty ? 0.f : c.area[i]);
+    area_.push_back(c.area[i]);
   }
   nms::BoxArrays arrays() const { return {y1_.data(), x1_.data(), y2_.data(), x2_.data(), area_.data()}; }
+  int64_t size() const { return static_cast<int64_t>(area_.size()); }
+
+ private:
+  std::vector<float> y1_, x1_, y2_, x2_, area_;
+};
+
+// The boxes kept for one class: their indices in the order kept, and the boxes that can
+// suppress (area > 0) in buckets by x1, `width_` apart, width_ at least every candidate's
+// width, so that a candidate is tested only against the buckets whose boxes can reach it.
+// (torchvision's batched_nms moves each class's boxes apart, so of thousands kept a
+// candidate meets a few buckets' worth.) Boxes with a coordinate that is not finite go to
+// one list every candidate meets. Which boxes are kept does not depend on the buckets.
+class Kept {
+ public:
+  // Buckets for the candidates `order` of `c`.
+  Kept(const Corners& c, const std::vector<int64_t>& order) {
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo, widest = 0.f;
+    for (int64_t i : order)
+      if (Bucketed(c, i)) {
+        lo = std::min(lo, c.x1[i]);
+        hi = std::max(hi, c.x1[i]);
+        widest = std::max(widest, c.x2[i] - c.x1[i]);
+      }
+    if (!(hi >= lo)) return;  // nothing to bucket
+    constexpr double kMaxBuckets = 4096;
+    double width = std::max<double>(widest, (static_cast<double>(hi) - lo) / (kMaxBuckets - 1));
+    if (!(width > 0)) width = 1.0;
+    lo_ = lo;
+    width_ = width;
+    buckets_.resize(static_cast<size_t>(std::floor((static_cast<double>(hi) - lo) / width)) + 1);
+  }
+
+  // Whether the box i of `c` (area > 0) overlaps a kept box by more than iou_threshold.
+  bool Suppresses(const nms::Kernels& kernels, const Corners& c, int64_t i, float iou_threshold) const {
+    auto hits = [&](const BoxSet& set) {
+      return set.size() > 0 && kernels.overlaps_any(set.arrays(), set.size(), c.y1[i], c.x1[i], c.y2[i], c.x2[i],
+                                                    c.area[i], iou_threshold);
+    };
+    if (hits(wide_)) return true;
+    if (buckets_.empty() || !Bucketed(c, i)) {
+      for (const BoxSet& set : buckets_)
+        if (hits(set)) return true;
+      return false;
+    }
+    // A kept box reaching this one has x1 in (c.x1 - width_, c.x2); one bucket more each side
+    // for the rounding of the bucket arithmetic.
+    const int64_t first = std::max<int64_t>(BucketOf(static_cast<double>(c.x1[i]) - width_) - 1, 0);
+    const int64_t last = std::min<int64_t>(BucketOf(c.x2[i]) + 1, static_cast<int64_t>(buckets_.size()) - 1);
+    for (int64_t b = first; b <= last; ++b)
+      if (hits(buckets_[b])) return true;
+    return false;
+  }
+
+  void Add(const Corners& c, int64_t i) {
+    index_.push_back(i);
+    if (!(c.area[i] > 0)) return;  // suppresses nothing
+    if (buckets_.empty() || !Bucketed(c, i))
+      wide_.Add(c, i);
+    else
+      buckets_[BucketOf(c.x1[i])].Add(c, i);
+  }
+
   int64_t size() const { return static_cast<int64_t>(index_.size()); }
   const std::vector<int64_t>& indices() const { return index_; }
 
  private:
+  static bool Bucketed(const Corners& c, int64_t i) {
+    return c.area[i] > 0 && std::isfinite(c.area[i]) && std::isfinite(c.x1[i]) && std::isfinite(c.x2[i]);
+  }
+  // The bucket of x1 = x, clamped to the buckets (a candidate's reach may lie outside them).
+  int64_t BucketOf(double x) const {
+    const double b = std::floor((x - lo_) / width_);
+    return static_cast<int64_t>(std::min(std::max(b, 0.0), static_cast<double>(buckets_.size() - 1)));
+  }
+
   std::vector<int64_t> index_;
-  std::vector<float> y1_, x1_, y2_, x2_, area_;
+  BoxSet wide_;
+  std::vector<BoxSet> buckets_;
+  double lo_ = 0, width_ = 1;
 };
 
 class NonMaxSuppression : public Kernel {
@@ -103,7 +175,7 @@ class NonMaxSuppression : public Kernel {
       corners.push_back(ToCorners(boxes_t.data<float>() + b * n * 4, n, center_point_box_ != 0));
     const nms::Kernels& kernels = nms::Builds().best();
     const int64_t tasks = max_out > 0 ? batches * classes : 0;
-    std::vector<Kept> kept(tasks);
+    std::vector<Kept> kept(tasks, Kept(Corners{}, {}));
     ParallelForIf(tasks > 1 && n * tasks >= 4096, tasks, [&](int64_t task) {
       const int64_t b = task / classes;
       const float* scores = scores_t.data<float>() + task * n;
@@ -114,11 +186,10 @@ class NonMaxSuppression : public Kernel {
       std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return scores[p] > scores[q]; });
       const Corners& c = corners[b];
       Kept& k = kept[task];
+      k = Kept(c, order);
       for (int64_t i : order) {
         if (k.size() >= max_out) break;
-        if (c.area[i] > 0 &&
-            kernels.overlaps_any(k.arrays(), k.size(), c.y1[i], c.x1[i], c.y2[i], c.x2[i], c.area[i], iou_threshold))
-          continue;
+        if (c.area[i] > 0 && k.Suppresses(kernels, c, i, iou_threshold)) continue;
         k.Add(c, i);
       }
     });
