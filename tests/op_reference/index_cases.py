@@ -1,4 +1,6 @@
-"""Writes ONNX test folders of ScatterElements and GatherElements whose indices have the
+"""Writes ONNX test folders of NonZero and GatherND as detectors' post-processing uses them
+(a score mask's hits, then the scores at them: millions of one-element tuples), and of
+ScatterElements and GatherElements whose indices have the
 data's dims on every axis but the scattered one (the CPU kernels' run path,
 providers/cpu/kernels/tensor/index_ops.cc): indices expanded from one per slice, as
 torchvision's merge of RoI levels writes them (every run of the slice one index), runs that
@@ -45,6 +47,26 @@ def distinct_with_uniform_rows(outer, m, inner, n):
 
 def write_all(out):
     os.makedirs(out)
+
+    # RetinaNet: scores > threshold, NonZero, Transpose to [hits, 1], GatherND of the scores
+    scores = RNG.random(5000).astype(np.float32)
+    nodes = [helper.make_node("Greater", ["scores", "threshold"], ["mask"]),
+             helper.make_node("NonZero", ["mask"], ["hits"]),
+             helper.make_node("Transpose", ["hits"], ["tuples"], perm=[1, 0]),
+             helper.make_node("GatherND", ["scores", "tuples"], ["picked"])]
+    write_case(out, "nonzero_then_gathernd", nodes, [const("threshold", np.array(0.3, np.float32))],
+               {"scores": scores}, {"hits": TensorProto.INT64, "picked": TensorProto.FLOAT}, 13)
+    sparse = floats(3, 4, 5) * (RNG.random((3, 4, 5)) < 0.3)
+    write_case(out, "nonzero_rank3", [helper.make_node("NonZero", ["x"], ["y"])], [], {"x": sparse.astype(np.float32)},
+               {"y": TensorProto.INT64}, 13)
+    # tuples of two coordinates picking rows (slices of 6), negative ones among them
+    tuples = np.stack([RNG.integers(-4, 4, 50), RNG.integers(-5, 5, 50)], 1).astype(np.int64)
+    given_nd = [helper.make_node("GatherND", ["data", "index"], ["y"])]
+    write_case(out, "gathernd_row_slices", given_nd, [const("index", tuples)], {"data": floats(4, 5, 6)},
+               {"y": TensorProto.FLOAT}, 13)
+    batched = RNG.integers(-5, 5, (3, 7, 1)).astype(np.int64)
+    write_case(out, "gathernd_batch_dims", [helper.make_node("GatherND", ["data", "index"], ["y"], batch_dims=1)],
+               [const("index", batched)], {"data": floats(3, 5, 2)}, {"y": TensorProto.FLOAT}, 13)
 
     def expanded(name, op, data_shape, per_slice, axis=0, opset=13, **attrs):
         """`op` over data with indices Expand(per_slice) to data's dims but `axis`."""

@@ -224,25 +224,28 @@ absl::Status IndexTuples(const Tensor& data, const Tensor& ind, int b, std::vect
     if (data.dim(d) != ind.dim(d))
       return absl::InvalidArgumentError("batch dims of data " + DimsToString(data.dims()) +
                                         " and indices " + DimsToString(ind.dims()) + " differ");
-  const std::vector<int64_t> idx = ReadInt64s(ind);
+  std::vector<int64_t> converted;  // int64 indices are read in place
+  if (ind.dtype() != DataType::kInt64) converted = ReadInt64s(ind);
+  const int64_t* idx = converted.empty() ? ind.data<int64_t>() : converted.data();
   const std::vector<int64_t> ds = Strides(data.dims());
   *slice = DimProduct(data.dims(), b + static_cast<int>(k), r);
   const int64_t batches = DimProduct(data.dims(), 0, b);
-  const int64_t tuples = static_cast<int64_t>(idx.size()) / k;
+  const int64_t tuples = ind.numel() / k;
   const int64_t per_batch = batches ? tuples / batches : 0;
   const int64_t batch_stride = DimProduct(data.dims(), b, r);
   offsets->resize(tuples);
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t off = (per_batch ? t / per_batch : 0) * batch_stride;
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t dim = data.dim(b + static_cast<int>(j));
-      int64_t v = idx[t * k + j];
-      if (v < 0) v += dim;
-      if (v < 0 || v >= dim) return IndexError(idx[t * k + j], dim, " on data axis " + std::to_string(b + j));
-      off += v * ds[b + j];
+  for (int64_t t0 = 0, batch = 0; per_batch > 0 && t0 < tuples; t0 += per_batch, ++batch)
+    for (int64_t t = t0; t < t0 + per_batch; ++t) {
+      int64_t off = batch * batch_stride;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t dim = data.dim(b + static_cast<int>(j));
+        int64_t v = idx[t * k + j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) return IndexError(idx[t * k + j], dim, " on data axis " + std::to_string(b + j));
+        off += v * ds[b + j];
+      }
+      (*offsets)[t] = off;
     }
-    (*offsets)[t] = off;
-  }
   return absl::OkStatus();
 }
 
@@ -265,6 +268,10 @@ class GatherND : public Kernel {
       using T = decltype(tag);
       const T* src = x->data<T>();
       T* dst = y.data<T>();
+      if (slice == 1) {  // one element per tuple (a detector's scores picked by NonZero)
+        for (size_t t = 0; t < offsets.size(); ++t) dst[t] = src[offsets[t]];
+        return;
+      }
       for (size_t t = 0; t < offsets.size(); ++t) std::copy_n(src + offsets[t], slice, dst + t * slice);
     });
     return absl::OkStatus();
@@ -460,26 +467,33 @@ class NonZero : public Kernel {
   absl::Status Compute(KernelContext& ctx) override {
     const Tensor* x = ctx.input(0);
     if (!x) return Missing("X");
-    std::vector<int64_t> hits;
+    const Dims dims = x->rank() == 0 ? Dims{1} : x->dims();
+    const int r = static_cast<int>(dims.size());
+    // Counted first, then each hit's coordinates written from a running position (no
+    // division per element: a detector's score mask has millions).
     bool ok = VisitNumericType(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* p = x->data<T>();
-      for (int64_t i = 0; i < x->numel(); ++i)
-        if (IsNonZero(p[i])) hits.push_back(i);
+      const int64_t n = x->numel();
+      int64_t nnz = 0;
+      for (int64_t i = 0; i < n; ++i) nnz += IsNonZero(p[i]);
+      Tensor& y = ctx.AllocateOutput(0, DataType::kInt64, {r, nnz});
+      int64_t* out = y.data<int64_t>();
+      if (r == 1) {
+        for (int64_t i = 0, j = 0; i < n; ++i)
+          if (IsNonZero(p[i])) out[j++] = i;
+        return;
+      }
+      std::vector<int64_t> pos(r, 0);
+      for (int64_t i = 0, j = 0; i < n; ++i) {
+        if (IsNonZero(p[i])) {
+          for (int d = 0; d < r; ++d) out[d * nnz + j] = pos[d];
+          ++j;
+        }
+        for (int d = r - 1; d >= 0 && ++pos[d] == dims[d]; --d) pos[d] = 0;
+      }
     });
     if (!ok) return absl::InvalidArgumentError("unsupported element type");
-    const Dims dims = x->rank() == 0 ? Dims{1} : x->dims();
-    const int r = static_cast<int>(dims.size());
-    const int64_t nnz = static_cast<int64_t>(hits.size());
-    Tensor& y = ctx.AllocateOutput(0, DataType::kInt64, {r, nnz});
-    int64_t* out = y.data<int64_t>();
-    for (int64_t j = 0; j < nnz; ++j) {
-      int64_t lin = hits[j];
-      for (int d = r - 1; d >= 0; --d) {
-        out[d * nnz + j] = lin % dims[d];
-        lin /= dims[d];
-      }
-    }
     return absl::OkStatus();
   }
 };
