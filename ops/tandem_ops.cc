@@ -124,6 +124,13 @@ std::vector<TandemOpDecl> GraphOps() {
      "float32, uint8, int8; CPU only. Written by providers/cpu/rewrites/blocked_layout.cc where a blocked value "
      "has a plain reader or is pinned; providers/cpu/rewrites/blocked_flatten.cc removes it again "
      "before Flatten(axis 1) + Gemm/MatMul by permuting the constant weights."},
+    {"ToBlocked", "X", "Y",
+     "channel_block: int (0; must be 8, 16 or -1)",
+     "FromBlocked's inverse: plain float32 [N, C, spatial...] (rank 3 to 5, C a multiple of B unless B = -1) "
+     "into the channel blocks [N, C/B, spatial..., B] (B = -1: channels-last [N, 1, spatial..., C]): "
+     "Y[n, cb, s, k] = X[n, cb*B + k, s]. float32; CPU only. Written by providers/cpu/rewrites/blocked_layout.cc "
+     "before an upsampling Resize of a plain value whose output a blocked chain reads (the smaller map is "
+     "the one converted)."},
     {"ConcatBatchNorm", "scale, B, mean, var, X_1, ...", "Y",
      "epsilon: float (1e-5); channel_block: int (0; must be -1, 8 or 16); activation: string (\"\")",
      "Y = act(scale * (Concat(X_1, ...) on channels - mean) / sqrt(var + epsilon) + B), act = Relu when "

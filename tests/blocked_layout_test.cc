@@ -195,6 +195,29 @@ onnx::ModelProto ResizeModel() {
   return m;
 }
 
+// Resizes of a plain map (the graph input): x[1,16,6,6] -> Resize (nearest) to 12x12 = u ->
+// Relu = a -> Conv 16 3x3 pad 1 = y; x -> Resize to 3x3 = d -> Conv = e (downsampling);
+// x -> Resize to 9x9 = z, a graph output.
+onnx::ModelProto PlainResizeModel() {
+  onnx::ModelProto m = EmptyModel(13, "plain_resizes");
+  auto* g = m.mutable_graph();
+  SetFloatType(g->add_input(), "x", {1, 16, 6, 6});
+  AddFloatInitializer(g, "w", {16, 16, 3, 3}, 0.02f);
+  AddInt64Initializer(g, "up_sizes", {1, 16, 12, 12});
+  AddInt64Initializer(g, "down_sizes", {1, 16, 3, 3});
+  AddInt64Initializer(g, "head_sizes", {1, 16, 9, 9});
+  AddNode(g, "Resize", "up", {"x", "", "", "up_sizes"}, {"u"});
+  AddNode(g, "Relu", "relu", {"u"}, {"a"});
+  AddPaddedConv(g, "conv", {"a", "w"}, "y", 1);
+  AddNode(g, "Resize", "down", {"x", "", "", "down_sizes"}, {"d"});
+  AddPaddedConv(g, "conv_down", {"d", "w"}, "e", 1);
+  AddNode(g, "Resize", "head", {"x", "", "", "head_sizes"}, {"z"});
+  SetFloatType(g->add_output(), "y", {1, 16, 12, 12});
+  SetFloatType(g->add_output(), "e", {1, 16, 3, 3});
+  SetFloatType(g->add_output(), "z", {1, 16, 9, 9});
+  return m;
+}
+
 Graph ImportChain() { return ImportTestModel(ChainModel()); }
 
 const Node* FindNode(const Graph& g, const std::string& name) {
@@ -342,6 +365,41 @@ TEST_P(BlockedLayoutChain, ResizeBetweenConvolutionsStaysBlocked) {
   EXPECT_EQ(head->inputs[0], "c");
   EXPECT_EQ(head->outputs[0], "z");
   ExpectSameOutputs(*blocked, *plain, {1, 3, 12, 12});
+}
+
+// An upsampling Resize of a plain map that a convolution reads (through Relu) reads x
+// converted into the blocks by a ToBlocked placed before it; the downsampling one and the
+// one a graph output reads stay plain.
+TEST_P(BlockedLayoutChain, PlainMapUpsampledIntoAConvolutionIsConvertedFirst) {
+  const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
+  auto blocked = LoadTestModel(PlainResizeModel(), true), plain = LoadTestModel(PlainResizeModel(), false);
+  ASSERT_TRUE(blocked && plain);
+  const Graph& g = blocked->graph();
+  const Node* up = FindNode(g, "up");
+  const Node* down = FindNode(g, "down");
+  const Node* head = FindNode(g, "head");
+  ASSERT_TRUE(up && down && head);
+  EXPECT_EQ(up->attr_int("channel_block", 0), GetParam().block);
+  EXPECT_EQ(up->inputs[0], "x#to_blocked");
+  EXPECT_EQ(up->outputs[0], "u#blocked");
+  int to_blocked = 0;
+  bool converted_first = false;
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "ToBlocked") {
+      if (&n == up) break;
+      continue;
+    }
+    ++to_blocked;
+    converted_first = n.inputs == std::vector<std::string>{"x"} && n.outputs[0] == "x#to_blocked" &&
+                      n.attr_int("channel_block", 0) == GetParam().block;
+  }
+  EXPECT_EQ(to_blocked, 1);
+  EXPECT_TRUE(converted_first);
+  EXPECT_FALSE(down->has_attr("channel_block"));
+  EXPECT_EQ(down->inputs[0], "x");
+  EXPECT_FALSE(head->has_attr("channel_block"));
+  EXPECT_EQ(head->inputs[0], "x");
+  ExpectSameOutputs(*blocked, *plain, {1, 16, 6, 6});
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutChain,

@@ -9,8 +9,10 @@ and W (inner C), one axis, rank 2 and 3, up- and downsampling, antialias, exclud
 maps large enough to split across threads; the reference kernel's cases (tf_crop_and_resize,
 three resized axes); and Resizes between convolutions, which the blocked-layout pass
 (providers/cpu/rewrites/blocked_layout.h) runs on blocked maps, with constant scales,
-constant sizes, sizes computed from Shape, and a Resize whose output only a graph output
-reads (it stays plain). make_cases.sh calls write_all(OUT_DIR).
+constant sizes, sizes computed from Shape, a Resize whose output only a graph output
+reads (it stays plain), and upsampling Resizes of plain maps (a Transpose's output) that a
+convolution reads, alone or through a Concat (they read their input converted into the
+blocks: ToBlocked). make_cases.sh calls write_all(OUT_DIR).
 """
 import os
 
@@ -134,4 +136,21 @@ def write_all(out):
     r3, ir3 = resize_node("logits", "y", sizes=[1, 21, 64, 64], mode="linear",
                           coordinate_transformation_mode="align_corners")
     write(out, "segmenter_head", [c3, r3], i3 + ir3, [1, 3, 64, 64], 13)
+    # Plain maps (channels-last tokens transposed back) upsampled into a convolution: ToBlocked
+    # of the smaller map, as EfficientFormerV2's attention writes it; and a decode head's two
+    # levels, one upsampled 4x and one kept at its size, joined for the fusing convolution.
+    tokens = helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2])
+    r4, ir4 = resize_node("t", "up", scales=[1, 1, 2, 2], mode="linear")
+    c4, i4 = conv("a", "y", 32, 16, kernel=1)
+    write(out, "plain_map_upsampled_into_conv", [tokens, r4, helper.make_node("Relu", ["up"], ["a"]), c4],
+          ir4 + i4, [1, 7, 7, 32], 13)
+    coarse = helper.make_node("Transpose", ["x"], ["coarse_t"], perm=[0, 3, 1, 2])
+    fine = helper.make_node("Transpose", ["x2"], ["fine_t"], perm=[0, 3, 1, 2])
+    r5, ir5 = resize_node("coarse_t", "coarse_up", sizes=[1, 16, 24, 24], mode="linear")
+    r6, ir6 = resize_node("fine_t", "fine_up", sizes=[1, 16, 24, 24], mode="linear")
+    cat2 = helper.make_node("Concat", ["coarse_up", "fine_up"], ["joined2"], axis=1)
+    c5, i5 = conv("joined2", "y", 32, 8, kernel=1)
+    write_case(out, "decode_head_concat", [coarse, fine, r5, r6, cat2, c5], ir5 + ir6 + i5,
+               {"x": RNG.standard_normal((1, 6, 6, 16)).astype(np.float32),
+                "x2": RNG.standard_normal((1, 24, 24, 16)).astype(np.float32)}, {"y": TensorProto.FLOAT}, 13)
     print(f"wrote {len(os.listdir(out))} Resize cases to {out}")

@@ -18,11 +18,13 @@ namespace {
 const std::set<std::string> kUnary = {
     "Relu",    "LeakyRelu", "Clip",     "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
     "Elu",     "Selu",      "Celu",     "Softplus", "Softsign", "Neg", "Abs", "Exp", "Sqrt",
-    "Erf",     "Identity",  "Mish",     "ThresholdedRelu"};
+    "Erf",     "Identity",  "Mish",     "ThresholdedRelu", "Gelu"};
 // Element-wise ops over all inputs, with broadcasting.
 const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean"};
 
 std::string BlockedName(const std::string& value) { return value + "#blocked"; }
+// The name of a plain value's ToBlocked copy (a ConvertsPlainInput Resize reads it).
+std::string ToBlockedName(const std::string& value) { return value + "#to_blocked"; }
 
 class BlockedLayoutPass {
  public:
@@ -31,13 +33,14 @@ class BlockedLayoutPass {
 
   int Run() {
     const ValueReaders readers(graph_);
+    producers_ = Producers(graph_);
     int rewritten = 0;
     for (Node& n : graph_.nodes) {
       if (n.provider != provider_) continue;
       if (const Node* pool = ImageConvPool(n, readers)) {
         BlockImageConv(n, *pool);
         ++rewritten;
-      } else if (TryBlock(n)) {
+      } else if (TryBlock(n, readers)) {
         ++rewritten;
       }
     }
@@ -69,6 +72,8 @@ class BlockedLayoutPass {
     if (n.domain == kTandemDomain && (n.op_type == "QLinearAdd" || n.op_type == "QLinearMul"))  // element-wise
       return n.inputs.size() == 8 && IsBlocked(n.inputs[0]) && IsBlocked(n.inputs[3]);
     if (n.domain == kTandemDomain && n.op_type == "FusedGroupNorm")  // any layout (kernels/nn/fused_group_norm.cc)
+      return input_blocked && n.outputs.size() == 1;
+    if (n.domain == kTandemDomain && n.op_type == "Gelu")  // element by element (optimizer/gelu_fusion.h)
       return input_blocked && n.outputs.size() == 1;
     if (!onnx || n.outputs.size() != 1 || !input_blocked) return false;
     if (kUnary.count(n.op_type)) return true;
@@ -148,6 +153,59 @@ class BlockedLayoutPass {
     return spatial == std::set<int64_t>{2, 3};
   }
 
+  // A Resize of a plain float [N, C, H, W] value (C known; a multiple of the block unless
+  // channels-last) that ResizesOnlyHW and writes at least as many pixels as it reads.
+  bool UpsamplesPlainMap(const Node& n) const {
+    if (!n.domain.empty() || n.op_type != "Resize" || n.outputs.size() != 1 || !n.has_input(0) ||
+        n.provider != provider_ || IsBlocked(n.inputs[0]) || graph_.ValueType(n.inputs[0]) != DataType::kFloat ||
+        !ResizesOnlyHW(n))
+      return false;
+    const ValueInfo* in = graph_.FindValueInfo(n.inputs[0]);
+    const ValueInfo* out = graph_.FindValueInfo(n.outputs[0]);
+    if (!in || !out || !in->shape.rank_known || !out->shape.rank_known || in->shape.dims.size() != 4 ||
+        out->shape.dims.size() != 4)
+      return false;
+    for (int d = 1; d < 4; ++d)
+      if (!in->shape.dims[d].known() || !out->shape.dims[d].known()) return false;
+    if (block_ != kChannelsLast && in->shape.dims[1].value % block_ != 0) return false;
+    return out->shape.dims[2].value * out->shape.dims[3].value >= in->shape.dims[2].value * in->shape.dims[3].value;
+  }
+
+  // An UpsamplesPlainMap Resize whose output a convolution reads through a chain of sole
+  // readers that run blocked (ReadsIntoConvolution): it reads its input converted into the
+  // blocks (ToBlocked, on the smaller map) and writes blocked, so that the larger map is
+  // never transposed — EfficientFormerV2's attention upsampling before its projection, a
+  // decode head's Resizes before the Concat its fusing convolution reads.
+  bool ConvertsPlainInput(const Node& n, const ValueReaders& readers) const {
+    return UpsamplesPlainMap(n) && ReadsIntoConvolution(n.outputs[0], readers, 0);
+  }
+
+  // `value` is read by one node of this provider that runs blocked once its input is and
+  // leads to a convolution the same way — a unary op, or a Concat on channels whose other
+  // inputs are blocked or UpsamplesPlainMap Resizes read by it alone — or by that
+  // convolution itself (as its data input).
+  bool ReadsIntoConvolution(const std::string& value, const ValueReaders& readers, int depth) const {
+    const int reader = readers.Sole(value);
+    if (reader < 0 || depth > 8) return false;
+    const Node& r = graph_.nodes[reader];
+    if (r.provider != provider_ || r.outputs.size() != 1) return false;
+    if (IsConvolution(r)) return r.inputs[0] == value && !r.has_attr("pool") && ConvWeights(r);
+    const bool unary =
+        (r.domain.empty() && kUnary.count(r.op_type)) || (r.domain == kTandemDomain && r.op_type == "Gelu");
+    if (unary) return r.inputs[0] == value && ReadsIntoConvolution(r.outputs[0], readers, depth + 1);
+    if (!r.domain.empty() || r.op_type != "Concat") return false;
+    const int64_t axis = r.attr_int("axis", 1);
+    if (axis != 1 && axis != -3) return false;
+    for (const std::string& in : r.inputs) {
+      if (in.empty()) return false;
+      if (in == value || IsBlocked(in)) continue;
+      const auto producer = producers_.find(in);
+      if (producer == producers_.end() || readers.Sole(in) < 0 || !UpsamplesPlainMap(graph_.nodes[producer->second]))
+        return false;
+    }
+    return ReadsIntoConvolution(r.outputs[0], readers, depth + 1);
+  }
+
   // The 2-D float weights of a convolution not yet rewritten, one output, or null.
   const Tensor* ConvWeights(const Node& n) const {
     if (n.outputs.size() != 1 || !n.has_output(0) || !n.has_input(0) || !n.has_input(1) ||
@@ -222,11 +280,20 @@ class BlockedLayoutPass {
     WriteBlocked(n, image_block_);
   }
 
-  bool TryBlock(Node& n) {
+  bool TryBlock(Node& n, const ValueReaders& readers) {
     if (image_pools_.count(&n)) {  // reads its convolution's blocks, writes the graph's layout
       n.attributes["input_channel_block"] = IntAttribute(image_block_);
       n.attributes["channel_block"] = IntAttribute(block_);
       n.inputs[0] = BlockedName(n.inputs[0]);
+      WriteBlocked(n, block_);
+      return true;
+    }
+    if (ConvertsPlainInput(n, readers)) {
+      const std::string plain = n.inputs[0];
+      to_blocked_[&n] = plain;
+      n.inputs[0] = ToBlockedName(plain);
+      AddBlockedValueInfo(plain, n.inputs[0], block_);
+      n.attributes["channel_block"] = IntAttribute(block_);
       WriteBlocked(n, block_);
       return true;
     }
@@ -271,7 +338,14 @@ class BlockedLayoutPass {
         block_of_.erase(plain);
         graph_.value_info.erase(n.outputs[0]);
         n.outputs[0] = plain;
-        n.inputs[0] = plain_of_.at(n.inputs[0]);
+        auto converted = to_blocked_.find(&n);
+        if (converted != to_blocked_.end()) {  // reads its plain input again, no ToBlocked
+          graph_.value_info.erase(n.inputs[0]);
+          n.inputs[0] = converted->second;
+          to_blocked_.erase(converted);
+        } else {
+          n.inputs[0] = plain_of_.at(n.inputs[0]);
+        }
         n.attributes.erase("channel_block");
         ++unblocked;
         changed = true;
@@ -286,18 +360,23 @@ class BlockedLayoutPass {
     block_of_[out] = block;
     plain_of_[BlockedName(out)] = out;
     n.outputs[0] = BlockedName(out);
-    if (const ValueInfo* vi = graph_.FindValueInfo(out)) {
-      ValueInfo b = *vi;
-      b.name = BlockedName(out);
-      const auto& d = vi->shape.dims;
-      if (vi->shape.rank_known && d.size() == 4 && d[1].known()) {
-        const bool last = block == kChannelsLast;
-        b.shape.dims = {d[0], Dim{last ? 1 : d[1].value / block, ""}, d[2], d[3], Dim{last ? d[1].value : block, ""}};
-      } else {
-        b.shape = Shape::Unknown();
-      }
-      graph_.value_info[b.name] = b;
+    AddBlockedValueInfo(out, n.outputs[0], block);
+  }
+
+  // The value info of `blocked`, plain value `plain` stored with `block`.
+  void AddBlockedValueInfo(const std::string& plain, const std::string& blocked, int block) {
+    const ValueInfo* vi = graph_.FindValueInfo(plain);
+    if (!vi) return;
+    ValueInfo b = *vi;
+    b.name = blocked;
+    const auto& d = vi->shape.dims;
+    if (vi->shape.rank_known && d.size() == 4 && d[1].known()) {
+      const bool last = block == kChannelsLast;
+      b.shape.dims = {d[0], Dim{last ? 1 : d[1].value / block, ""}, d[2], d[3], Dim{last ? d[1].value : block, ""}};
+    } else {
+      b.shape = Shape::Unknown();
     }
+    graph_.value_info[b.name] = b;
   }
 
   // After the rewrite, whatever still reads an original name reads it plain.
@@ -306,6 +385,18 @@ class BlockedLayoutPass {
     std::vector<Node> nodes;
     nodes.reserve(graph_.nodes.size() + block_of_.size());
     for (Node& n : graph_.nodes) {
+      auto converted = to_blocked_.find(&n);
+      if (converted != to_blocked_.end()) {
+        Node t;
+        t.name = converted->second + "/to_blocked";
+        t.op_type = "ToBlocked";
+        t.domain = kTandemDomain;
+        t.inputs = {converted->second};
+        t.outputs = {n.inputs[0]};
+        t.provider = provider_;
+        t.attributes["channel_block"] = IntAttribute(block_);
+        nodes.push_back(std::move(t));
+      }
       auto blocked = n.outputs.empty() ? plain_of_.end() : plain_of_.find(n.outputs[0]);
       nodes.push_back(std::move(n));
       if (blocked == plain_of_.end()) continue;
@@ -332,6 +423,8 @@ class BlockedLayoutPass {
   std::map<std::string, int> block_of_;          // original names of blocked values -> their block
   std::set<const Node*> image_pools_;            // the MaxPools after ImageConvPool convolutions
   std::map<std::string, std::string> plain_of_;  // BlockedName(value) -> value
+  std::map<const Node*, std::string> to_blocked_;  // ConvertsPlainInput Resizes -> the plain value they convert
+  std::map<std::string, size_t> producers_;        // value -> the index of the node writing it
 };
 
 }  // namespace

@@ -15,7 +15,7 @@
 //     (channel_block = B, blocked_output = 0);
 //   - with channels-last, a 2-D QLinearConv on oneDNN's int8 convolution (constant int8
 //     weights of zero point 0, VNNI or AMX) reads and writes 8-bit channels-last tensors;
-//   - element-wise unary ops (QuantizeLinear / DequantizeLinear per tensor among them, and
+//   - element-wise unary ops (Gelu, QuantizeLinear / DequantizeLinear per tensor among them, and
 //     QLinearLookup with its constant table), QLinearAdd / QLinearMul (rewrites/quantized_add.h)
 //     of two blocked values, element-wise Add/Sub/Mul/Div/Sum/Max/Min/Mean whose inputs
 //     are all blocked (or one-element constants), and Concat on the channel axis of
@@ -24,7 +24,11 @@
 //   - a Resize that keeps N and C (constant scales or sizes, or inferred shapes, say so;
 //     not tf_crop_and_resize) reads and writes blocked, resizing each pixel's channel
 //     vector at once (kernels/nn/resize_separable.h) — unless nothing reads its output
-//     blocked: then it reads plain, and the smaller map is the one converted;
+//     blocked: then it reads plain, and the smaller map is the one converted. For the same
+//     reason a Resize of a plain [N, C, H, W] map (C a multiple of B) to at least as many
+//     pixels, whose output a convolution reads through sole readers that then run blocked
+//     (unary ops, Gelu, a Concat on channels of blocked values and such Resizes), reads its
+//     input through a ToBlocked node and writes blocked;
 //   - MaxPool / AveragePool (without Indices), GlobalAveragePool / GlobalMaxPool,
 //     inference BatchNormalization and FusedGroupNorm (rewrites/group_norm.h) of a blocked
 //     input get channel_block = B and read and write blocked; a ReduceMean of a blocked input over both spatial axes with keepdims

@@ -4,43 +4,46 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "providers/cpu/kernel_util.h"
+#include "providers/cpu/microkernels/weighted_rows.h"
 
 namespace tandem::cpu::resize {
 namespace {
 
 // One axis's taps with float weights, as the loops read them.
 struct FloatTaps {
-  FloatTaps(const AxisTaps& t, int64_t out) : begin(t.begin), idx(t.idx), w(t.w.begin(), t.w.end()) {
+  // `unit`: the elements between neighbours along the axis (the offsets' scale).
+  FloatTaps(const AxisTaps& t, int64_t out, int64_t unit)
+      : begin(t.begin), idx(t.idx), w(t.w.begin(), t.w.end()), offsets(t.idx.size()) {
     for (int64_t o = 0; o < out && nearest; ++o) nearest = single_unit(o);
+    for (size_t j = 0; j < idx.size(); ++j) offsets[j] = idx[j] * unit;
   }
   // Output o copies one source element.
   bool single_unit(int64_t o) const { return begin[o + 1] == begin[o] + 1 && w[begin[o]] == 1.f; }
   const std::vector<int64_t>& begin;
   const std::vector<int64_t>& idx;
   std::vector<float> w;
+  std::vector<int64_t> offsets;  // idx * unit
   bool nearest = true;  // every output copies one source element
 };
 
-// dst[i] = sum over j < k of w[j] * row(j)[i] for i < n: the blend of k vectors of n floats.
-template <typename RowAt>
-void WeightedSum(int64_t k, const float* w, RowAt row, float* dst, int64_t n) {
-  if (k == 2) {
-    const float* a = row(0);
-    const float* b = row(1);
-    const float wa = w[0], wb = w[1];
-    for (int64_t i = 0; i < n; ++i) dst[i] = wa * a[i] + wb * b[i];
+// dst[i] = sum over j < k of w[j] * base[off[j] + i] for i < n: the blend of k vectors of n
+// floats, by the widest build of weighted_rows.h from 64 floats on (below, the call costs
+// more than the loop: a 14-pixel row).
+void WeightedSum(int64_t k, const float* w, const float* base, const int64_t* off, float* dst, int64_t n) {
+  static const auto sum = weighted_rows::Builds().best().sum;
+  if (n >= 64) {
+    sum(base, off, w, k, n, dst);
     return;
   }
-  const float w0 = w[0];
-  const float* r0 = row(0);
-  for (int64_t i = 0; i < n; ++i) dst[i] = w0 * r0[i];
+  const float* r0 = base + off[0];
+  for (int64_t i = 0; i < n; ++i) dst[i] = w[0] * r0[i];
   for (int64_t j = 1; j < k; ++j) {
-    const float* r = row(j);
-    const float wj = w[j];
-    for (int64_t i = 0; i < n; ++i) dst[i] += wj * r[i];
+    const float* r = base + off[j];
+    for (int64_t i = 0; i < n; ++i) dst[i] += w[j] * r[i];
   }
 }
 
@@ -65,8 +68,7 @@ void ResizeRow(const float* src, float* dst, const FloatTaps& cols, int64_t ow, 
       std::memcpy(dst + o * inner, src + cols.idx[b] * inner, sizeof(float) * inner);
       continue;
     }
-    WeightedSum(cols.begin[o + 1] - b, cols.w.data() + b, [&](int64_t j) { return src + cols.idx[b + j] * inner; },
-                dst + o * inner, inner);
+    WeightedSum(cols.begin[o + 1] - b, cols.w.data() + b, src, cols.offsets.data() + b, dst + o * inner, inner);
   }
 }
 
@@ -102,14 +104,15 @@ std::optional<SeparableView> FindSeparableView(const Dims& in, const Dims& out, 
 
 void ResizeSeparable(const float* x, float* y, const SeparableView& v, const AxisTaps& row_taps,
                      const AxisTaps& col_taps) {
-  const FloatTaps rows(row_taps, v.oh), cols(col_taps, v.ow);
+  const FloatTaps rows(row_taps, v.oh, 1), cols(col_taps, v.ow, v.inner);
   const int64_t in_row = v.w * v.inner, out_row = v.ow * v.inner;
   const std::pair<int64_t, int64_t> span_taps = RowSpanAndTaps(row_taps, v.oh);
   const int64_t span = span_taps.first, most_taps = span_taps.second;
   // Tasks of `chunk` output rows of one plane: whole planes where there are enough of them
-  // for every thread, else slices (a slice resizes the source rows it reads itself).
+  // for every thread, else one slice per thread (a slice resizes the source rows it reads
+  // itself: the fewer slices, the fewer rows resized twice).
   const int64_t threads = std::max(1, omp_get_max_threads());
-  const int64_t chunk = std::max<int64_t>(1, std::min(v.oh, v.outer * v.oh / (4 * threads)));
+  const int64_t chunk = std::max<int64_t>(1, std::min(v.oh, (v.outer * v.oh + threads - 1) / threads));
   const int64_t chunks = (v.oh + chunk - 1) / chunk;
   ParallelForIf(v.outer * v.oh * out_row >= (int64_t{1} << 15), v.outer * chunks, [&](int64_t task) {
     const int64_t plane = task / chunks, oy0 = task % chunks * chunk, oy1 = std::min(v.oh, oy0 + chunk);
@@ -117,9 +120,9 @@ void ResizeSeparable(const float* x, float* y, const SeparableView& v, const Axi
     float* dst = y + plane * v.oh * out_row;
     // Source rows resized along w, in slot (row mod span): an output row's rows lie within
     // `span` of each other, so they never share a slot.
-    std::vector<float> resized(span * out_row);
+    std::unique_ptr<float[]> resized(new float[span * out_row]);  // filled before it is read
     std::vector<int64_t> held(span, -1);
-    std::vector<const float*> blend(most_taps);  // the resized rows output row oy blends
+    std::vector<int64_t> blend(most_taps);  // offsets in `resized` of the rows output row oy blends
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       const int64_t b = rows.begin[oy], e = rows.begin[oy + 1];
       if (rows.single_unit(oy)) {  // nearest, or an axis left as it is: straight into y
@@ -133,12 +136,12 @@ void ResizeSeparable(const float* x, float* y, const SeparableView& v, const Axi
       for (int64_t j = b; j < e; ++j) {
         const int64_t r = rows.idx[j], slot = r % span;
         if (held[slot] != r) {
-          ResizeRow(src + r * in_row, resized.data() + slot * out_row, cols, v.ow, v.inner);
+          ResizeRow(src + r * in_row, resized.get() + slot * out_row, cols, v.ow, v.inner);
           held[slot] = r;
         }
-        blend[j - b] = resized.data() + slot * out_row;
+        blend[j - b] = slot * out_row;
       }
-      WeightedSum(e - b, rows.w.data() + b, [&](int64_t j) { return blend[j]; }, dst + oy * out_row, out_row);
+      WeightedSum(e - b, rows.w.data() + b, resized.get(), blend.data(), dst + oy * out_row, out_row);
     }
   });
 }

@@ -11,6 +11,7 @@
 #include "ops/slice_geometry.h"
 #include "providers/cpu/kernel_util.h"
 #include "providers/cpu/kernels/register.h"
+#include "providers/cpu/strided_reorder.h"
 
 namespace tandem::cpu {
 namespace {
@@ -54,6 +55,12 @@ class Transpose : public Kernel {
       strides[i] = in_strides[perm[i]];
     }
     Tensor& y = ctx.AllocateOutput(0, x->dtype(), out);
+    if (x->dtype() != DataType::kString) {
+      absl::StatusOr<bool> reordered =
+          reorder_.Copy(x->raw(), out, strides, static_cast<int>(SizeOf(x->dtype())), y.raw());
+      if (!reordered.ok()) return reordered.status();
+      if (*reordered) return absl::OkStatus();
+    }
     VisitElementWidth(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
       TransposeCopy(x->data<T>(), out, strides, y.data<T>());
@@ -64,6 +71,7 @@ class Transpose : public Kernel {
  private:
   bool has_perm_;
   std::vector<int64_t> perm_;
+  StridedReorder reorder_;  // feature-map transposes
 };
 
 // ---------------------------------------------------------------------------------------
