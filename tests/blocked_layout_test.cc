@@ -196,8 +196,9 @@ onnx::ModelProto ResizeModel() {
 }
 
 // Resizes of a plain map (the graph input): x[1,16,6,6] -> Resize (nearest) to 12x12 = u ->
-// Relu = a -> Conv 16 3x3 pad 1 = y; x -> Resize to 3x3 = d -> Conv = e (downsampling);
-// x -> Resize to 9x9 = z, a graph output.
+// Relu = a -> Conv 16 3x3 pad 1 = y; x -> Resize to 12x12 = u2 -> Conv = y2 (x converted
+// once for both); x -> Resize to 3x3 = d -> Conv = e (downsampling); x -> Resize to 9x9 =
+// z, a graph output.
 onnx::ModelProto PlainResizeModel() {
   onnx::ModelProto m = EmptyModel(13, "plain_resizes");
   auto* g = m.mutable_graph();
@@ -209,10 +210,13 @@ onnx::ModelProto PlainResizeModel() {
   AddNode(g, "Resize", "up", {"x", "", "", "up_sizes"}, {"u"});
   AddNode(g, "Relu", "relu", {"u"}, {"a"});
   AddPaddedConv(g, "conv", {"a", "w"}, "y", 1);
+  AddNode(g, "Resize", "up2", {"x", "", "", "up_sizes"}, {"u2"});
+  AddPaddedConv(g, "conv2", {"u2", "w"}, "y2", 1);
   AddNode(g, "Resize", "down", {"x", "", "", "down_sizes"}, {"d"});
   AddPaddedConv(g, "conv_down", {"d", "w"}, "e", 1);
   AddNode(g, "Resize", "head", {"x", "", "", "head_sizes"}, {"z"});
   SetFloatType(g->add_output(), "y", {1, 16, 12, 12});
+  SetFloatType(g->add_output(), "y2", {1, 16, 12, 12});
   SetFloatType(g->add_output(), "e", {1, 16, 3, 3});
   SetFloatType(g->add_output(), "z", {1, 16, 9, 9});
   return m;
@@ -367,9 +371,9 @@ TEST_P(BlockedLayoutChain, ResizeBetweenConvolutionsStaysBlocked) {
   ExpectSameOutputs(*blocked, *plain, {1, 3, 12, 12});
 }
 
-// An upsampling Resize of a plain map that a convolution reads (through Relu) reads x
-// converted into the blocks by a ToBlocked placed before it; the downsampling one and the
-// one a graph output reads stay plain.
+// The upsampling Resizes of a plain map that convolutions read (one through Relu) read x
+// converted into the blocks by one ToBlocked placed before the first; the downsampling one
+// and the one a graph output reads stay plain.
 TEST_P(BlockedLayoutChain, PlainMapUpsampledIntoAConvolutionIsConvertedFirst) {
   const ScopedEnv layout("TANDEM_CPU_CONV_LAYOUT", GetParam().name);
   auto blocked = LoadTestModel(PlainResizeModel(), true), plain = LoadTestModel(PlainResizeModel(), false);
@@ -382,15 +386,16 @@ TEST_P(BlockedLayoutChain, PlainMapUpsampledIntoAConvolutionIsConvertedFirst) {
   EXPECT_EQ(up->attr_int("channel_block", 0), GetParam().block);
   EXPECT_EQ(up->inputs[0], "x#to_blocked");
   EXPECT_EQ(up->outputs[0], "u#blocked");
+  const Node* up2 = FindNode(g, "up2");
+  ASSERT_TRUE(up2);
+  EXPECT_EQ(up2->inputs[0], "x#to_blocked");
   int to_blocked = 0;
-  bool converted_first = false;
+  bool converted_first = false, up_seen = false;
   for (const Node& n : g.nodes) {
-    if (n.op_type != "ToBlocked") {
-      if (&n == up) break;
-      continue;
-    }
+    up_seen |= &n == up;
+    if (n.op_type != "ToBlocked") continue;
     ++to_blocked;
-    converted_first = n.inputs == std::vector<std::string>{"x"} && n.outputs[0] == "x#to_blocked" &&
+    converted_first = !up_seen && n.inputs == std::vector<std::string>{"x"} && n.outputs[0] == "x#to_blocked" &&
                       n.attr_int("channel_block", 0) == GetParam().block;
   }
   EXPECT_EQ(to_blocked, 1);

@@ -340,9 +340,12 @@ class BlockedLayoutPass {
         n.outputs[0] = plain;
         auto converted = to_blocked_.find(&n);
         if (converted != to_blocked_.end()) {  // reads its plain input again, no ToBlocked
-          graph_.value_info.erase(n.inputs[0]);
-          n.inputs[0] = converted->second;
+          const std::string plain_input = converted->second;
           to_blocked_.erase(converted);
+          bool still_read = false;  // by another Resize converting the same value
+          for (const auto& other : to_blocked_) still_read |= other.second == plain_input;
+          if (!still_read) graph_.value_info.erase(n.inputs[0]);
+          n.inputs[0] = plain_input;
         } else {
           n.inputs[0] = plain_of_.at(n.inputs[0]);
         }
@@ -384,9 +387,10 @@ class BlockedLayoutPass {
     const ValueReaders readers(graph_);
     std::vector<Node> nodes;
     nodes.reserve(graph_.nodes.size() + block_of_.size());
+    std::set<std::string> converted_values;  // one ToBlocked per value, before its first reader
     for (Node& n : graph_.nodes) {
       auto converted = to_blocked_.find(&n);
-      if (converted != to_blocked_.end()) {
+      if (converted != to_blocked_.end() && converted_values.insert(converted->second).second) {
         Node t;
         t.name = converted->second + "/to_blocked";
         t.op_type = "ToBlocked";
