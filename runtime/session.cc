@@ -30,6 +30,7 @@
 #include "optimizer/onnx_rewrites/pad_conv_folding.h"
 #include "optimizer/onnx_rewrites/transpose_optimization.h"
 #include "optimizer/onnx_rewrites/qdq_fusion.h"
+#include "optimizer/onnx_rewrites/shape_simplification.h"
 #include "placement/partitioner.h"
 #include "framework/env_switch.h"
 #include "runtime/run_queue_wait.h"
@@ -103,7 +104,11 @@ absl::StatusOr<bool> PlaceGraph(Graph& graph, ExecutionProvider& cpu,
   if (options.constant_folding) {
     auto folded = FoldConstants(g, cpu);
     if (!folded.ok()) return folded.status();
-    stats.nodes_folded = *folded;
+    // Then shape arithmetic the folding could not do (Shape of a value whose dims shape
+    // inference knows, though the value itself is computed): PyTorch's interpolate(size=)
+    // exports Resize sizes as Concat(Shape(x)[:2], hw), which as a constant lets the CPU
+    // run the Resize channel-blocked (SegFormer's decode head).
+    stats.nodes_folded = *folded + SimplifyShapes(g);
   }
   stats.nodes_removed = EliminateDeadCode(g) + EliminateCopyingNodes(g);
   // Keras models through tf2onnx: the NHWC<->NCHW Transpose pairs around each convolution

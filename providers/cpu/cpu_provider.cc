@@ -23,6 +23,7 @@
 #include "providers/cpu/rewrites/norm_relu.h"
 #include "providers/cpu/rewrites/qlinear_conv_in_float.h"
 #include "providers/cpu/rewrites/quantized_add.h"
+#include "providers/cpu/rewrites/token_maps.h"
 
 namespace tandem {
 
@@ -67,6 +68,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int group_norms = cpu::FuseGroupNorm(graph, name());
   const int gates = cpu::FuseConvInputScale(graph, name());
   const int blocked = cpu::UseChannelBlockedLayout(graph, name(), cpu::ConvChannelBlock(), cpu::ChannelBlock());
+  const int token_maps = cpu::ReadTokensAsChannelsLast(graph, name(), cpu::ConvChannelBlock());
   // These read the blocked layout, one after the other (an operator+ chain would leave their
   // order to the compiler).
   const int norms = cpu::FuseConcatBatchNorm(graph, name());
@@ -74,7 +76,7 @@ int CpuProvider::OptimizeGraph(Graph& graph) {
   const int sums = cpu::FuseConvResidualSum(graph, name());
   const int means = cpu::FuseConvChannelMean(graph, name());
   return float_convs + attentions + add_norms + biases + int8_layers + int8_sums + relus + group_norms + gates + blocked +
-         norms + flattened + sums + means;
+         token_maps + norms + flattened + sums + means;
 }
 
 absl::Status CpuProvider::Copy(const Tensor& src, Tensor& dst) {

@@ -3,7 +3,10 @@
 and of smaller ones, in every element width (float32 with NaN and infinities, int32, uint8,
 bool on the reorder; int64 and float16 on the copy loops), ranks 2 to 6 with size-1 axes
 among the permuted ones; and convolutions whose 4K-64K-element outputs a plain reader takes
-(a Transpose, a Reshape, a graph output: the FromBlocked reorder of the blocked-layout pass).
+(a Transpose, a Reshape, a graph output: the FromBlocked reorder of the blocked-layout pass);
+and tokens turned into maps and back around convolutions as SegFormer writes them (its
+Mix-FFN, its decode head's upsampled levels), which the CPU reads as channels-last maps
+(providers/cpu/rewrites/token_maps.h).
 Expected outputs from onnx.reference, for `tandem test-onnx` exactly (--rtol 0 --atol 0:
 tests/CMakeLists.txt permute_reference). make_cases.sh calls write_all(OUT_DIR).
 """
@@ -83,4 +86,38 @@ def write_all(out):
     conv_read_plain("conv_map_to_transpose", 64, 16, "transpose")   # 16K elements
     conv_read_plain("conv_map_to_reshape", 96, 7, "reshape")       # 4.7K: just over the reorder's threshold
     conv_read_plain("conv_map_as_output", 48, 30, "output")        # 43K
+    def ints(*shape, low=-3, high=3):
+        return RNG.integers(low, high + 1, size=shape).astype(np.float32)
+
+    def tokens_to_map(b, x, c, h, w, tag):
+        """Nodes of tokens x [1, h*w, c] -> Transpose -> Reshape [1, c, h, w]; returns the map."""
+        b.append(helper.make_node("Transpose", [x], [f"{tag}_t"], perm=[0, 2, 1]))
+        b.append(helper.make_node("Reshape", [f"{tag}_t", f"{tag}_map_shape"], [f"{tag}_m"]))
+        return f"{tag}_m", [const(f"{tag}_map_shape", np.array([1, c, h, w], np.int64))]
+
+    # SegFormer's Mix-FFN: tokens -> map -> depthwise 3x3 -> tokens (small integers: exact).
+    c, h, w = 32, 12, 10
+    nodes = []
+    m, inits = tokens_to_map(nodes, "x", c, h, w, "ffn")
+    nodes += [helper.make_node("Conv", [m, "dw"], ["dwc"], pads=[1, 1, 1, 1], group=c),
+              helper.make_node("Reshape", ["dwc", "rows_shape"], ["rows"]),
+              helper.make_node("Transpose", ["rows"], ["y"], perm=[0, 2, 1])]
+    inits += [const("dw", ints(c, 1, 3, 3, low=-2, high=2)), const("rows_shape", np.array([1, c, h * w], np.int64))]
+    write_case(out, "tokens_mix_ffn", nodes, inits, {"x": ints(1, h * w, c)}, {"y": TensorProto.FLOAT}, 13,
+               in_double=False)
+    count += 1
+
+    # A decode head: two token levels made maps, the coarse one upsampled 2x (weights 1/4, 3/4:
+    # exact on integers), joined and fused by a 1x1 convolution.
+    nodes = []
+    fine, inits = tokens_to_map(nodes, "x", 16, 8, 8, "fine")
+    coarse, more = tokens_to_map(nodes, "x2", 16, 4, 4, "coarse")
+    inits += more
+    nodes += [helper.make_node("Resize", [coarse, "", "up_scales"], ["up"], mode="linear"),
+              helper.make_node("Concat", ["up", fine], ["joined"], axis=1),
+              helper.make_node("Conv", ["joined", "fuse"], ["y"])]
+    inits += [const("up_scales", np.array([1, 1, 2, 2], np.float32)), const("fuse", ints(16, 32, 1, 1, low=-2, high=2))]
+    write_case(out, "tokens_decode_head", nodes, inits, {"x": ints(1, 64, 16), "x2": ints(1, 16, 16)},
+               {"y": TensorProto.FLOAT}, 13, in_double=False)
+    count += 1
     print(f"wrote {count} permute cases to {out}")

@@ -153,4 +153,15 @@ def write_all(out):
     write_case(out, "decode_head_concat", [coarse, fine, r5, r6, cat2, c5], ir5 + ir6 + i5,
                {"x": RNG.standard_normal((1, 6, 6, 16)).astype(np.float32),
                 "x2": RNG.standard_normal((1, 24, 24, 16)).astype(np.float32)}, {"y": TensorProto.FLOAT}, 13)
+    # PyTorch's interpolate(size=) of such a map: sizes = Concat(Shape(t)[:2], hw), which the
+    # Session folds to a constant (shape_simplification.h) before the blocked layout.
+    t7 = helper.make_node("Transpose", ["x"], ["t7"], perm=[0, 3, 1, 2])
+    shape7 = [helper.make_node("Shape", ["t7"], ["t7_shape"]),
+              helper.make_node("Slice", ["t7_shape", "nc_begin", "nc_end"], ["t7_nc"]),
+              helper.make_node("Concat", ["t7_nc", "hw7"], ["sizes7"], axis=0)]
+    inits7 = [const("nc_begin", np.array([0], np.int64)), const("nc_end", np.array([2], np.int64)),
+              const("hw7", np.array([20, 20], np.int64))]
+    r7 = helper.make_node("Resize", ["t7", "", "", "sizes7"], ["up7"], mode="linear")
+    c7, i7 = conv("up7", "y", 16, 8, kernel=1)
+    write(out, "plain_map_computed_sizes_into_conv", [t7] + shape7 + [r7, c7], inits7 + i7, [1, 8, 8, 16], 13)
     print(f"wrote {len(os.listdir(out))} Resize cases to {out}")

@@ -1,5 +1,6 @@
 #include "providers/cpu/rewrites/blocked_layout.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -161,14 +162,32 @@ class BlockedLayoutPass {
         !ResizesOnlyHW(n))
       return false;
     const ValueInfo* in = graph_.FindValueInfo(n.inputs[0]);
-    const ValueInfo* out = graph_.FindValueInfo(n.outputs[0]);
-    if (!in || !out || !in->shape.rank_known || !out->shape.rank_known || in->shape.dims.size() != 4 ||
-        out->shape.dims.size() != 4)
-      return false;
+    if (!in || !in->shape.rank_known || in->shape.dims.size() != 4) return false;
     for (int d = 1; d < 4; ++d)
-      if (!in->shape.dims[d].known() || !out->shape.dims[d].known()) return false;
+      if (!in->shape.dims[d].known()) return false;
     if (block_ != kChannelsLast && in->shape.dims[1].value % block_ != 0) return false;
-    return out->shape.dims[2].value * out->shape.dims[3].value >= in->shape.dims[2].value * in->shape.dims[3].value;
+    const int64_t h = in->shape.dims[2].value, w = in->shape.dims[3].value;
+    const std::optional<std::pair<int64_t, int64_t>> out = ResizedHW(n, h, w);
+    return out && out->first * out->second >= h * w;
+  }
+
+  // The output H and W of Resize `n` of an h x w map: from the inferred shape, else from
+  // its constant sizes or scales (of rank 4); nullopt when none says.
+  std::optional<std::pair<int64_t, int64_t>> ResizedHW(const Node& n, int64_t h, int64_t w) const {
+    const ValueInfo* out = graph_.FindValueInfo(n.outputs[0]);
+    if (out && out->shape.rank_known && out->shape.dims.size() == 4 && out->shape.dims[2].known() &&
+        out->shape.dims[3].known())
+      return std::make_pair(out->shape.dims[2].value, out->shape.dims[3].value);
+    if (!n.attr_ints("axes").empty()) return std::nullopt;
+    auto constant = [&](size_t i) -> const Tensor* {
+      auto it = n.has_input(i) ? graph_.initializers.find(n.inputs[i]) : graph_.initializers.end();
+      return it != graph_.initializers.end() && it->second.numel() == 4 ? &it->second : nullptr;
+    };
+    if (const Tensor* sizes = constant(3)) return std::make_pair(sizes->ElementAsInt64(2), sizes->ElementAsInt64(3));
+    if (const Tensor* scales = constant(2))  // ONNX: floor(input size * scale)
+      return std::make_pair(static_cast<int64_t>(std::floor(h * scales->ElementAsDouble(2))),
+                            static_cast<int64_t>(std::floor(w * scales->ElementAsDouble(3))));
+    return std::nullopt;
   }
 
   // An UpsamplesPlainMap Resize whose output a convolution reads through a chain of sole

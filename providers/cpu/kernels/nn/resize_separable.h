@@ -5,8 +5,8 @@
 // extrapolation. The tensor is viewed as [outer, H, W, inner]: each needed source row is
 // first resized along W (its inner-element vectors, contiguous where inner > 1, blended
 // by the column taps), once per row, and each output row is then the blend of those rows
-// by the row taps. Float math, as ONNX Runtime; the reference kernel (resize.cc) sums in
-// double over any rank.
+// by the row taps (blends of 64 floats or more by microkernels/weighted_rows.h, per ISA).
+// Float math, as ONNX Runtime; the reference kernel (resize.cc) sums in double over any rank.
 #pragma once
 #include <cstdint>
 #include <optional>
