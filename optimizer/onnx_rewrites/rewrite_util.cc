@@ -95,7 +95,17 @@ void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::
 }
 
 std::vector<int64_t> TransposePerm(const Graph& graph, const Node& t) {
-  if (t.has_attr("perm")) return t.attr_ints("perm");
+  if (t.has_attr("perm")) {  // a permutation of 0..rank-1, or unknown (a hostile model's perm)
+    std::vector<int64_t> p = t.attr_ints("perm");
+    std::vector<bool> seen(p.size(), false);
+    for (int64_t a : p) {
+      if (a < 0 || a >= static_cast<int64_t>(p.size()) || seen[a]) return {};
+      seen[a] = true;
+    }
+    const Shape* s = t.inputs.empty() ? nullptr : KnownShape(graph, t.inputs[0]);
+    if (s && s->dims.size() != p.size()) return {};
+    return p;
+  }
   const Shape* s = KnownShape(graph, t.inputs[0]);
   if (!s) return {};
   std::vector<int64_t> p(s->dims.size());

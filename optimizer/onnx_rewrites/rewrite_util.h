@@ -44,7 +44,7 @@ std::optional<ChannelAffine> InferenceBatchNorm(const Graph& graph, const Node& 
 void SetScaledConvWeights(Graph& graph, Node& conv, const Tensor& w, const std::vector<double>& scale,
                           const std::vector<float>* bias, const std::string& base, const std::string& what);
 // The permutation of Transpose `t`: its perm, or (none given) the reversed axes of an input
-// of known rank; empty when unknown.
+// of known rank; empty when unknown or when perm is no permutation of the input's axes.
 std::vector<int64_t> TransposePerm(const Graph& graph, const Node& t);
 // Whether `p` maps every axis to itself.
 bool IsIdentityPerm(const std::vector<int64_t>& p);
